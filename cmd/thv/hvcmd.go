@@ -1,0 +1,6 @@
+package main
+
+import "github.com/spf13/cobra"
+
+// newHVCommand is a placeholder; the real `thv hv` lives here.
+func newHVCommand() *cobra.Command { return &cobra.Command{Use: "hv"} }

@@ -1,0 +1,24 @@
+// Command thv is the command-line interface of THV: exact hypervolume, single
+// bandit runs, and the paper-reproduction pipeline.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	root := &cobra.Command{
+		Use:           "thv",
+		Short:         "Top-k Pareto bandits: exact hypervolume, THV-UCB and baselines, and the paper-reproduction pipeline",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newHVCommand())
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "thv:", err)
+		os.Exit(1)
+	}
+}
