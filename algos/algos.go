@@ -1,0 +1,164 @@
+// Package algos defines what a top-k multi-objective bandit policy is, the
+// registry of the paper's fourteen algorithms, the statistics and helpers
+// they share (empirical means, Pareto layers, crowding distance), and the
+// single-run simulation loop with its metrics.
+//
+// Each algorithm family lives in its own package under algos/ (thvucb,
+// paretoucb, paretots, chebyshev, hvscalar, scalarucb, randomk) and
+// registers its algorithms from init; import thv/algos/all to get them all.
+// Keeping families apart lets the pipeline fingerprint each family's code
+// separately, so editing one family reruns only its experiments.
+package algos
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Policy chooses a slate of k distinct arms each round and learns from the
+// semi-bandit feedback of the arms it played.
+type Policy interface {
+	// Select fills slate (length k) with k distinct arm indices for round t
+	// (1-based). It is called only after the shared forced initialisation.
+	Select(t int, slate []int)
+	// Observe receives the reward vectors of the arms of slate, in slate
+	// order, for every round including the initialisation rounds.
+	Observe(slate []int, rewards [][]float64)
+}
+
+// Fidelity is a paper's fidelity mark: how closely an algorithm follows the
+// work it cites.
+type Fidelity string
+
+// The marks of the paper's tables.
+const (
+	Faithful  Fidelity = "faithful"  // •: faithful top-k adaptation
+	Extension Fidelity = "extension" // ∘: modified core, tie-break or diversity mechanism
+	Unmarked  Fidelity = "—"         // THV-UCB itself and RandomK
+)
+
+// Problem is what a policy is told about the problem it faces.
+type Problem struct {
+	N, D, K, T int
+	Sigma      float64   // the noise level σ (Thompson sampling uses it as σ_obs)
+	Ref        []float64 // the hypervolume reference point
+}
+
+// Config configures one policy instance.
+type Config struct {
+	Problem
+	Eta    float64            // confidence parameter η; unused by algorithms without η
+	Params map[string]float64 // fixed parameters, every Spec.Params entry present
+	Rand   *rand.Rand         // the policy's own random stream
+}
+
+// Param documents a fixed (not grid-searched) parameter of an algorithm.
+type Param struct {
+	Name    string
+	Default float64
+	Doc     string
+}
+
+// Spec describes a registered algorithm.
+type Spec struct {
+	Name     string // exactly as printed in the paper
+	Family   string // package name under algos/
+	Fidelity Fidelity
+	UsesEta  bool // whether η is grid-searched for this algorithm
+	Params   []Param
+	Cite     string // the cited work, as the paper's bibliography key
+	Summary  string
+	New      func(cfg Config) Policy
+}
+
+// PaperOrder lists the fourteen algorithms in the order of the paper's tables.
+var PaperOrder = []string{
+	"THV-UCB",
+	"ParetoUCB", "ParetoUCB+", "ParetoUCB-Div", "ParetoUCB-Crowd",
+	"ParetoTS", "ParetoTS+",
+	"ChebyshevUCB", "ChebyshevUCB+",
+	"HVScalarUCB", "HVScalarUCB+",
+	"ScalarUCB", "ScalarUCB-RandW",
+	"RandomK",
+}
+
+var registry = map[string]Spec{}
+
+// Register adds an algorithm; it panics on a duplicate or unknown name, which
+// is a programming error caught by the package tests.
+func Register(s Spec) {
+	if _, dup := registry[s.Name]; dup {
+		panic("algos: duplicate registration of " + s.Name)
+	}
+	if !slices.Contains(PaperOrder, s.Name) {
+		panic("algos: " + s.Name + " is not one of the paper's algorithms")
+	}
+	registry[s.Name] = s
+}
+
+// All returns the registered algorithms in paper order.
+func All() []Spec {
+	out := make([]Spec, 0, len(registry))
+	for _, name := range PaperOrder {
+		if s, ok := registry[name]; ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Lookup returns the algorithm registered under name.
+func Lookup(name string) (Spec, error) {
+	if s, ok := registry[name]; ok {
+		return s, nil
+	}
+	for n, s := range registry {
+		if strings.EqualFold(n, name) {
+			return Spec{}, fmt.Errorf("unknown algorithm %q (did you mean %q?)", name, s.Name)
+		}
+	}
+	names := make([]string, 0, len(registry))
+	for _, s := range All() {
+		names = append(names, s.Name)
+	}
+	return Spec{}, fmt.Errorf("unknown algorithm %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// NewPolicy validates the configuration against the spec and builds the
+// policy: η must be positive for algorithms that use it, unknown fixed
+// parameters are rejected and missing ones take their defaults.
+func (s Spec) NewPolicy(prob Problem, eta float64, params map[string]float64, rng *rand.Rand) (Policy, error) {
+	if s.UsesEta && !(eta > 0) {
+		return nil, fmt.Errorf("%s: η = %v, must be > 0", s.Name, eta)
+	}
+	full := make(map[string]float64, len(s.Params))
+	for _, p := range s.Params {
+		full[p.Name] = p.Default
+	}
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, ok := full[k]; !ok {
+			return nil, fmt.Errorf("%s has no parameter %q (it has: %s)", s.Name, k, s.paramNames())
+		}
+		full[k] = params[k]
+	}
+	return s.New(Config{Problem: prob, Eta: eta, Params: full, Rand: rng}), nil
+}
+
+func (s Spec) paramNames() string {
+	if len(s.Params) == 0 {
+		return "none"
+	}
+	var names []string
+	for _, p := range s.Params {
+		names = append(names, p.Name)
+	}
+	return strings.Join(names, ", ")
+}

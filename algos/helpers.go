@@ -1,0 +1,32 @@
+package algos
+
+import "cmp"
+
+// TopK fills slate with the len(slate) arms of highest score, in decreasing
+// score order; the lowest index wins ties. Scores must not be NaN.
+func TopK(scores []float64, slate []int) {
+	k := len(slate)
+	n := 0
+	for i, s := range scores {
+		// Insertion into a sorted prefix: k ≤ 6 in the paper, n up to 10⁴.
+		if n == k && !better(s, i, scores[slate[k-1]], slate[k-1]) {
+			continue
+		}
+		j := min(n, k-1)
+		for j > 0 && better(s, i, scores[slate[j-1]], slate[j-1]) {
+			slate[j] = slate[j-1]
+			j--
+		}
+		slate[j] = i
+		if n < k {
+			n++
+		}
+	}
+}
+
+func better(s float64, i int, t float64, j int) bool {
+	if c := cmp.Compare(s, t); c != 0 {
+		return c > 0
+	}
+	return i < j
+}

@@ -1,0 +1,57 @@
+package envs
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Bandit is a stochastic multi-objective bandit over an Instance: pulling arm
+// i returns its mean plus independent N(0, σ²) noise per coordinate, clipped
+// to [0, 1]^d.
+//
+// Noise uses common random numbers: arm i has its own random stream, and its
+// j-th pull consumes the j-th block of d normals of that stream. The reward of
+// the j-th pull of arm i is therefore fixed by (seed, i, j), whatever the
+// algorithm or the order of pulls.
+type Bandit struct {
+	inst    *Instance
+	sigma   float64
+	streams []*rand.Rand
+	pulls   []int
+}
+
+// NewBandit returns a bandit over inst with noise level sigma ≥ 0.
+func NewBandit(inst *Instance, sigma float64, seed uint64) (*Bandit, error) {
+	if err := inst.Validate(); err != nil {
+		return nil, err
+	}
+	if !(sigma >= 0) || math.IsInf(sigma, 0) {
+		return nil, fmt.Errorf("noise level sigma = %v: must be finite and ≥ 0", sigma)
+	}
+	b := &Bandit{inst: inst, sigma: sigma, streams: make([]*rand.Rand, inst.N()), pulls: make([]int, inst.N())}
+	for i := range b.streams {
+		b.streams[i] = NewStream(seed, "noise", uint64(i))
+	}
+	return b, nil
+}
+
+// Instance returns the instance the bandit samples from.
+func (b *Bandit) Instance() *Instance { return b.inst }
+
+// Sigma returns the noise level.
+func (b *Bandit) Sigma() float64 { return b.sigma }
+
+// Pulls returns how many times arm i has been pulled.
+func (b *Bandit) Pulls(i int) int { return b.pulls[i] }
+
+// Pull draws one reward vector of arm i into out (len d).
+func (b *Bandit) Pull(i int, out []float64) {
+	mu := b.inst.Means[i]
+	s := b.streams[i]
+	for j := range out {
+		x := mu[j] + b.sigma*s.NormFloat64()
+		out[j] = min(1, max(0, x))
+	}
+	b.pulls[i]++
+}

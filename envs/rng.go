@@ -1,0 +1,26 @@
+package envs
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"math/rand/v2"
+)
+
+// NewStream returns a PCG random stream determined only by seed, a purpose
+// label and optional integer identifiers. Every consumer of randomness in THV
+// draws from its own stream, so adding a draw in one place never shifts the
+// numbers seen by another, and nothing depends on a global source.
+func NewStream(seed uint64, purpose string, ids ...uint64) *rand.Rand {
+	h := sha256.New()
+	var buf [8]byte
+	binary.LittleEndian.PutUint64(buf[:], seed)
+	h.Write(buf[:])
+	h.Write([]byte(purpose))
+	h.Write([]byte{0})
+	for _, id := range ids {
+		binary.LittleEndian.PutUint64(buf[:], id)
+		h.Write(buf[:])
+	}
+	sum := h.Sum(nil)
+	return rand.New(rand.NewPCG(binary.LittleEndian.Uint64(sum[0:8]), binary.LittleEndian.Uint64(sum[8:16])))
+}
