@@ -110,8 +110,11 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 	h := &p.h
 	h.items = h.items[:0]
 	h.round = 0
+	h.scale = 0
 	for i, u := range p.upper {
-		h.items = append(h.items, entry{value: box(u, ref), arm: i})
+		v := box(u, ref)
+		h.items = append(h.items, entry{value: v, arm: i})
+		h.scale = max(h.scale, v)
 	}
 	heap.Init(h)
 	p.chosen = p.chosen[:0]
@@ -134,6 +137,7 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 		slate[len(p.chosen)] = arm
 		p.chosen = append(p.chosen, p.upper[arm])
 		h.round++
+		heap.Init(h) // every bound is now stale and inflated: restore the order
 	}
 	return true
 }
@@ -198,13 +202,14 @@ type entry struct {
 type lazyHeap struct {
 	items []entry
 	round int
+	scale float64 // the largest initial gain: rounding errors are relative to it
 }
 
 func (h *lazyHeap) key(e entry) float64 {
 	if e.round == h.round {
 		return e.value
 	}
-	return e.value + 1e-12*math.Abs(e.value) + 1e-300
+	return e.value + 1e-12*(math.Abs(e.value)+h.scale)
 }
 
 func (h *lazyHeap) Len() int { return len(h.items) }

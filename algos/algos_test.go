@@ -1,0 +1,134 @@
+package algos
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"thv/envs"
+)
+
+func TestTopK(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 500; trial++ {
+		n := 1 + rng.IntN(30)
+		k := 1 + rng.IntN(n)
+		scores := make([]float64, n)
+		for i := range scores {
+			scores[i] = float64(rng.IntN(5)) // many ties
+		}
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return scores[idx[a]] > scores[idx[b]] })
+		got := make([]int, k)
+		TopK(scores, got)
+		if !slices.Equal(got, idx[:k]) {
+			t.Fatalf("TopK(%v, %d) = %v, want %v", scores, k, got, idx[:k])
+		}
+	}
+}
+
+func TestStats(t *testing.T) {
+	s := NewStats(3, 2)
+	s.Observe([]int{2, 0}, [][]float64{{1, 0}, {0.5, 0.5}})
+	s.Observe([]int{2}, [][]float64{{0, 1}})
+	if s.Count[2] != 2 || s.Count[0] != 1 || s.Count[1] != 0 {
+		t.Fatalf("counts %v", s.Count)
+	}
+	if !slices.Equal(s.Mean[2], []float64{0.5, 0.5}) || !slices.Equal(s.Mean[0], []float64{0.5, 0.5}) {
+		t.Fatalf("means %v", s.Mean)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	hvs := []float64{0.1, 0.2, 0.9, 1.0}
+	s := Summarize(hvs, 2, 1.0, 0.8, 2)
+	a := Alpha * 1.0
+	if s.HVLast != 0.95 || s.VAlpha != 1.0 {
+		t.Fatalf("HVLast %v VAlpha %v", s.HVLast, s.VAlpha)
+	}
+	if want := 4*a - 2.2; math.Abs(s.RegretAlpha-want) > 1e-12 {
+		t.Fatalf("RegretAlpha %v want %v", s.RegretAlpha, want)
+	}
+	if want := (a - 0.1) + (a - 0.2); math.Abs(s.RegretPos-want) > 1e-12 {
+		t.Fatalf("RegretPos %v want %v", s.RegretPos, want)
+	}
+	if want := 4 - 2.2; math.Abs(s.RegretExact-want) > 1e-12 {
+		t.Fatalf("RegretExact %v want %v", s.RegretExact, want)
+	}
+	if s3 := Summarize(hvs, 3, 1.0, 0.8, 100); s3.VAlpha != 0.8 || s3.Window != 4 {
+		t.Fatalf("d=3 uses HV(G*): VAlpha %v window %d", s3.VAlpha, s3.Window)
+	}
+}
+
+// lastArms always plays the k highest-index arms and records what it saw.
+type lastArms struct {
+	Stats
+	n        int
+	selected int
+}
+
+func (p *lastArms) Select(t int, slate []int) {
+	p.selected++
+	for a := range slate {
+		slate[a] = p.n - 1 - a
+	}
+}
+
+type badPolicy struct{ Stats }
+
+func (*badPolicy) Select(t int, slate []int) {
+	for a := range slate {
+		slate[a] = 0
+	}
+}
+
+func TestSimulateForcedInit(t *testing.T) {
+	in, _ := envs.Generate(envs.Concave, 2, 36, 1)
+	b, _ := envs.NewBandit(in, 0.05, 1)
+	p := &lastArms{Stats: NewStats(36, 2), n: 36}
+	tr, err := Simulate(p, b, 3, 50, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 36 arms × 2 pulls / 3 per round = 24 round-robin rounds, in index order.
+	for r := 0; r < 24; r++ {
+		first := (3 * r) % 36
+		if want := []int{first, first + 1, first + 2}; !slices.Equal(tr.Slates[r], want) {
+			t.Fatalf("init round %d played %v, want %v", r+1, tr.Slates[r], want)
+		}
+	}
+	if p.selected != 26 {
+		t.Fatalf("policy selected %d times, want 26", p.selected)
+	}
+	for _, c := range p.Count {
+		if c < 2 {
+			t.Fatalf("counts after run %v", p.Count)
+		}
+	}
+	if len(tr.HV) != 50 || tr.HV[49] <= 0 {
+		t.Fatalf("trajectory %v", tr.HV)
+	}
+}
+
+func TestSimulateErrors(t *testing.T) {
+	in, _ := envs.Generate(envs.Concave, 2, 36, 1)
+	b, _ := envs.NewBandit(in, 0.05, 1)
+	for _, c := range []struct {
+		k, T, m0 int
+		want     string
+	}{{37, 100, 2, "between 1 and the number of arms"}, {3, 23, 2, "shorter than the forced initialisation"}, {3, 100, 0, "m0"}} {
+		_, err := Simulate(&lastArms{Stats: NewStats(36, 2), n: 36}, b, c.k, c.T, c.m0, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("k=%d T=%d m0=%d: err %v, want %q", c.k, c.T, c.m0, err, c.want)
+		}
+	}
+	if _, err := Simulate(&badPolicy{NewStats(36, 2)}, b, 3, 100, 2, nil); err == nil || !strings.Contains(err.Error(), "invalid slate") {
+		t.Fatalf("duplicate arms accepted: %v", err)
+	}
+}

@@ -1,0 +1,163 @@
+package thvucb
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"thv/algos"
+	"thv/envs"
+	"thv/hv"
+)
+
+func newPolicy(t *testing.T, n, d, k, T int, eta float64) *Policy {
+	t.Helper()
+	return New(algos.Config{
+		Problem: algos.Problem{N: n, D: d, K: k, T: T},
+		Eta:     eta,
+		Params:  map[string]float64{"delta": 0, "clip": 1},
+	})
+}
+
+// reference implements Algorithm 1's selection literally: build A_t in full,
+// fall back to [n] if |A_t| < k, then plain greedy (hv.Greedy) on the UCB
+// vectors of A_t.
+func reference(p *Policy, k int) []int {
+	n := len(p.upper)
+	var cand []int
+	for i := 0; i < n; i++ {
+		dom := false
+		for j := 0; j < n; j++ {
+			if j != i && weaklyBelow(p.upper[i], p.lower[j]) {
+				dom = true
+				break
+			}
+		}
+		if !dom {
+			cand = append(cand, i)
+		}
+	}
+	if len(cand) < k {
+		cand = cand[:0]
+		for i := 0; i < n; i++ {
+			cand = append(cand, i)
+		}
+	}
+	pts := make([][]float64, len(cand))
+	for a, i := range cand {
+		pts[a] = p.upper[i]
+	}
+	var out []int
+	for _, a := range hv.Greedy(pts, k, nil) {
+		out = append(out, cand[a])
+	}
+	return out
+}
+
+// TestSelectMatchesAlgorithm1 compares the lazy, lazily-pruned selection with
+// the literal algorithm on random statistics, including states with many
+// clipped (tied) UCB vectors and states where pruning leaves fewer than k arms.
+func TestSelectMatchesAlgorithm1(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 400; trial++ {
+		d := 2 + rng.IntN(4)
+		n := 4 + rng.IntN(40)
+		k := 1 + rng.IntN(min(n, 6))
+		eta := []float64{1e-4, 0.01, 0.1, 1}[rng.IntN(4)]
+		p := newPolicy(t, n, d, k, 2000, eta)
+		for i := 0; i < n; i++ {
+			p.Count[i] = 1 + rng.IntN(500)
+			for j := 0; j < d; j++ {
+				p.Mean[i][j] = rng.Float64()
+				if rng.IntN(4) == 0 {
+					p.Mean[i][j] = math.Round(p.Mean[i][j]*4) / 4 // ties
+				}
+			}
+		}
+		slate := make([]int, k)
+		tt := 2 + rng.IntN(2000)
+		p.Select(tt, slate)
+		want := reference(p, k)
+		if !slices.Equal(slate, want) {
+			t.Fatalf("trial %d (n=%d d=%d k=%d η=%v t=%d): Select = %v, Algorithm 1 = %v", trial, n, d, k, eta, tt, slate, want)
+		}
+	}
+}
+
+func TestRadius(t *testing.T) {
+	// β = sqrt(2·0.1·ln(36·2·100²/(1/2000)) / 4), computed by hand: ln(1.44e9) = 21.0878...
+	want := math.Sqrt(2 * 0.1 * math.Log(36*2*100*100*2000.0) / 4)
+	if got := Radius(0.1, 36, 2, 100, 1.0/2000, 4); math.Abs(got-want) > 1e-15 || math.Abs(got-1.026838) > 1e-6 {
+		t.Fatalf("Radius = %v, want %v ≈ 1.026838", got, want)
+	}
+}
+
+// TestSettlesOnGreedyBenchmark: without noise THV-UCB settles on G*, the
+// greedy benchmark on the true means: it is the slate played most often, and
+// in most (over 70%) of the last 1000 rounds; UCB keeps exploring, ever more
+// rarely.
+func TestSettlesOnGreedyBenchmark(t *testing.T) {
+	for _, g := range envs.Geometries {
+		for d := 2; d <= 4; d++ {
+			in, _ := envs.Generate(g, d, 30, 1)
+			b, _ := envs.NewBandit(in, 0, 1)
+			k := d + 1
+			const T = 5000
+			p := newPolicy(t, 30, d, k, T, 1e-4)
+			tr, err := algos.Simulate(p, b, k, T, 2, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gstar := hv.Greedy(in.Means, k, nil)
+			slices.Sort(gstar)
+			count := map[string]int{}
+			mode := ""
+			for _, s := range tr.Slates[T-1000:] {
+				key := fmt.Sprint(s)
+				count[key]++
+				if count[key] > count[mode] {
+					mode = key
+				}
+			}
+			if hits := count[fmt.Sprint(gstar)]; mode != fmt.Sprint(gstar) || hits < 700 {
+				t.Errorf("%s d=%d: G* = %v (HV %.6f) played in %d of the last 1000 rounds", g, d, gstar, hv.Volume(pick(in.Means, gstar), nil), hits)
+			}
+		}
+	}
+}
+
+func pick(m [][]float64, idx []int) [][]float64 {
+	var out [][]float64
+	for _, i := range idx {
+		out = append(out, m[i])
+	}
+	return out
+}
+
+func TestDeterministic(t *testing.T) {
+	run := func() []float64 {
+		in, _ := envs.Generate(envs.Linear, 3, 60, 2)
+		b, _ := envs.NewBandit(in, 0.035, 2)
+		tr, err := algos.Simulate(newPolicy(t, 60, 3, 4, 500, 0.1), b, 4, 500, 2, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr.HV
+	}
+	if a, b := run(), run(); !slices.Equal(a, b) {
+		t.Fatal("two identical runs differ")
+	}
+}
+
+func BenchmarkRunD5(b *testing.B) {
+	in, _ := envs.Generate(envs.Concave, 5, 150, 0)
+	for b.Loop() {
+		bd, _ := envs.NewBandit(in, 0.02, 0)
+		p := New(algos.Config{Problem: algos.Problem{N: 150, D: 5, K: 6, T: 5000}, Eta: 0.01, Params: map[string]float64{"clip": 1}})
+		if _, err := algos.Simulate(p, bd, 6, 5000, 2, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
