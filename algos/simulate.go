@@ -94,6 +94,7 @@ func fewestPulls(counts []int, slate []int) {
 // the same few slates, and the hypervolume of a slate never changes.
 func newSlateHV(means [][]float64, ref []float64) func(sorted []int) float64 {
 	memo := map[string]float64{}
+	var calc hv.Calculator
 	pts := make([][]float64, 0, 8)
 	key := make([]byte, 0, 32)
 	return func(sorted []int) float64 {
@@ -108,7 +109,7 @@ func newSlateHV(means [][]float64, ref []float64) func(sorted []int) float64 {
 		for _, i := range sorted {
 			pts = append(pts, means[i])
 		}
-		v := hv.Volume(pts, ref)
+		v := calc.Volume(pts, ref)
 		memo[string(key)] = v
 		return v
 	}

@@ -7,112 +7,156 @@
 // reference point r; the hypervolume of a set is the Lebesgue measure of the
 // union of its boxes. Points that are not strictly above r in every
 // coordinate dominate nothing. A nil reference point means the origin.
+//
+// The algorithm depends on the dimension d and the number of points n:
+//
+//   - d = 1: the largest coordinate;
+//   - d = 2: a sweep over the points sorted by the first coordinate, O(n log n);
+//   - d = 3: a sweep over the third coordinate that keeps the 2-D front in a
+//     64-ary bit tree over the ranks of the first coordinate, O(n log n);
+//   - d ≥ 4: the WFG recursion (While, Bradstreet and Barone, 2012): the
+//     volume is the sum over the points, sorted by the last coordinate, of
+//     their exclusive contributions to the points before them, each one a
+//     (d−1)-dimensional computation on a limited set, down to the 3-D sweep.
+//     The coordinate orders of every limited set are the global ones, so
+//     nothing is sorted below the top level; for d = 4 this is O(n²), the
+//     complexity of HV4D;
+//   - n ≤ 6 (any d ≥ 3): inclusion–exclusion over the 2^n − 1 subsets, each
+//     corner computed from the corner of the subset without its lowest point.
+//
+// Coordinates are expected to be finite; points with a NaN coordinate are
+// treated as dominating nothing. The package-level functions draw scratch
+// space from a pool and do not allocate in steady state; a Calculator holds
+// its own scratch space for callers that want to keep it.
 package hv
 
-import "sort"
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+)
+
+var pool = sync.Pool{New: func() any { return new(Calculator) }}
 
 // Volume returns the exact hypervolume dominated by points with respect to
-// ref (nil means the origin). All points must have len(ref) coordinates.
+// ref (nil means the origin). All points must have len(ref) coordinates, or
+// as many as the first point if ref is nil; Volume panics otherwise.
 func Volume(points [][]float64, ref []float64) float64 {
-	if len(points) == 0 {
-		return 0
-	}
-	d := len(points[0])
-	r := refOrZero(ref, d)
-	var pts [][]float64
-	for _, p := range points {
-		if strictlyAbove(p, r) {
-			pts = append(pts, p)
-		}
-	}
-	return slice(pts, r, d)
-}
-
-// slice is a plain recursive slicing algorithm (placeholder for the fast ones).
-func slice(pts [][]float64, r []float64, d int) float64 {
-	if len(pts) == 0 {
-		return 0
-	}
-	if d == 1 {
-		m := r[0]
-		for _, p := range pts {
-			if p[0] > m {
-				m = p[0]
-			}
-		}
-		return m - r[0]
-	}
-	s := append([][]float64(nil), pts...)
-	sort.Slice(s, func(i, j int) bool { return s[i][d-1] > s[j][d-1] })
-	var v float64
-	for i := range s {
-		next := r[d-1]
-		if i+1 < len(s) {
-			next = s[i+1][d-1]
-		}
-		if h := s[i][d-1] - next; h > 0 {
-			v += h * slice(s[:i+1], r, d-1)
-		}
-	}
+	c := pool.Get().(*Calculator)
+	v := c.Volume(points, ref)
+	pool.Put(c)
 	return v
 }
 
-// Contribution returns HV(set ∪ {p}) − HV(set).
+// Contribution returns HV(set ∪ {p}) − HV(set), the volume that p adds to
+// set. It is computed as the volume of the box of p minus the hypervolume of
+// {min(p, q) : q ∈ set}, and is exactly 0 when some point of set weakly
+// dominates p or when p is not strictly above ref.
 func Contribution(p []float64, set [][]float64, ref []float64) float64 {
-	r := refOrZero(ref, len(p))
-	if !strictlyAbove(p, r) {
-		return 0
+	c := pool.Get().(*Calculator)
+	v := c.Contribution(p, set, ref)
+	pool.Put(c)
+	return v
+}
+
+// NonDominated returns the indices, in increasing order, of the points that
+// no other point strictly Pareto-dominates under maximisation (q dominates p
+// when q ≥ p in every coordinate and q ≠ p). Of several identical points only
+// the one with the lowest index is kept. A point with a NaN coordinate
+// neither dominates nor is dominated, and is kept.
+func NonDominated(points [][]float64) []int {
+	order := make([]int, 0, len(points))
+	var out []int
+	for i, p := range points {
+		if hasNaN(p) {
+			out = append(out, i)
+		} else {
+			order = append(order, i)
+		}
 	}
-	box := 1.0
+	// A point can only be dominated by (or equal to) a point that comes no
+	// later in decreasing lexicographic order, and domination is
+	// transitive, so comparing each point with the survivors before it is
+	// enough. Equal points sort by index, so the lowest one survives.
+	slices.SortFunc(order, func(a, b int) int {
+		pa, pb := points[a], points[b]
+		for j := range pa {
+			if c := cmp.Compare(pb[j], pa[j]); c != 0 {
+				return c
+			}
+		}
+		return cmp.Compare(a, b)
+	})
+	front := make([]int, 0, len(order))
+	for _, i := range order {
+		p := points[i]
+		dominated := false
+		for _, f := range front {
+			if weaklyDominates(points[f], p) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			front = append(front, i)
+		}
+	}
+	out = append(out, front...)
+	slices.Sort(out)
+	return out
+}
+
+// weaklyDominates reports whether q ≥ p in every coordinate.
+func weaklyDominates(q, p []float64) bool {
 	for j := range p {
-		box *= p[j] - r[j]
-	}
-	lim := make([][]float64, 0, len(set))
-	for _, q := range set {
-		m := make([]float64, len(p))
-		for j := range p {
-			m[j] = min(p[j], q[j])
-		}
-		lim = append(lim, m)
-	}
-	return box - Volume(lim, r)
-}
-
-// Greedy selects k indices by repeatedly adding the point of largest
-// marginal contribution; the lowest index wins ties.
-func Greedy(points [][]float64, k int, ref []float64) []int {
-	var sel []int
-	var set [][]float64
-	used := make([]bool, len(points))
-	for len(sel) < k && len(sel) < len(points) {
-		best, bv := -1, -1.0
-		for i, p := range points {
-			if used[i] {
-				continue
-			}
-			if c := Contribution(p, set, ref); c > bv {
-				best, bv = i, c
-			}
-		}
-		used[best] = true
-		sel = append(sel, best)
-		set = append(set, points[best])
-	}
-	return sel
-}
-
-func refOrZero(ref []float64, d int) []float64 {
-	if ref != nil {
-		return ref
-	}
-	return make([]float64, d)
-}
-
-func strictlyAbove(p, r []float64) bool {
-	for j := range r {
-		if !(p[j] > r[j]) {
+		if !(q[j] >= p[j]) {
 			return false
 		}
 	}
 	return true
+}
+
+func hasNaN(p []float64) bool {
+	for _, x := range p {
+		if math.IsNaN(x) {
+			return true
+		}
+	}
+	return false
+}
+
+// dimension returns the dimension implied by ref, or by the first point when
+// ref is nil, and panics on a point of another dimension.
+func dimension(points [][]float64, ref []float64) int {
+	d := len(ref)
+	if ref == nil {
+		if len(points) == 0 {
+			return 0
+		}
+		d = len(points[0])
+	}
+	for i, p := range points {
+		if len(p) != d {
+			panic(fmt.Sprintf("hv: point %d has %d coordinates, want %d", i, len(p), d))
+		}
+	}
+	return d
+}
+
+// boxVolume returns the volume of the box between ref (nil: origin) and p,
+// or 0 if p is not strictly above ref.
+func boxVolume(p, ref []float64) float64 {
+	v := 1.0
+	for j, x := range p {
+		if ref != nil {
+			x -= ref[j]
+		}
+		if !(x > 0) {
+			return 0
+		}
+		v *= x
+	}
+	return v
 }

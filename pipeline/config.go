@@ -13,6 +13,7 @@ import (
 
 	"thv"
 	"thv/algos"
+	_ "thv/algos/all" // the registry the protocol is validated against
 	"thv/envs"
 )
 
@@ -35,14 +36,16 @@ type AlgoConfig struct {
 
 // Config is the validated experiment protocol.
 type Config struct {
-	Profile    string                `mapstructure:"-"`
-	Settings   map[string]Setting    `mapstructure:"settings"`
-	Geometries []string              `mapstructure:"geometries"`
-	Seeds      []uint64              `mapstructure:"seeds"`
-	GridSeeds  []uint64              `mapstructure:"grid_seeds"`
-	MinPulls   int                   `mapstructure:"min_pulls"`
-	Reference  float64               `mapstructure:"reference"`
-	Metrics    struct{ HVWindow int `mapstructure:"hv_window"` } `mapstructure:"metrics"`
+	Profile    string             `mapstructure:"-"`
+	Settings   map[string]Setting `mapstructure:"settings"`
+	Geometries []string           `mapstructure:"geometries"`
+	Seeds      []uint64           `mapstructure:"seeds"`
+	GridSeeds  []uint64           `mapstructure:"grid_seeds"`
+	MinPulls   int                `mapstructure:"min_pulls"`
+	Reference  float64            `mapstructure:"reference"`
+	Metrics    struct {
+		HVWindow int `mapstructure:"hv_window"`
+	} `mapstructure:"metrics"`
 	Algorithms map[string]AlgoConfig `mapstructure:"algorithms"`
 	Statistics struct {
 		Confidence float64 `mapstructure:"confidence"`

@@ -37,6 +37,7 @@ type Policy struct {
 	upper, lower [][]float64 // u_i(t) and L_i(t)
 	pruned       []int8      // per round: 0 unknown, 1 kept, 2 pruned
 	lastDom      []int       // the arm that last proved i dominated: checked first
+	calc         hv.Calculator
 	chosen       [][]float64
 	h            lazyHeap
 }
@@ -105,17 +106,23 @@ func (p *Policy) Select(t int, slate []int) {
 // candidate is tested for confident domination only when it would be chosen,
 // which selects exactly what greedy over A_t selects. It reports false when
 // fewer than k arms survive pruning.
+//
+// Bounds: by submodularity a candidate's gain only shrinks as S grows, so its
+// last computed gain bounds it; so does its gain against each selected arm
+// alone, box(u_i) − box(min(u_i, u_s)), which costs O(d) and is far tighter
+// than the first. Only candidates whose bound beats the best exact gain are
+// evaluated exactly.
 func (p *Policy) greedy(slate []int, prune bool) bool {
 	ref := p.prob.Ref
 	h := &p.h
 	h.items = h.items[:0]
-	h.round = 0
-	h.scale = 0
+	scale := 0.0
 	for i, u := range p.upper {
 		v := box(u, ref)
-		h.items = append(h.items, entry{value: v, arm: i})
-		h.scale = max(h.scale, v)
+		h.items = append(h.items, entry{key: v, box: v, arm: i, fresh: true})
+		scale = max(scale, v)
 	}
+	slack := 1e-12 * scale
 	heap.Init(h)
 	p.chosen = p.chosen[:0]
 	k := len(slate)
@@ -124,9 +131,9 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 			return false
 		}
 		top := &h.items[0]
-		if top.round != h.round { // stale bound: refresh it
-			top.value = hv.Contribution(p.upper[top.arm], p.chosen, ref)
-			top.round = h.round
+		if !top.fresh {
+			top.key = p.calc.Contribution(p.upper[top.arm], p.chosen, ref)
+			top.fresh = true
 			heap.Fix(h, 0)
 			continue
 		}
@@ -135,11 +142,37 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 			continue
 		}
 		slate[len(p.chosen)] = arm
-		p.chosen = append(p.chosen, p.upper[arm])
-		h.round++
-		heap.Init(h) // every bound is now stale and inflated: restore the order
+		us := p.upper[arm]
+		p.chosen = append(p.chosen, us)
+		// Every remaining gain is now a bound: tighten it with the gain
+		// against the new arm alone, and inflate it by a slack so that a
+		// rounding error never lets it hide below a fresh gain it may tie.
+		for e := range h.items {
+			it := &h.items[e]
+			ui := p.upper[it.arm]
+			pair := it.box - boxMin(ui, us, ref)
+			if it.fresh {
+				it.key += slack
+				it.fresh = false
+			}
+			it.key = min(it.key, pair+slack)
+		}
+		heap.Init(h)
 	}
 	return true
+}
+
+// boxMin is the volume of box(min(a, b)) above ref.
+func boxMin(a, b, ref []float64) float64 {
+	v := 1.0
+	for j := range a {
+		m := min(a[j], b[j])
+		if !(m > ref[j]) {
+			return 0
+		}
+		v *= m - ref[j]
+	}
+	return v
 }
 
 // dominated reports whether u_i ≤ L_j coordinate-wise for some j ≠ i.
@@ -186,40 +219,29 @@ func box(u, ref []float64) float64 {
 	return v
 }
 
-// entry is a candidate with its marginal gain, exact if computed in the
-// current greedy step (round) and an upper bound otherwise (submodularity).
+// entry is a candidate: key is its exact marginal gain when fresh (computed
+// for the current S), an upper bound on it otherwise.
 type entry struct {
-	value float64
+	key   float64
+	box   float64 // gain against the empty set: the volume of its UCB box
 	arm   int
-	round int
+	fresh bool
 }
 
-// lazyHeap orders candidates by (bound, lowest arm). Stale bounds are
-// inflated by a relative slack so that floating-point rounding, which can
-// make a recomputed gain exceed its old bound by an ulp, never lets a stale
-// entry hide below a fresh one it might tie: near-ties are always refreshed
-// and then compared exactly, as plain greedy would.
+// lazyHeap orders candidates by (key, lowest arm) so that exact ties are
+// broken as plain greedy breaks them.
 type lazyHeap struct {
 	items []entry
-	round int
-	scale float64 // the largest initial gain: rounding errors are relative to it
 }
 
-func (h *lazyHeap) key(e entry) float64 {
-	if e.round == h.round {
-		return e.value
-	}
-	return e.value + 1e-12*(math.Abs(e.value)+h.scale)
-}
-
-func (h *lazyHeap) Len() int { return len(h.items) }
 func (h *lazyHeap) Less(a, b int) bool {
-	ka, kb := h.key(h.items[a]), h.key(h.items[b])
-	if ka != kb {
-		return ka > kb
+	x, y := &h.items[a], &h.items[b]
+	if x.key != y.key {
+		return x.key > y.key
 	}
-	return h.items[a].arm < h.items[b].arm
+	return x.arm < y.arm
 }
+func (h *lazyHeap) Len() int      { return len(h.items) }
 func (h *lazyHeap) Swap(a, b int) { h.items[a], h.items[b] = h.items[b], h.items[a] }
 func (h *lazyHeap) Push(x any)    { h.items = append(h.items, x.(entry)) }
 func (h *lazyHeap) Pop() any {

@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	_ "thv/algos/all" // register the fourteen algorithms
 )
 
 func main() {
@@ -16,7 +18,8 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newHVCommand())
+	root.AddCommand(newHVCommand(), newRunCommand(), newAlgosCommand(),
+		newReproCommand(), newStatusCommand(), newDAGCommand(), newShowCommand(), newGCCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "thv:", err)
 		os.Exit(1)

@@ -1,0 +1,165 @@
+// Package hvscalar implements the hypervolume-scalarization baselines of
+// Zhang & Golovin (2020) and Zhang (2023) adapted to top-k slates.
+//
+// Both work on the UCB vectors U_i = μ̂_i + β_i·1 with the standard bonus
+// β_i = sqrt(η·ln(n·d·T²) / (2·N_i)) and on directions λ drawn uniformly on
+// the positive unit sphere S^{d−1}_+ (|N(0,1)| per coordinate, normalised).
+// HVScalarUCB draws one λ per round and plays the k arms of highest
+// hypervolume scalarization s_λ(U_i) = (min_ℓ max(0, (U_iℓ − r_ℓ)/λ_ℓ))^d.
+// HVScalarUCB+ draws k directions per round and fills slot j with the arm,
+// not yet in the slate, of highest min_ℓ (U_iℓ − r_ℓ)/λ^(j)_ℓ.
+package hvscalar
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"thv/algos"
+)
+
+func init() {
+	algos.Register(algos.Spec{
+		Name:     "HVScalarUCB",
+		Family:   "hvscalar",
+		Fidelity: algos.Faithful,
+		UsesEta:  true,
+		Cite:     "zhang2020random",
+		Summary:  "top-k by the hypervolume scalarization (min_ℓ max(0, (U_iℓ − r_ℓ)/λ_ℓ))^d, one λ ~ S^{d−1}_+ per round, standard bonus",
+		New:      func(cfg algos.Config) algos.Policy { return New(cfg) },
+	})
+	algos.Register(algos.Spec{
+		Name:     "HVScalarUCB+",
+		Family:   "hvscalar",
+		Fidelity: algos.Faithful,
+		UsesEta:  true,
+		Cite:     "Zhang2023HypervolumeRegret",
+		Summary:  "k directions λ^(j) ~ S^{d−1}_+ per round, slot j takes the remaining arm of highest min_ℓ (U_iℓ − r_ℓ)/λ^(j)_ℓ, standard bonus",
+		New:      func(cfg algos.Config) algos.Policy { return NewPlus(cfg) },
+	})
+}
+
+// Policy is an HVScalarUCB or HVScalarUCB+ learner.
+type Policy struct {
+	algos.Stats
+	n, d   int
+	plus   bool
+	c      float64 // β_i = sqrt(c / N_i), c = η ln(ndT²)/2
+	ref    []float64
+	rng    *rand.Rand
+	lambda []float64 // the current direction
+
+	gap    []float64 // n×d flat: U_iℓ − r_ℓ
+	scores []float64
+	taken  []int // taken[i] == stamp: arm i is already in this round's slate
+	stamp  int
+}
+
+// New returns an HVScalarUCB policy.
+func New(cfg algos.Config) *Policy { return newPolicy(cfg, false) }
+
+// NewPlus returns an HVScalarUCB+ policy.
+func NewPlus(cfg algos.Config) *Policy { return newPolicy(cfg, true) }
+
+func newPolicy(cfg algos.Config, plus bool) *Policy {
+	n, d := cfg.N, cfg.D
+	T := float64(cfg.T)
+	ref := make([]float64, d)
+	copy(ref, cfg.Ref) // nil Ref: the origin
+	return &Policy{
+		Stats:  algos.NewStats(n, d),
+		n:      n,
+		d:      d,
+		plus:   plus,
+		c:      cfg.Eta * math.Log(float64(n)*float64(d)*T*T) / 2,
+		ref:    ref,
+		rng:    cfg.Rand,
+		lambda: make([]float64, d),
+		gap:    make([]float64, n*d),
+		scores: make([]float64, n),
+		taken:  make([]int, n),
+	}
+}
+
+// Direction fills lambda with a direction drawn uniformly on the positive
+// unit sphere S^{d−1}_+: |N(0,1)| per coordinate, normalised to unit
+// Euclidean norm. A draw with a zero coordinate (probability 0, but
+// possible in floating point) is redrawn, so every λ_ℓ is > 0.
+func Direction(rng *rand.Rand, lambda []float64) {
+	for {
+		var ss float64
+		for l := range lambda {
+			x := math.Abs(rng.NormFloat64())
+			lambda[l] = x
+			ss += x * x
+		}
+		if !(ss > 0) {
+			continue
+		}
+		norm := math.Sqrt(ss)
+		ok := true
+		for l := range lambda {
+			lambda[l] /= norm
+			ok = ok && lambda[l] > 0
+		}
+		if ok {
+			return
+		}
+	}
+}
+
+// Select fills slate for round t.
+func (p *Policy) Select(t int, slate []int) {
+	d := p.d
+	for i, m := range p.Mean {
+		b := math.Sqrt(p.c / float64(max(1, p.Count[i])))
+		g := p.gap[i*d : (i+1)*d]
+		for l, mu := range m {
+			u := mu + b
+			g[l] = u - p.ref[l]
+		}
+	}
+	if p.plus {
+		p.selectPlus(slate)
+		return
+	}
+	Direction(p.rng, p.lambda)
+	for i := range p.scores {
+		s := max(0, p.achievement(i))
+		v := 1.0
+		for range d {
+			v *= s
+		}
+		p.scores[i] = v
+	}
+	algos.TopK(p.scores, slate)
+}
+
+// selectPlus assigns one arm per direction: slot j takes the arm of highest
+// min_ℓ (U_iℓ − r_ℓ)/λ^(j)_ℓ among those not yet chosen, lowest index first
+// on ties.
+func (p *Policy) selectPlus(slate []int) {
+	p.stamp++
+	for j := range slate {
+		Direction(p.rng, p.lambda)
+		best, bestV := -1, 0.0
+		for i := 0; i < p.n; i++ {
+			if p.taken[i] == p.stamp {
+				continue
+			}
+			if v := p.achievement(i); best < 0 || v > bestV {
+				best, bestV = i, v
+			}
+		}
+		slate[j] = best
+		p.taken[best] = p.stamp
+	}
+}
+
+// achievement returns min_ℓ (U_iℓ − r_ℓ)/λ_ℓ for the current λ.
+func (p *Policy) achievement(i int) float64 {
+	s := math.Inf(1)
+	for l, g := range p.gap[i*p.d : (i+1)*p.d] {
+		s = min(s, g/p.lambda[l])
+	}
+	return s
+}

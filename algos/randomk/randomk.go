@@ -1,0 +1,50 @@
+// Package randomk implements RandomK, the non-learning baseline: a uniformly
+// random slate of k distinct arms every round.
+package randomk
+
+import (
+	"math/rand/v2"
+
+	"thv/algos"
+)
+
+func init() {
+	algos.Register(algos.Spec{
+		Name:     "RandomK",
+		Family:   "randomk",
+		Fidelity: algos.Unmarked,
+		UsesEta:  false,
+		Summary:  "a uniformly random k-subset each round (partial Fisher–Yates), no learning",
+		New:      func(cfg algos.Config) algos.Policy { return New(cfg) },
+	})
+}
+
+// Policy is a RandomK player.
+type Policy struct {
+	rng  *rand.Rand
+	perm []int // a permutation of the arms, reshuffled in place
+}
+
+// New returns a RandomK policy.
+func New(cfg algos.Config) *Policy {
+	p := &Policy{rng: cfg.Rand, perm: make([]int, cfg.N)}
+	for i := range p.perm {
+		p.perm[i] = i
+	}
+	return p
+}
+
+// Select fills slate with a uniformly random ordered sample of distinct
+// arms, by a partial Fisher–Yates shuffle of the persistent permutation
+// (uniform whatever permutation it starts from).
+func (p *Policy) Select(t int, slate []int) {
+	n := len(p.perm)
+	for j := range slate {
+		r := j + p.rng.IntN(n-j)
+		p.perm[j], p.perm[r] = p.perm[r], p.perm[j]
+		slate[j] = p.perm[j]
+	}
+}
+
+// Observe ignores the feedback: RandomK does not learn.
+func (p *Policy) Observe(slate []int, rewards [][]float64) {}

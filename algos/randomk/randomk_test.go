@@ -1,0 +1,165 @@
+package randomk
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"thv/algos"
+	"thv/envs"
+)
+
+func build(t testing.TB, prob algos.Problem, rng *rand.Rand) algos.Policy {
+	t.Helper()
+	spec, err := algos.Lookup("RandomK")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := spec.NewPolicy(prob, 0, nil, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func simulate(t testing.TB, g envs.Geometry, d, n, k, T int, seed, policySeed uint64) *algos.Trace {
+	t.Helper()
+	inst, err := envs.Generate(g, d, n, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := envs.NewBandit(inst, 0.05, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := build(t, algos.Problem{N: n, D: d, K: k, T: T}, envs.NewStream(policySeed, "policy/RandomK"))
+	tr, err := algos.Simulate(p, b, k, T, algos.DefaultMinPulls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func TestRegistered(t *testing.T) {
+	s, err := algos.Lookup("RandomK")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Family != "randomk" || s.Fidelity != algos.Unmarked || s.UsesEta {
+		t.Errorf("spec %+v", s)
+	}
+}
+
+func TestSimulateDeterministic(t *testing.T) {
+	for _, g := range envs.Geometries {
+		for _, d := range []int{2, 3} {
+			t.Run(fmt.Sprintf("%s/d%d", g, d), func(t *testing.T) {
+				a := simulate(t, g, d, 20, 3, 300, 7, 7)
+				b := simulate(t, g, d, 20, 3, 300, 7, 7)
+				if !slices.EqualFunc(a.Slates, b.Slates, slices.Equal) {
+					t.Fatal("same seed, different slates")
+				}
+				c := simulate(t, g, d, 20, 3, 300, 7, 8)
+				if slices.EqualFunc(a.Slates, c.Slates, slices.Equal) {
+					t.Fatal("different policy seeds, same slates")
+				}
+			})
+		}
+	}
+}
+
+func chiSquare(freq []int, expected float64) float64 {
+	var chi float64
+	for _, f := range freq {
+		chi += (float64(f) - expected) * (float64(f) - expected) / expected
+	}
+	return chi
+}
+
+// Arm frequencies are uniform (each arm is in a slate with probability
+// k/n), every slate has k distinct arms, and each of the C(n, k) subsets is
+// equally likely (which arm frequencies alone would not show).
+func TestUniform(t *testing.T) {
+	t.Run("arms", func(t *testing.T) {
+		const n, k, R = 12, 4, 30000
+		p := build(t, algos.Problem{N: n, D: 2, K: k, T: R}, rand.New(rand.NewPCG(1, 2)))
+		freq := make([]int, n)
+		slate := make([]int, k)
+		for r := 0; r < R; r++ {
+			p.Select(r+1, slate)
+			seen := map[int]bool{}
+			for _, i := range slate {
+				if i < 0 || i >= n || seen[i] {
+					t.Fatalf("invalid slate %v", slate)
+				}
+				seen[i] = true
+				freq[i]++
+			}
+		}
+		if chi := chiSquare(freq, float64(R*k)/n); chi > 45 { // 11 d.o.f.: p ≈ 10⁻⁵
+			t.Fatalf("arm frequencies %v (χ² = %.1f)", freq, chi)
+		}
+	})
+	t.Run("subsets", func(t *testing.T) {
+		const n, k, R = 6, 2, 30000
+		p := build(t, algos.Problem{N: n, D: 2, K: k, T: R}, rand.New(rand.NewPCG(3, 4)))
+		freq := make([]int, n*n)
+		slate := make([]int, k)
+		for r := 0; r < R; r++ {
+			p.Select(r+1, slate)
+			a, b := min(slate[0], slate[1]), max(slate[0], slate[1])
+			freq[a*n+b]++
+		}
+		var pairs []int
+		for a := 0; a < n; a++ {
+			for b := a + 1; b < n; b++ {
+				pairs = append(pairs, freq[a*n+b])
+			}
+		}
+		if chi := chiSquare(pairs, float64(R)/15); chi > 50 { // 14 d.o.f.: p ≈ 10⁻⁵
+			t.Fatalf("subset frequencies %v (χ² = %.1f)", pairs, chi)
+		}
+	})
+}
+
+func TestSelectAllocFree(t *testing.T) {
+	p := build(t, algos.Problem{N: 150, D: 5, K: 6, T: 5000}, rand.New(rand.NewPCG(1, 1)))
+	slate := make([]int, 6)
+	if a := testing.AllocsPerRun(100, func() { p.Select(1, slate) }); a != 0 {
+		t.Errorf("Select allocates %v times per call", a)
+	}
+}
+
+// BenchmarkSelect times, at the paper's d = 5 setting (concave, n = 150,
+// k = 6, T = 5000, σ = 0.02), whole runs ("run", Simulate's bookkeeping
+// and hypervolumes included; ns/round is per round) and Select alone
+// ("select").
+func BenchmarkSelect(b *testing.B) {
+	const n, d, k, T = 150, 5, 6, 5000
+	inst, err := envs.Generate(envs.Concave, d, n, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prob := algos.Problem{N: n, D: d, K: k, T: T, Sigma: 0.02}
+	b.Run("run", func(b *testing.B) {
+		runs := 0
+		for b.Loop() {
+			bandit, _ := envs.NewBandit(inst, 0.02, 1)
+			p := build(b, prob, envs.NewStream(1, "policy"))
+			if _, err := algos.Simulate(p, bandit, k, T, algos.DefaultMinPulls, nil); err != nil {
+				b.Fatal(err)
+			}
+			runs++
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(runs*T), "ns/round")
+	})
+	b.Run("select", func(b *testing.B) {
+		p := build(b, prob, envs.NewStream(1, "policy"))
+		slate := make([]int, k)
+		b.ReportAllocs()
+		for b.Loop() {
+			p.Select(T, slate)
+		}
+	})
+}

@@ -1,0 +1,95 @@
+package artifacts
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"testing"
+)
+
+// BenchmarkNoOpLookup is the per-task cost of a no-op rerun: read the index
+// entry, then stat each output.
+func BenchmarkNoOpLookup(b *testing.B) {
+	s := openTemp(b)
+	k := Key(sha256.Sum256([]byte("task")))
+	e := Entry{Key: k, Kind: "run", Meta: map[string]string{"preimage": "kind run\ncode sha256:...\nparams {\"T\":2000}\n"}}
+	for i := range 2 {
+		data := fmt.Appendf(nil, "output %d", i)
+		d, err := s.Put(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		e.Outputs = append(e.Outputs, Output{Name: fmt.Sprint("out", i), Digest: d, Size: int64(len(data))})
+	}
+	if err := s.PutEntry(e); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		got, ok, err := s.GetEntry(k)
+		if !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+		for _, o := range got.Outputs {
+			if !s.Has(o.Digest) {
+				b.Fatal("missing output")
+			}
+		}
+	}
+}
+
+// BenchmarkPut100kB writes a new 100 kB object per iteration (temp file,
+// fsync, rename, directory fsync).
+func BenchmarkPut100kB(b *testing.B) {
+	s := openTemp(b)
+	data := make([]byte, 100_000)
+	b.SetBytes(int64(len(data)))
+	var n uint64
+	for b.Loop() {
+		n++
+		binary.LittleEndian.PutUint64(data, n)
+		if _, err := s.Put(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPut100kBExisting is a Put of an object already present: hash,
+// then read and hash the stored copy; nothing is written.
+func BenchmarkPut100kBExisting(b *testing.B) {
+	s := openTemp(b)
+	data := make([]byte, 100_000)
+	if _, err := s.Put(data); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := s.Put(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEncodeParquet50kRows(b *testing.B) {
+	t := largeTable(50000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := EncodeParquet(t); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeParquet50kRows(b *testing.B) {
+	data, err := EncodeParquet(largeTable(50000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeParquet(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

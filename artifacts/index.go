@@ -1,0 +1,183 @@
+package artifacts
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"unicode/utf8"
+)
+
+// maxEntrySize bounds what GetEntry reads: an index file larger than this is
+// garbage, not an entry (entries are a few hundred bytes plus Meta).
+const maxEntrySize = 64 << 20
+
+// Output is one named output of a task.
+type Output struct {
+	Name   string `json:"name"`
+	Digest Digest `json:"digest"`
+	Size   int64  `json:"size"`
+}
+
+// Entry is the index record of a task: its key, its kind, and the objects it
+// produced. Meta is free-form and not interpreted by the store; the pipeline
+// keeps the human-readable key preimage there for "explain". An empty Meta
+// reads back as nil.
+type Entry struct {
+	Key     Key               `json:"key"`
+	Kind    string            `json:"kind"`
+	Outputs []Output          `json:"outputs"` // sorted by Name, names unique
+	Meta    map[string]string `json:"meta,omitempty"`
+}
+
+// Output returns the output called name.
+func (e Entry) Output(name string) (Output, bool) {
+	i, ok := slices.BinarySearchFunc(e.Outputs, name, func(o Output, n string) int { return cmp.Compare(o.Name, n) })
+	if !ok {
+		return Output{}, false
+	}
+	return e.Outputs[i], true
+}
+
+// PutEntry records e under e.Key, replacing any previous entry for that key.
+// Outputs are sorted by name (e itself is not modified). Every output object
+// must already be in the store with the recorded size: writing objects first
+// and the entry last is what makes a crash leave no entry that points at
+// nothing. The file is JSON with a fixed field order and sorted Meta keys.
+func (s *Store) PutEntry(e Entry) error {
+	e.Outputs = slices.Clone(e.Outputs)
+	if e.Outputs == nil {
+		e.Outputs = []Output{}
+	}
+	slices.SortFunc(e.Outputs, func(a, b Output) int { return cmp.Compare(a.Name, b.Name) })
+	if err := validateEntry(e); err != nil {
+		return fmt.Errorf("artifacts: put entry %v: %w", e.Key, err)
+	}
+	for _, o := range e.Outputs {
+		fi, err := os.Stat(s.ObjectPath(o.Digest))
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("artifacts: put entry %v: output %q: object %v %w (Put outputs before their entry)", e.Key, o.Name, o.Digest, ErrNotFound)
+			}
+			return fmt.Errorf("artifacts: put entry %v: output %q: %w", e.Key, o.Name, err)
+		}
+		if fi.Size() != o.Size {
+			return fmt.Errorf("artifacts: put entry %v: output %q: object %v has %d bytes, entry says %d", e.Key, o.Name, o.Digest, fi.Size(), o.Size)
+		}
+	}
+	data, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return fmt.Errorf("artifacts: put entry %v: %w", e.Key, err)
+	}
+	data = append(data, '\n')
+	p := s.entryPath(e.Key)
+	if sameBytes(p, data) {
+		return nil // a rerun that found the same result: no write, no fsync
+	}
+	if err := s.writeAtomic(p, data); err != nil {
+		return fmt.Errorf("artifacts: put entry %v: %w", e.Key, err)
+	}
+	return nil
+}
+
+// GetEntry returns the entry for k. A missing entry is (Entry{}, false, nil).
+// An entry file that cannot be read back as a valid entry for k (truncated,
+// garbage, wrong key) is moved to corrupt/ and reported as (Entry{}, false,
+// *CorruptError): the caller should log it and treat it as a miss; the next
+// GetEntry(k) is a plain miss. Any other error is an I/O problem.
+func (s *Store) GetEntry(k Key) (Entry, bool, error) {
+	p := s.entryPath(k)
+	f, err := os.Open(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Entry{}, false, nil
+		}
+		return Entry{}, false, fmt.Errorf("artifacts: get entry %v: %w", k, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("artifacts: get entry %v: %w", k, err)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxEntrySize+1))
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("artifacts: get entry %v: reading %s: %w", k, p, err)
+	}
+	e, err := decodeEntry(data, k)
+	if err != nil {
+		return Entry{}, false, s.quarantine("index entry", k.String(), p, fi, err.Error())
+	}
+	return e, true, nil
+}
+
+// decodeEntry parses an index file strictly: exactly one JSON object with
+// known fields, for key want, satisfying validateEntry.
+func decodeEntry(data []byte, want Key) (Entry, error) {
+	if len(data) > maxEntrySize {
+		return Entry{}, fmt.Errorf("larger than %d bytes", maxEntrySize)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var e Entry
+	if err := dec.Decode(&e); err != nil {
+		return Entry{}, fmt.Errorf("invalid JSON: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Entry{}, errors.New("trailing data after the JSON object")
+	}
+	if e.Key != want {
+		return Entry{}, fmt.Errorf("file holds key %v", e.Key)
+	}
+	if e.Outputs == nil {
+		return Entry{}, errors.New(`no "outputs" list`)
+	}
+	if err := validateEntry(e); err != nil {
+		return Entry{}, err
+	}
+	if len(e.Meta) == 0 {
+		e.Meta = nil
+	}
+	return e, nil
+}
+
+// validateEntry checks e, whose outputs must already be sorted.
+func validateEntry(e Entry) error {
+	if e.Key.IsZero() {
+		return errors.New("zero key")
+	}
+	if e.Kind == "" {
+		return errors.New("empty kind")
+	}
+	if !utf8.ValidString(e.Kind) {
+		return fmt.Errorf("kind %q is not valid UTF-8", e.Kind)
+	}
+	for i, o := range e.Outputs {
+		switch {
+		case o.Name == "":
+			return fmt.Errorf("output %d has an empty name", i)
+		case !utf8.ValidString(o.Name):
+			return fmt.Errorf("output name %q is not valid UTF-8", o.Name)
+		case i > 0 && e.Outputs[i-1].Name == o.Name:
+			return fmt.Errorf("duplicate output name %q", o.Name)
+		case i > 0 && e.Outputs[i-1].Name > o.Name:
+			return fmt.Errorf("outputs not sorted by name (%q before %q)", e.Outputs[i-1].Name, o.Name)
+		case o.Digest.IsZero():
+			return fmt.Errorf("output %q has a zero digest", o.Name)
+		case o.Size < 0:
+			return fmt.Errorf("output %q has negative size %d", o.Name, o.Size)
+		}
+	}
+	for k, v := range e.Meta {
+		// encoding/json would silently replace invalid UTF-8, so the entry
+		// read back would differ from the one written.
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return fmt.Errorf("meta %q: not valid UTF-8", k)
+		}
+	}
+	return nil
+}

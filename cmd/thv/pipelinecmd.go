@@ -1,0 +1,250 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"thv/pipeline"
+)
+
+// projectFlags are shared by the commands that work on a project.
+type projectFlags struct {
+	params  string
+	profile string
+	store   string
+	set     []string
+}
+
+func (f *projectFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.params, "params", "", "protocol file (default: the params.yaml embedded in thv)")
+	fl.StringVar(&f.profile, "profile", "paper", "protocol profile: paper (the full protocol) or quick")
+	fl.StringVar(&f.store, "store", "", "artifact store directory (default: $THV_STORE, else .thv)")
+	fl.StringArrayVar(&f.set, "set", nil, "override a protocol key, e.g. --set settings.d3.T=300 (repeatable)")
+}
+
+func (f *projectFlags) open() (*pipeline.Project, error) {
+	return pipeline.OpenProject(pipeline.ProjectOptions{
+		LoadOptions: pipeline.LoadOptions{ParamsFile: f.params, Profile: f.profile, Set: f.set},
+		StoreDir:    f.store,
+	})
+}
+
+func newReproCommand() *cobra.Command {
+	var pf projectFlags
+	var jobs int
+	var dry, jsonOut bool
+	cmd := &cobra.Command{
+		Use:   "repro",
+		Short: "Reproduce the paper: run every stale task of the DAG",
+		Long: `Bring every task of the reproduction DAG up to date: instances, benchmarks
+(V*, HV(G*)), the runs of the η grid, the η* selection and the final runs.
+Tasks whose key (code, parameters, inputs) is already in the store are not
+run again; thv.lock is rewritten at the end.`,
+		Example: `  thv repro                      # the full paper protocol, all cores
+  thv repro --profile quick -j 2  # a fast end-to-end check
+  thv repro --dry-run             # what would run, and why`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			proj, err := pf.open()
+			if err != nil {
+				return err
+			}
+			errw := cmd.ErrOrStderr()
+			var prog *pipeline.Progress
+			if !dry {
+				prog = pipeline.NewProgress(errw, isTerminal(errw), jobs)
+			}
+			start := time.Now()
+			rep, err := proj.Repro(pipeline.Options{Jobs: jobs, DryRun: dry, Progress: prog})
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if dry {
+				printStale(out, rep, 20)
+			} else {
+				fmt.Fprintf(out, "%d tasks: %d executed, %d cached, %d failed, %d blocked in %s; lock written to %s\n",
+					len(rep.Results), rep.Executed, rep.Cached, rep.Failed, rep.Blocked, time.Since(start).Round(time.Millisecond), proj.LockPath)
+			}
+			if jsonOut {
+				json.NewEncoder(out).Encode(map[string]any{
+					"tasks": len(rep.Results), "executed": rep.Executed, "cached": rep.Cached,
+					"failed": rep.Failed, "blocked": rep.Blocked, "stale": rep.Stale,
+					"dry_run": dry, "seconds": time.Since(start).Seconds(),
+				})
+			}
+			if rep.Failed > 0 {
+				return fmt.Errorf("%d tasks failed (see FAILED lines above); fix the cause and rerun: finished tasks are kept", rep.Failed)
+			}
+			return nil
+		},
+	}
+	pf.register(cmd)
+	cmd.Flags().IntVarP(&jobs, "jobs", "j", 0, "parallel workers (default: all cores)")
+	cmd.Flags().BoolVar(&dry, "dry-run", false, "list what would run and why; run nothing")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "end with one JSON line of counts")
+	return cmd
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+type staleTask struct {
+	Task   string `json:"task"`
+	Kind   string `json:"kind"`
+	Reason string `json:"reason"`
+}
+
+func staleTasks(rep *pipeline.Report) []staleTask {
+	var out []staleTask
+	for _, r := range rep.Results {
+		if r.Status == pipeline.Stale || r.Status == pipeline.Waiting {
+			out = append(out, staleTask{r.Task.ID, r.Task.Kind, r.Reason})
+		}
+	}
+	return out
+}
+
+// printStale prints stale tasks grouped by kind, at most limit per kind (0: all).
+func printStale(w io.Writer, rep *pipeline.Report, limit int) {
+	stale := staleTasks(rep)
+	if len(stale) == 0 {
+		fmt.Fprintf(w, "all %d tasks up to date\n", len(rep.Results))
+		return
+	}
+	fmt.Fprintf(w, "%d of %d tasks stale\n", len(stale), len(rep.Results))
+	byKind := map[string][]staleTask{}
+	for _, s := range stale {
+		byKind[s.Kind] = append(byKind[s.Kind], s)
+	}
+	for _, kind := range pipeline.KindOrder {
+		list := byKind[kind]
+		if len(list) == 0 {
+			continue
+		}
+		reasons := map[string]int{}
+		for _, s := range list {
+			reasons[reasonClass(s.Reason)]++
+		}
+		var parts []string
+		for _, r := range sortedByCount(reasons) {
+			parts = append(parts, fmt.Sprintf("%d %s", reasons[r], r))
+		}
+		fmt.Fprintf(w, "\n%s: %d stale (%s)\n", kind, len(list), strings.Join(parts, ", "))
+		for i, s := range list {
+			if limit > 0 && i == limit {
+				fmt.Fprintf(w, "  … %d more (thv status --all)\n", len(list)-limit)
+				break
+			}
+			fmt.Fprintf(w, "  %s: %s\n", s.Task, s.Reason)
+		}
+	}
+}
+
+// reasonClass shortens a reason to its category for the per-kind summary.
+func reasonClass(r string) string {
+	if i := strings.IndexAny(r, ":"); i > 0 {
+		return r[:i]
+	}
+	return r
+}
+
+func sortedByCount(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}
+
+func newStatusCommand() *cobra.Command {
+	var pf projectFlags
+	var jsonOut, all bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "List stale tasks and why they are stale",
+		Long: `Compare every task's key with the store and thv.lock, and say why each stale
+task must run: new; params changed (down to the field: T 3000 → 300); code
+changed in <units>; input changed: <role>; outputs missing from the store;
+or input will be recomputed (an upstream task is stale).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			proj, err := pf.open()
+			if err != nil {
+				return err
+			}
+			rep, err := proj.Status()
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if jsonOut {
+				stale := staleTasks(rep)
+				if stale == nil {
+					stale = []staleTask{}
+				}
+				return json.NewEncoder(out).Encode(map[string]any{"total": len(rep.Results), "stale": stale})
+			}
+			limit := 20
+			if all {
+				limit = 0
+			}
+			printStale(out, rep, limit)
+			return nil
+		},
+	}
+	pf.register(cmd)
+	cmd.Flags().BoolVar(&jsonOut, "json", false, `print {"total": N, "stale": [{"task","kind","reason"}]}`)
+	cmd.Flags().BoolVar(&all, "all", false, "list every stale task, not the first 20 per kind")
+	return cmd
+}
+
+func newGCCommand() *cobra.Command {
+	var pf projectFlags
+	var dry bool
+	cmd := &cobra.Command{
+		Use:   "gc",
+		Short: "Remove store objects that no current task references",
+		Long: `Remove from the store every object and index entry that no up-to-date task of
+the current protocol (profile, params) references. Artifacts of other
+profiles are removed too unless you run gc with that profile's settings.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			proj, err := pf.open()
+			if err != nil {
+				return err
+			}
+			st, err := proj.GC(dry)
+			if err != nil {
+				return err
+			}
+			verb := "removed"
+			if dry {
+				verb = "would remove"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %d objects and %d index entries (%.1f MB); kept %d objects\n",
+				verb, st.Objects, st.Entries, float64(st.Bytes)/1e6, st.Kept)
+			return nil
+		},
+	}
+	pf.register(cmd)
+	cmd.Flags().BoolVar(&dry, "dry-run", false, "count what would be removed")
+	return cmd
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"thv/artifacts"
+	"thv/pipeline"
+	"thv/stages"
+)
+
+func newShowCommand() *cobra.Command {
+	var pf projectFlags
+	cmd := &cobra.Command{
+		Use:   "show",
+		Short: "Print the per-setting summary: mean ± 95% CI per algorithm and geometry",
+		Long: `Print, for every setting, the mean and 95% confidence half-width (Student t,
+over seeds) of HV_last100 and of the regrets of every algorithm's final runs
+at η*, per geometry. Needs a completed thv repro with the same protocol.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			proj, err := pf.open()
+			if err != nil {
+				return err
+			}
+			rep, err := proj.Status()
+			if err != nil {
+				return err
+			}
+			return printSummary(cmd.OutOrStdout(), proj, rep)
+		},
+	}
+	pf.register(cmd)
+	return cmd
+}
+
+func readFinal(proj *pipeline.Project, rep *pipeline.Report, id string) ([]stages.FinalRow, error) {
+	outs, ok := rep.Outputs(id)
+	if !ok {
+		return nil, nil
+	}
+	d, err := artifacts.ParseDigest(outs["final"])
+	if err != nil {
+		return nil, err
+	}
+	b, err := proj.Store.Get(d)
+	if err != nil {
+		return nil, err
+	}
+	return stages.DecodeFinal(b)
+}
+
+func printSummary(w io.Writer, proj *pipeline.Project, rep *pipeline.Report) error {
+	cfg := proj.Config
+	level := cfg.Statistics.Confidence
+	missing := 0
+	for _, s := range cfg.SortedSettings() {
+		fmt.Fprintf(w, "\n== %s: d=%d n=%d k=%d T=%d σ=%g, %d seeds — HV_last%d and α-regret (≥0 part), mean ± %g%% CI ==\n",
+			s.Name, s.D, s.N, s.K, s.T, s.Sigma, len(cfg.Seeds), cfg.Metrics.HVWindow, level*100)
+		fmt.Fprintf(w, "%-16s", "algorithm")
+		for _, g := range cfg.Geometries {
+			fmt.Fprintf(w, " | %-32s", g)
+		}
+		fmt.Fprintln(w)
+		var extra []string
+		for _, a := range cfg.SortedAlgorithms() {
+			fmt.Fprintf(w, "%-16s", a.Name)
+			for _, g := range cfg.Geometries {
+				rows, err := readFinal(proj, rep, fmt.Sprintf("collect/%s/%s/%s", s.Name, g, a.Name))
+				if err != nil {
+					return err
+				}
+				if rows == nil {
+					missing++
+					fmt.Fprintf(w, " | %-32s", "(not run)")
+					continue
+				}
+				hv := stages.MeanWithCI(column(rows, func(r stages.FinalRow) float64 { return r.HVLast }), level)
+				rg := stages.MeanWithCI(column(rows, func(r stages.FinalRow) float64 { return r.RegretPos }), level)
+				fmt.Fprintf(w, " | %.4f±%.3f  %8.1f±%-7.1f", hv.Mean, hv.HalfWidth, rg.Mean, rg.HalfWidth)
+				if a.Name == "THV-UCB" {
+					ex := stages.MeanWithCI(column(rows, func(r stages.FinalRow) float64 { return r.RegretExact }), level)
+					extra = append(extra, fmt.Sprintf("%s: η*=%g V*=%.4f HV(G*)=%.4f exact regret %.1f±%.1f",
+						g, rows[0].Eta, rows[0].VStar, rows[0].HVGreedy, ex.Mean, ex.HalfWidth))
+				}
+			}
+			fmt.Fprintln(w)
+		}
+		if len(extra) > 0 {
+			sort.Strings(extra)
+			fmt.Fprintf(w, "THV-UCB (seed %d benchmarks): %s\n", cfg.Seeds[0], strings.Join(extra, "; "))
+		}
+	}
+	if missing > 0 {
+		fmt.Fprintf(w, "\n%d cells not run yet: run thv repro with the same protocol\n", missing)
+	}
+	return nil
+}
+
+func column(rows []stages.FinalRow, f func(stages.FinalRow) float64) []float64 {
+	out := make([]float64, len(rows))
+	for i, r := range rows {
+		out[i] = f(r)
+	}
+	return out
+}
+
+func newDAGCommand() *cobra.Command {
+	var pf projectFlags
+	var format string
+	var tasks bool
+	var filter string
+	cmd := &cobra.Command{
+		Use:   "dag",
+		Short: "Show the pipeline DAG (stage kinds, or tasks with --tasks)",
+		Example: `  thv dag
+  thv dag --format mermaid
+  thv dag --tasks --filter d2/concave/THV-UCB --format dot | dot -Tsvg > dag.svg`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			proj, err := pf.open()
+			if err != nil {
+				return err
+			}
+			g := kindGraph(proj.Plan)
+			if tasks {
+				g = taskGraph(proj.Plan, filter)
+			}
+			return g.write(cmd.OutOrStdout(), format)
+		},
+	}
+	pf.register(cmd)
+	cmd.Flags().StringVar(&format, "format", "text", "text, dot or mermaid")
+	cmd.Flags().BoolVar(&tasks, "tasks", false, "one node per task instead of per stage kind")
+	cmd.Flags().StringVar(&filter, "filter", "", "with --tasks: keep tasks whose ID contains this, and their inputs")
+	return cmd
+}
+
+type graph struct {
+	nodes []string
+	label map[string]string
+	edges [][2]string
+}
+
+func kindGraph(p *pipeline.Plan) graph {
+	counts := p.CountByKind()
+	g := graph{label: map[string]string{}}
+	for _, k := range pipeline.KindOrder {
+		g.nodes = append(g.nodes, k)
+		g.label[k] = fmt.Sprintf("%s (%d)", k, counts[k])
+	}
+	seen := map[[2]string]bool{}
+	for _, t := range p.Tasks {
+		ups := []*pipeline.Task{}
+		if t.Trigger != nil {
+			ups = append(ups, t.Trigger)
+		}
+		for _, d := range t.Deps {
+			ups = append(ups, d.From)
+		}
+		for _, u := range ups {
+			e := [2]string{u.Kind, t.Kind}
+			if !seen[e] {
+				seen[e] = true
+				g.edges = append(g.edges, e)
+			}
+		}
+	}
+	if counts["collect"] > 0 && !seen[[2]string{"run", "collect"}] {
+		g.edges = append(g.edges, [2]string{"run", "collect"}) // added at η* selection
+	}
+	return g
+}
+
+func taskGraph(p *pipeline.Plan, filter string) graph {
+	g := graph{label: map[string]string{}}
+	keep := map[*pipeline.Task]bool{}
+	var mark func(t *pipeline.Task)
+	mark = func(t *pipeline.Task) {
+		if keep[t] {
+			return
+		}
+		keep[t] = true
+		if t.Trigger != nil {
+			mark(t.Trigger)
+		}
+		for _, d := range t.Deps {
+			mark(d.From)
+		}
+	}
+	for _, t := range p.Tasks {
+		if strings.Contains(t.ID, filter) {
+			mark(t)
+		}
+	}
+	for _, t := range p.Tasks {
+		if !keep[t] {
+			continue
+		}
+		g.nodes = append(g.nodes, t.ID)
+		g.label[t.ID] = t.ID
+		if t.Trigger != nil {
+			g.edges = append(g.edges, [2]string{t.Trigger.ID, t.ID})
+		}
+		for _, d := range t.Deps {
+			g.edges = append(g.edges, [2]string{d.From.ID, t.ID})
+		}
+	}
+	return g
+}
+
+func (g graph) write(w io.Writer, format string) error {
+	id := map[string]string{}
+	for i, n := range g.nodes {
+		id[n] = fmt.Sprintf("n%d", i)
+	}
+	switch format {
+	case "text":
+		for _, n := range g.nodes {
+			var outs []string
+			for _, e := range g.edges {
+				if e[0] == n {
+					outs = append(outs, g.label[e[1]])
+				}
+			}
+			if len(outs) == 0 {
+				fmt.Fprintf(w, "%s\n", g.label[n])
+			} else {
+				fmt.Fprintf(w, "%s → %s\n", g.label[n], strings.Join(outs, ", "))
+			}
+		}
+	case "dot":
+		fmt.Fprintln(w, "digraph thv {\n  rankdir=LR;\n  node [shape=box];")
+		for _, n := range g.nodes {
+			fmt.Fprintf(w, "  %s [label=%q];\n", id[n], g.label[n])
+		}
+		for _, e := range g.edges {
+			fmt.Fprintf(w, "  %s -> %s;\n", id[e[0]], id[e[1]])
+		}
+		fmt.Fprintln(w, "}")
+	case "mermaid":
+		fmt.Fprintln(w, "graph LR")
+		for _, n := range g.nodes {
+			fmt.Fprintf(w, "  %s[\"%s\"]\n", id[n], g.label[n])
+		}
+		for _, e := range g.edges {
+			fmt.Fprintf(w, "  %s --> %s\n", id[e[0]], id[e[1]])
+		}
+	default:
+		return fmt.Errorf("--format %q: want text, dot or mermaid", format)
+	}
+	return nil
+}

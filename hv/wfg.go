@@ -1,0 +1,214 @@
+package hv
+
+// The WFG algorithm (While, Bradstreet and Barone, 2012), seen as a sweep.
+// Frame k holds n points in decreasing order of coordinate k−1, and their
+// volume is Σ_t c_t · t_{k−1}, where c_t is the (k−1)-dimensional volume
+// that the projection of t adds to the projections of the points before it
+// (Abel summation of the slices between consecutive values of coordinate
+// k−1). c_t is box(t) minus the volume of the kept points limited by t
+// (each replaced by its minimum with t), measured by frame k−1.
+//
+// The kept set drops the points that a later point dominates in
+// projection, as they can add nothing to later limited sets; a point that a
+// kept point dominates adds nothing and is skipped at once. The kept set is
+// ordered by coordinate k−2, the order frame k−1 needs. Taking the minimum
+// with t preserves every coordinate order, so the global ranks order every
+// limited set and nothing is sorted below the top level.
+
+// wfg measures the n points of frame k ≥ 5.
+func (c *Calculator) wfg(k, n int) float64 {
+	l, sub := &c.lv[k], &c.lv[k-1]
+	km := k - 1
+	rk := c.rank[k-2]
+	s := l.s[:0]
+	var vol float64
+	for i := 0; i < n; i++ {
+		t := l.x[k*i : k*i+k]
+		m := 0
+		dominated := false
+		if km == 4 {
+			t0, t1, t2, t3 := t[0], t[1], t[2], t[3]
+			for _, qi := range s {
+				q := l.x[k*int(qi) : k*int(qi)+4]
+				q0, q1, q2, q3 := q[0], q[1], q[2], q[3]
+				if q0 >= t0 && q1 >= t1 && q2 >= t2 && q3 >= t3 {
+					dominated = true
+					break
+				}
+				l.rm[qi] = q0 <= t0 && q1 <= t1 && q2 <= t2 && q3 <= t3
+				o := sub.x[4*m : 4*m+4]
+				o[0], o[1], o[2], o[3] = min(q0, t0), min(q1, t1), min(q2, t2), min(q3, t3)
+				sub.id[m] = l.id[qi]
+				m++
+			}
+		} else {
+			for _, qi := range s {
+				q := l.x[k*int(qi) : k*int(qi)+km]
+				ge, le := true, true
+				o := sub.x[km*m : km*m+km]
+				for j, x := range q {
+					y := t[j]
+					ge = ge && x >= y
+					le = le && x <= y
+					o[j] = min(x, y)
+				}
+				if ge {
+					dominated = true
+					break
+				}
+				l.rm[qi] = le
+				sub.id[m] = l.id[qi]
+				m++
+			}
+		}
+		if dominated {
+			continue
+		}
+		box := 1.0
+		for _, x := range t[:km] {
+			box *= x
+		}
+		var v float64
+		switch {
+		case m == 0:
+			v = box
+		case m == 1:
+			v = box - product(sub.x[:km])
+		case m <= iexMax:
+			v = box - c.iex(sub.x, m, km)
+		case km == 4:
+			v = box - c.wfg4(m)
+		default:
+			v = box - c.wfg(km, m)
+		}
+		if v > 0 {
+			vol += v * t[km]
+		}
+		// Keep t, drop what it dominates, in decreasing order of rank.
+		ri := rk[l.id[i]]
+		s2 := l.s2[:0]
+		placed := false
+		for _, qi := range s {
+			if !placed && rk[l.id[qi]] < ri {
+				s2 = append(s2, int32(i))
+				placed = true
+			}
+			if !l.rm[qi] {
+				s2 = append(s2, qi)
+			}
+		}
+		if !placed {
+			s2 = append(s2, int32(i))
+		}
+		l.s, l.s2 = s2, s
+		s = s2
+	}
+	return vol
+}
+
+// wfg4 measures the n points of frame 4. Besides the kept set in order of z
+// it keeps the same points in order of x, whose positions rank the limited
+// set by x for the 3-D sweep: with at most 64 points the sweep then works on
+// one word.
+func (c *Calculator) wfg4(n int) float64 {
+	l, sub := &c.lv[4], &c.lv[3]
+	zr, xr := c.rank[2], c.rank[0]
+	s, sx := l.s[:0], l.sx[:0]
+	var vol float64
+	for i := 0; i < n; i++ {
+		t := l.x[4*i : 4*i+4]
+		tx, ty, tz := t[0], t[1], t[2]
+		m := 0
+		dominated := false
+		for _, qi := range s {
+			q := l.x[4*int(qi) : 4*int(qi)+3]
+			qx, qy, qz := q[0], q[1], q[2]
+			if qx >= tx && qy >= ty && qz >= tz {
+				dominated = true
+				break
+			}
+			o := sub.x[3*m : 3*m+3]
+			o[0], o[1], o[2] = min(qx, tx), min(qy, ty), min(qz, tz)
+			m++
+		}
+		if dominated {
+			continue
+		}
+		box := tx * ty * tz
+		var v float64
+		switch {
+		case m == 0:
+			v = box
+		case m == 1:
+			v = box - sub.x[0]*sub.x[1]*sub.x[2]
+		case m <= iex3Max:
+			v = box - c.iex(sub.x, m, 3)
+		default:
+			for r, qi := range sx {
+				l.xpos[qi] = int32(r)
+			}
+			for j, qi := range s {
+				sub.id[j] = l.xpos[qi]
+			}
+			if m <= 64 {
+				v = box - c.sweep3Small(sub.x, sub.id, m)
+			} else {
+				v = box - c.sweep3(sub.x, sub.id, m)
+			}
+		}
+		if v > 0 {
+			vol += v * t[3]
+		}
+		// Keep t in both orders and drop what it dominates, which are
+		// the points equal to their limited version.
+		id := l.id[i]
+		s2 := l.s2[:0]
+		ri, placed := zr[id], false
+		for j, qi := range s {
+			if !placed && zr[l.id[qi]] < ri {
+				s2 = append(s2, int32(i))
+				placed = true
+			}
+			q, o := l.x[4*int(qi):4*int(qi)+3], sub.x[3*j:3*j+3]
+			rm := q[0] == o[0] && q[1] == o[1] && q[2] == o[2]
+			l.rm[qi] = rm
+			if !rm {
+				s2 = append(s2, qi)
+			}
+		}
+		if !placed {
+			s2 = append(s2, int32(i))
+		}
+		l.s, l.s2 = s2, s
+		s = s2
+		sx2 := l.sx2[:0]
+		ri, placed = xr[id], false
+		for _, qi := range sx {
+			if !placed && xr[l.id[qi]] > ri {
+				sx2 = append(sx2, int32(i))
+				placed = true
+			}
+			if !l.rm[qi] {
+				sx2 = append(sx2, qi)
+			}
+		}
+		if !placed {
+			sx2 = append(sx2, int32(i))
+		}
+		l.sx, l.sx2 = sx2, sx
+		sx = sx2
+	}
+	return vol
+}
+
+// iex3Max is the largest limited set that wfg4 measures by
+// inclusion–exclusion rather than by the 3-D sweep.
+const iex3Max = 4
+
+func product(x []float64) float64 {
+	v := 1.0
+	for _, y := range x {
+		v *= y
+	}
+	return v
+}

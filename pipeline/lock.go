@@ -1,0 +1,176 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The lock file (thv.lock for the paper profile, thv.<profile>.lock for
+// others) records, for every task of the DAG, its key, parameters, input and
+// output digests, plus the hash of every code unit. It is meant to be
+// committed: a fresh clone can tell what the artifacts should be, and
+// `thv status` explains staleness against it. Its bytes depend only on the
+// protocol and the code (no times, no hosts), one task per line so diffs read
+// well.
+
+// Record is one task's line in the lock file.
+type Record struct {
+	ID      string            `json:"id"`
+	Kind    string            `json:"kind"`
+	Key     string            `json:"key"`
+	Params  json.RawMessage   `json:"params"`
+	Inputs  map[string]string `json:"inputs,omitempty"`
+	Outputs map[string]string `json:"outputs"`
+}
+
+// Lock is the content of a lock file.
+type Lock struct {
+	Version int               `json:"version"`
+	Profile string            `json:"profile"`
+	Code    map[string]string `json:"code"` // unit → hash when the tasks last ran
+	Tasks   []Record          `json:"tasks"`
+
+	byID map[string]*Record
+}
+
+const lockVersion = 1
+
+// LockPath returns the lock file of a profile in dir.
+func LockPath(dir, profile string) string {
+	if profile == "" || profile == "paper" {
+		return filepath.Join(dir, "thv.lock")
+	}
+	return filepath.Join(dir, "thv."+profile+".lock")
+}
+
+// ReadLock reads a lock file; a missing file is an empty lock.
+func ReadLock(path string) (*Lock, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Lock{Version: lockVersion, Code: map[string]string{}, byID: map[string]*Record{}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var l Lock
+	if err := json.Unmarshal(b, &l); err != nil {
+		return nil, fmt.Errorf("%s: not a valid lock file (%v); delete it to start afresh — the store still holds the artifacts", path, err)
+	}
+	if l.Version != lockVersion {
+		return nil, fmt.Errorf("%s: lock version %d, this thv writes version %d; delete it to start afresh", path, l.Version, lockVersion)
+	}
+	if l.Code == nil {
+		l.Code = map[string]string{}
+	}
+	l.byID = make(map[string]*Record, len(l.Tasks))
+	for i := range l.Tasks {
+		l.byID[l.Tasks[i].ID] = &l.Tasks[i]
+	}
+	return &l, nil
+}
+
+// Record returns the record of a task ID.
+func (l *Lock) Record(id string) (*Record, bool) {
+	r, ok := l.byID[id]
+	return r, ok
+}
+
+// Write writes the lock atomically (temp file, fsync, rename).
+func (l *Lock) Write(path string) error {
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	code, _ := json.Marshal(l.Code)
+	fmt.Fprintf(w, "{\"version\": %d,\n\"profile\": %q,\n\"code\": %s,\n\"tasks\": [\n", l.Version, l.Profile, code)
+	for i, r := range l.Tasks {
+		line, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		w.Write(line)
+		if i < len(l.Tasks)-1 {
+			w.WriteString(",")
+		}
+		w.WriteString("\n")
+	}
+	w.WriteString("]}\n")
+	w.Flush()
+	return writeFileAtomic(path, buf.Bytes())
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// diffParams lists the fields that differ between two canonical parameter
+// encodings, as "path old → new".
+func diffParams(old, cur json.RawMessage) []string {
+	var a, b any
+	if json.Unmarshal(old, &a) != nil || json.Unmarshal(cur, &b) != nil {
+		return []string{"parameters changed"}
+	}
+	var out []string
+	diffValue("", a, b, &out)
+	return out
+}
+
+func diffValue(path string, a, b any, out *[]string) {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if aok && bok {
+		keys := map[string]bool{}
+		for k := range am {
+			keys[k] = true
+		}
+		for k := range bm {
+			keys[k] = true
+		}
+		for _, k := range sortedKeys(keys) {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			diffValue(p, am[k], bm[k], out)
+		}
+		return
+	}
+	as, bs := jsonText(a), jsonText(b)
+	if as != bs {
+		*out = append(*out, fmt.Sprintf("%s %s → %s", path, as, bs))
+	}
+}
+
+func jsonText(v any) string {
+	if v == nil {
+		return "(none)"
+	}
+	b, _ := json.Marshal(v)
+	return strings.Trim(string(b), "\"")
+}

@@ -1,0 +1,197 @@
+package pipeline
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	"thv/stages"
+)
+
+// Task is one node of the DAG: a stage kind applied to canonical parameters
+// and the outputs of other tasks.
+type Task struct {
+	ID      string // stable identity, e.g. "run/d3/concave/THV-UCB/eta=0.01/seed=0"
+	Kind    string
+	Params  any      // a stages.*Params value, JSON-encoded canonically for the key
+	Sources []string // code units it runs (fingerprinted)
+	Deps    []Dep
+
+	// A task with Expand waits for Trigger, then Expand adds its remaining
+	// dependencies (collect tasks learn η* from their select task this way).
+	Trigger *Task
+	Expand  func(p *Plan, selection []byte) error
+
+	// Labels for display and filtering.
+	Setting, Geometry, Algo string
+
+	order int // creation order: the deterministic iteration order
+}
+
+// Dep feeds output Output of task From to this task under role Name.
+type Dep struct {
+	Name   string
+	From   *Task
+	Output string
+}
+
+// Plan is the DAG of one protocol. Tasks are kept in creation order.
+type Plan struct {
+	Config *Config
+	Tasks  []*Task
+	byID   map[string]*Task
+}
+
+func (p *Plan) add(t *Task) *Task {
+	if old, ok := p.byID[t.ID]; ok {
+		return old // the same task reached twice (a final run already in the grid)
+	}
+	t.order = len(p.Tasks)
+	p.Tasks = append(p.Tasks, t)
+	p.byID[t.ID] = t
+	return t
+}
+
+// Task returns the task with the given ID.
+func (p *Plan) Task(id string) (*Task, bool) { t, ok := p.byID[id]; return t, ok }
+
+// NewPlan builds the DAG of cfg: instance → benchmark → runs over the η
+// grid → select η* → collect the final runs at η*. The final runs are added
+// when η* is known; a final run already run in the grid is the same task.
+func NewPlan(cfg *Config) (*Plan, error) {
+	p := &Plan{Config: cfg, byID: map[string]*Task{}}
+	for _, s := range cfg.SortedSettings() {
+		for _, g := range cfg.Geometries {
+			for _, a := range cfg.SortedAlgorithms() {
+				if err := p.addAlgorithm(s, g, a); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return p, nil
+}
+
+func (p *Plan) instance(s Setting, g string, seed uint64) *Task {
+	inst := p.add(&Task{
+		ID:      fmt.Sprintf("instance/%s/%s/seed=%d", s.Name, g, seed),
+		Kind:    "instance",
+		Params:  stages.InstanceParams{Geometry: g, D: s.D, N: s.N, Seed: seed},
+		Setting: s.Name, Geometry: g,
+	})
+	return inst
+}
+
+func (p *Plan) benchmark(s Setting, g string, seed uint64) *Task {
+	inst := p.instance(s, g, seed)
+	return p.add(&Task{
+		ID:      fmt.Sprintf("benchmark/%s/%s/seed=%d", s.Name, g, seed),
+		Kind:    "benchmark",
+		Params:  stages.BenchmarkParams{K: s.K, Reference: p.Config.Reference},
+		Deps:    []Dep{{Name: "instance", From: inst, Output: "instance"}},
+		Setting: s.Name, Geometry: g,
+	})
+}
+
+// run returns the task of one bandit run, creating it (and its instance and
+// benchmark) if needed.
+func (p *Plan) run(s Setting, g string, a AlgoConfig, eta float64, seed uint64) (*Task, error) {
+	id := fmt.Sprintf("run/%s/%s/%s/eta=%s/seed=%d", s.Name, g, a.Name, fmtEta(eta), seed)
+	if t, ok := p.byID[id]; ok {
+		return t, nil
+	}
+	fam, err := stages.RunSources(a.Name)
+	if err != nil {
+		return nil, err
+	}
+	bench := p.benchmark(s, g, seed)
+	inst := p.instance(s, g, seed)
+	return p.add(&Task{
+		ID:   id,
+		Kind: "run",
+		Params: stages.RunParams{
+			Algo: a.Name, Eta: eta, Params: a.Params, K: s.K, T: s.T, Sigma: s.Sigma, Seed: seed,
+			MinPulls: p.Config.MinPulls, Reference: p.Config.Reference, Window: p.Config.Metrics.HVWindow,
+		},
+		Sources: fam,
+		Deps: []Dep{
+			{Name: "instance", From: inst, Output: "instance"},
+			{Name: "benchmark", From: bench, Output: "benchmark"},
+		},
+		Setting: s.Name, Geometry: g, Algo: a.Name,
+	}), nil
+}
+
+func (p *Plan) addAlgorithm(s Setting, g string, a AlgoConfig) error {
+	collectID := fmt.Sprintf("collect/%s/%s/%s", s.Name, g, a.Name)
+	if len(a.Eta) == 0 { // no η: the final runs are known now
+		c := &Task{ID: collectID, Kind: "collect", Setting: s.Name, Geometry: g, Algo: a.Name}
+		if err := p.fillCollect(c, s, g, a, 0); err != nil {
+			return err
+		}
+		p.add(c)
+		return nil
+	}
+	sel := &Task{
+		ID:      fmt.Sprintf("select/%s/%s/%s", s.Name, g, a.Name),
+		Kind:    "select",
+		Params:  stages.SelectParams{Algo: a.Name, Etas: a.Eta, Seeds: p.Config.GridSeeds},
+		Setting: s.Name, Geometry: g, Algo: a.Name,
+	}
+	for _, eta := range a.Eta {
+		for _, seed := range p.Config.GridSeeds {
+			r, err := p.run(s, g, a, eta, seed)
+			if err != nil {
+				return err
+			}
+			sel.Deps = append(sel.Deps, Dep{Name: stages.RunInputName(eta, seed), From: r, Output: "summary"})
+		}
+	}
+	p.add(sel)
+	c := &Task{ID: collectID, Kind: "collect", Trigger: sel, Setting: s.Name, Geometry: g, Algo: a.Name}
+	c.Expand = func(p *Plan, selection []byte) error {
+		eta, err := stages.SelectedEta(selection)
+		if err != nil {
+			return fmt.Errorf("%s: %w", sel.ID, err)
+		}
+		return p.fillCollect(c, s, g, a, eta)
+	}
+	p.add(c)
+	return nil
+}
+
+// fillCollect sets the parameters and run dependencies of a collect task.
+func (p *Plan) fillCollect(c *Task, s Setting, g string, a AlgoConfig, eta float64) error {
+	c.Params = stages.CollectParams{Algo: a.Name, Eta: eta, Seeds: p.Config.Seeds}
+	c.Deps = c.Deps[:0]
+	for _, seed := range p.Config.Seeds {
+		r, err := p.run(s, g, a, eta, seed)
+		if err != nil {
+			return err
+		}
+		c.Deps = append(c.Deps, Dep{Name: stages.SeedInputName(seed), From: r, Output: "summary"})
+	}
+	c.Expand = nil
+	return nil
+}
+
+func fmtEta(e float64) string { return strconv.FormatFloat(e, 'g', -1, 64) }
+
+// KindOrder is the order of stage kinds along the DAG.
+var KindOrder = []string{"instance", "benchmark", "run", "select", "collect"}
+
+// CountByKind returns how many tasks of each kind the plan has now.
+func (p *Plan) CountByKind() map[string]int {
+	m := map[string]int{}
+	for _, t := range p.Tasks {
+		m[t.Kind]++
+	}
+	return m
+}
+
+// sortedDeps returns deps ordered by role name (the key's input order).
+func sortedDeps(deps []Dep) []Dep {
+	out := append([]Dep(nil), deps...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
