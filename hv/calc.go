@@ -3,6 +3,7 @@ package hv
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -19,6 +20,9 @@ type Calculator struct {
 
 	// Scratch of the sweeps and of the WFG recursion.
 	ord    []int32
+	ord2   []int32
+	keys   []uint64 // sort keys
+	keys2  []uint64
 	rank   [][]int32 // rank[j][i]: position of point i in increasing coordinate j
 	lv     []level   // lv[k]: the points of the running k-dimensional frame
 	tree   bitTree   // the 2-D front of the 3-D sweep, by rank of coordinate 0
@@ -49,22 +53,33 @@ func (c *Calculator) Volume(points [][]float64, ref []float64) float64 {
 		return 0
 	}
 	c.d, c.n = d, 0
-	c.pts = c.pts[:0]
-outer:
-	for _, p := range points {
-		k := len(c.pts)
-		for j, x := range p {
-			if ref != nil {
-				x -= ref[j]
-			}
-			if !(x > 0) {
-				c.pts = c.pts[:k]
-				continue outer
-			}
-			c.pts = append(c.pts, x)
-		}
-		c.n++
+	if cap(c.pts) < len(points)*d {
+		c.pts = make([]float64, len(points)*d)
 	}
+	buf := c.pts[:len(points)*d]
+	k := 0
+	for _, p := range points {
+		p = p[:d]
+		q := buf[k : k+d]
+		above := true
+		if ref == nil {
+			for j, x := range p {
+				q[j] = x
+				above = above && x > 0
+			}
+		} else {
+			ref := ref[:d]
+			for j, x := range p {
+				x -= ref[j]
+				q[j] = x
+				above = above && x > 0
+			}
+		}
+		if above {
+			k += d
+		}
+	}
+	c.pts, c.n = buf[:k], k/d
 	return c.volume()
 }
 
@@ -239,22 +254,82 @@ func (c *Calculator) ranks(d int) {
 }
 
 // sortedBy returns the indices of the points in decreasing order of
-// coordinate j (ties by index), in scratch space valid until the next call.
+// coordinate j (ties by decreasing index), in scratch space valid until the
+// next call.
 func (c *Calculator) sortedBy(j int) []int32 {
 	n, d := c.n, c.d
-	if cap(c.ord) < n {
+	if cap(c.keys) < n {
 		c.ord = make([]int32, n)
+		c.ord2 = make([]int32, n)
+		c.keys = make([]uint64, n)
+		c.keys2 = make([]uint64, n)
 	}
-	c.ord = c.ord[:n]
-	for i := range c.ord {
-		c.ord[i] = int32(i)
+	ord, keys := c.ord[:n], c.keys[:n]
+	for i := range ord {
+		ord[i] = int32(i)
+		// Coordinates are > 0, where the order of the bits is the order
+		// of the numbers.
+		keys[i] = math.Float64bits(c.pts[i*d+j])
 	}
-	pts := c.pts
-	slices.SortFunc(c.ord, func(a, b int32) int {
-		if c := cmp.Compare(pts[int(b)*d+j], pts[int(a)*d+j]); c != 0 {
-			return c
+	if n <= 16 {
+		// Insertion sort, by decreasing key, then decreasing index.
+		for i := 1; i < n; i++ {
+			k, o := keys[i], ord[i]
+			j := i
+			for ; j > 0 && keys[j-1] <= k; j-- {
+				keys[j], ord[j] = keys[j-1], ord[j-1]
+			}
+			keys[j], ord[j] = k, o
 		}
-		return cmp.Compare(b, a)
-	})
-	return c.ord
+		return ord
+	}
+	if n <= 64 {
+		pts := c.pts
+		slices.SortFunc(ord, func(a, b int32) int {
+			if c := cmp.Compare(pts[int(b)*d+j], pts[int(a)*d+j]); c != 0 {
+				return c
+			}
+			return cmp.Compare(b, a)
+		})
+		return ord
+	}
+	radixSort(keys, ord, c.keys2[:n], c.ord2[:n])
+	slices.Reverse(ord)
+	return ord
+}
+
+// radixSort sorts keys in increasing order, stably, permuting ids alike.
+// It is a least-significant-byte radix sort that skips the bytes all keys
+// share; tk and ti are scratch of the same length.
+func radixSort(keys []uint64, ids []int32, tk []uint64, ti []int32) {
+	var count [8][256]int32
+	for _, k := range keys {
+		for b := range 8 {
+			count[b][byte(k>>(8*b))]++
+		}
+	}
+	n := int32(len(keys))
+	src, srcID, dst, dstID := keys, ids, tk, ti
+	for b := range 8 {
+		c := &count[b]
+		if c[byte(src[0]>>(8*b))] == n {
+			continue
+		}
+		var sum int32
+		for i, x := range c {
+			c[i] = sum
+			sum += x
+		}
+		shift := 8 * uint(b)
+		for i, k := range src {
+			o := &c[byte(k>>shift)]
+			dst[*o], dstID[*o] = k, srcID[i]
+			*o++
+		}
+		src, srcID, dst, dstID = dst, dstID, src, srcID
+	}
+	if &src[0] != &keys[0] {
+		copy(keys, src)
+		copy(ids, srcID)
+	}
 }

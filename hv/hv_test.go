@@ -219,12 +219,7 @@ func TestVolumeMonteCarlo(t *testing.T) {
 				}
 			}
 			got := Volume(pts, nil)
-			// Sorting by coordinate 0 lets a sample skip the points that
-			// are below it there.
-			sorted := slices.Clone(pts)
-			slices.SortFunc(sorted, func(a, b []float64) int {
-				return -cmpFloat(a[0], b[0])
-			})
+			tree := newDomTree(pts)
 			r := rand.New(rand.NewPCG(uint64(d), 99))
 			s := make([]float64, d)
 			hits := 0
@@ -232,14 +227,8 @@ func TestVolumeMonteCarlo(t *testing.T) {
 				for j := range s {
 					s[j] = r.Float64()
 				}
-				for _, p := range sorted {
-					if p[0] < s[0] {
-						break
-					}
-					if weaklyDominates(p, s) {
-						hits++
-						break
-					}
+				if tree.dominated(s) {
+					hits++
 				}
 			}
 			p := float64(hits) / float64(samples)
@@ -251,14 +240,62 @@ func TestVolumeMonteCarlo(t *testing.T) {
 	}
 }
 
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+// domTree answers "does some point weakly dominate s?" for Monte Carlo: a
+// k-d tree whose nodes know the componentwise max and min of their points.
+type domTree struct {
+	lo, hi      []float64
+	left, right *domTree
+	pts         [][]float64 // leaves only
+}
+
+func newDomTree(pts [][]float64) *domTree {
+	d := len(pts[0])
+	t := &domTree{lo: slices.Clone(pts[0]), hi: slices.Clone(pts[0])}
+	for _, p := range pts {
+		for j := range p {
+			t.lo[j], t.hi[j] = math.Min(t.lo[j], p[j]), math.Max(t.hi[j], p[j])
+		}
 	}
-	return 0
+	if len(pts) <= 8 {
+		t.pts = pts
+		return t
+	}
+	axis := 0
+	for j := range d {
+		if t.hi[j]-t.lo[j] > t.hi[axis]-t.lo[axis] {
+			axis = j
+		}
+	}
+	pts = slices.Clone(pts)
+	slices.SortFunc(pts, func(a, b []float64) int {
+		switch {
+		case a[axis] < b[axis]:
+			return -1
+		case a[axis] > b[axis]:
+			return 1
+		}
+		return 0
+	})
+	t.left, t.right = newDomTree(pts[:len(pts)/2]), newDomTree(pts[len(pts)/2:])
+	return t
+}
+
+func (t *domTree) dominated(s []float64) bool {
+	if !weaklyDominates(t.hi, s) {
+		return false // no point here reaches s in some coordinate
+	}
+	if weaklyDominates(t.lo, s) {
+		return true // every point here dominates s
+	}
+	if t.pts != nil {
+		for _, p := range t.pts {
+			if weaklyDominates(p, s) {
+				return true
+			}
+		}
+		return false
+	}
+	return t.right.dominated(s) || t.left.dominated(s)
 }
 
 func TestVolumeClosedForms(t *testing.T) {
@@ -345,6 +382,9 @@ func TestAlgorithmsAgree(t *testing.T) {
 		n := 1 + r.IntN(14)
 		pts := randomSet(r, n, d, 0, it%3 == 0)
 		c.Volume(pts, nil)
+		if c.n == 0 {
+			continue
+		}
 		want := c.iex(slices.Clone(c.pts), c.n, d)
 		if got := c.volume(); !close(got, want, 1e-12) {
 			t.Fatalf("d=%d n=%d: volume %.17g, inclusion–exclusion %.17g", d, n, got, want)
@@ -717,6 +757,9 @@ func TestBestSubset(t *testing.T) {
 					pts = concave(n, d, uint64(it))
 				}
 				idx, v := BestSubset(pts, k, nil)
+				if cidx, cv := bestSubset(pts, k, nil, false); !slices.Equal(cidx, idx) || cv != v {
+					t.Fatalf("n=%d k=%d: without incumbent %v %.17g, with %v %.17g", n, k, cidx, cv, idx, v)
+				}
 				if len(idx) != min(k, n) || !slices.IsSorted(idx) {
 					t.Fatalf("n=%d k=%d: BestSubset = %v", n, k, idx)
 				}
@@ -812,5 +855,83 @@ func TestBestSubsetPaperSizes(t *testing.T) {
 	g := Volume(pick(pts, Greedy(pts, 6, nil)), nil)
 	if v < g*(1-1e-12) {
 		t.Fatalf("V* = %.17g below greedy %.17g", v, g)
+	}
+}
+
+// TestBestSubsetTies uses the permutations of (1, 2, 3, 4): mutually
+// non-dominated, integer (so every volume is exact), and symmetric, so that
+// many subsets tie and the lexicographically smallest must be returned.
+func TestBestSubsetTies(t *testing.T) {
+	var pts [][]float64
+	var perm func(p []float64, i int)
+	perm = func(p []float64, i int) {
+		if i == len(p) {
+			pts = append(pts, slices.Clone(p))
+			return
+		}
+		for j := i; j < len(p); j++ {
+			p[i], p[j] = p[j], p[i]
+			perm(p, i+1)
+			p[i], p[j] = p[j], p[i]
+		}
+	}
+	perm([]float64{1, 2, 3, 4}, 0)
+	r := rand.New(rand.NewPCG(10, 10))
+	for it := 0; it < 6; it++ {
+		r.Shuffle(len(pts), func(i, j int) { pts[i], pts[j] = pts[j], pts[i] })
+		sub := pts[:12]
+		for k := 1; k <= 4; k++ {
+			want, wv := bruteBest(sub, k)
+			for _, warm := range []bool{true, false} {
+				if idx, v := bestSubset(sub, k, nil, warm); !slices.Equal(idx, want) || v != wv {
+					t.Fatalf("k=%d warm=%v: %v %g, want %v %g", k, warm, idx, v, want, wv)
+				}
+			}
+		}
+	}
+}
+
+// simplex returns n points of the linear front Σ x = 1, where subsets
+// differ little and bounds are loose: a hard case for the search.
+func simplex(n, d int, seed uint64) [][]float64 {
+	pts := concave(n, d, seed)
+	for _, p := range pts {
+		s := 0.0
+		for _, x := range p {
+			s += x
+		}
+		for j := range p {
+			p[j] /= s
+		}
+	}
+	return pts
+}
+
+// TestBestSubsetSearch checks the branch and bound alone (no incumbent)
+// against brute force on many small instances.
+func TestBestSubsetSearch(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 11))
+	iters := 300
+	if testing.Short() {
+		iters = 120
+	}
+	for it := 0; it < iters; it++ {
+		d := 2 + it%4
+		n := 8 + r.IntN(7)
+		k := 2 + r.IntN(4)
+		var pts [][]float64
+		switch it % 3 {
+		case 0:
+			pts = concave(n, d, uint64(it))
+		case 1:
+			pts = randomSet(r, n, d, 0, false)
+		default:
+			pts = simplex(n, d, uint64(it))
+		}
+		idx, v := bestSubset(pts, k, nil, false)
+		want, wv := bruteBest(pts, k)
+		if !close(v, wv, 1e-12) {
+			t.Fatalf("it %d (d=%d n=%d k=%d): %v %.17g, brute force %v %.17g", it, d, n, k, idx, v, want, wv)
+		}
 	}
 }

@@ -12,88 +12,80 @@ func (c *Calculator) iex(pts []float64, n, d int) float64 {
 		c.mins = make([]float64, full*d)
 	}
 	mins := c.mins[:full*d]
-	var pos, neg float64
+	// Subsets go in pairs s (even, without point 0) and s+1 (with it): the
+	// corner of s+1 is min(corner of s, point 0) and is never a rest, so it
+	// stays in registers, and the two terms have opposite signs.
+	var acc [2]float64 // by parity of the size of s: acc[1]·(+1), acc[0]·(−1)
 	switch d {
 	case 3:
-		for s := 1; s < full; s++ {
+		p0, p1, p2 := pts[0], pts[1], pts[2]
+		acc[1] = p0 * p1 * p2
+		for s := 2; s < full; s += 2 {
 			low := bits.TrailingZeros(uint(s))
-			m, p := mins[3*s:3*s+3], pts[3*low:3*low+3]
-			var a, b, e float64
-			if r := s & (s - 1); r == 0 {
-				a, b, e = p[0], p[1], p[2]
-			} else {
+			p := pts[3*low : 3*low+3]
+			a, b, e := p[0], p[1], p[2]
+			if r := s & (s - 1); r != 0 {
 				q := mins[3*r : 3*r+3]
-				a, b, e = min2(q[0], p[0]), min2(q[1], p[1]), min2(q[2], p[2])
+				a, b, e = min2(q[0], a), min2(q[1], b), min2(q[2], e)
 			}
+			m := mins[3*s : 3*s+3]
 			m[0], m[1], m[2] = a, b, e
-			if v := a * b * e; bits.OnesCount(uint(s))&1 == 1 {
-				pos += v
-			} else {
-				neg += v
-			}
+			acc[bits.OnesCount(uint(s))&1] += a*b*e - min2(a, p0)*min2(b, p1)*min2(e, p2)
 		}
 	case 4:
-		for s := 1; s < full; s++ {
+		p0, p1, p2, p3 := pts[0], pts[1], pts[2], pts[3]
+		acc[1] = p0 * p1 * p2 * p3
+		for s := 2; s < full; s += 2 {
 			low := bits.TrailingZeros(uint(s))
-			m, p := mins[4*s:4*s+4], pts[4*low:4*low+4]
-			var a, b, e, f float64
-			if r := s & (s - 1); r == 0 {
-				a, b, e, f = p[0], p[1], p[2], p[3]
-			} else {
+			p := pts[4*low : 4*low+4]
+			a, b, e, f := p[0], p[1], p[2], p[3]
+			if r := s & (s - 1); r != 0 {
 				q := mins[4*r : 4*r+4]
-				a, b, e, f = min2(q[0], p[0]), min2(q[1], p[1]), min2(q[2], p[2]), min2(q[3], p[3])
+				a, b, e, f = min2(q[0], a), min2(q[1], b), min2(q[2], e), min2(q[3], f)
 			}
+			m := mins[4*s : 4*s+4]
 			m[0], m[1], m[2], m[3] = a, b, e, f
-			if v := a * b * e * f; bits.OnesCount(uint(s))&1 == 1 {
-				pos += v
-			} else {
-				neg += v
-			}
+			acc[bits.OnesCount(uint(s))&1] += a*b*e*f - min2(a, p0)*min2(b, p1)*min2(e, p2)*min2(f, p3)
 		}
 	case 5:
-		for s := 1; s < full; s++ {
+		p0, p1, p2, p3, p4 := pts[0], pts[1], pts[2], pts[3], pts[4]
+		acc[1] = p0 * p1 * p2 * p3 * p4
+		for s := 2; s < full; s += 2 {
 			low := bits.TrailingZeros(uint(s))
-			m, p := mins[5*s:5*s+5], pts[5*low:5*low+5]
-			var a, b, e, f, g float64
-			if r := s & (s - 1); r == 0 {
-				a, b, e, f, g = p[0], p[1], p[2], p[3], p[4]
-			} else {
+			p := pts[5*low : 5*low+5]
+			a, b, e, f, g := p[0], p[1], p[2], p[3], p[4]
+			if r := s & (s - 1); r != 0 {
 				q := mins[5*r : 5*r+5]
-				a, b, e, f, g = min2(q[0], p[0]), min2(q[1], p[1]), min2(q[2], p[2]), min2(q[3], p[3]), min2(q[4], p[4])
+				a, b, e, f, g = min2(q[0], a), min2(q[1], b), min2(q[2], e), min2(q[3], f), min2(q[4], g)
 			}
+			m := mins[5*s : 5*s+5]
 			m[0], m[1], m[2], m[3], m[4] = a, b, e, f, g
-			if v := a * b * e * f * g; bits.OnesCount(uint(s))&1 == 1 {
-				pos += v
-			} else {
-				neg += v
-			}
+			acc[bits.OnesCount(uint(s))&1] += a*b*e*f*g - min2(a, p0)*min2(b, p1)*min2(e, p2)*min2(f, p3)*min2(g, p4)
 		}
 	default:
-		for s := 1; s < full; s++ {
+		p0 := pts[:d]
+		acc[1] = product(p0)
+		for s := 2; s < full; s += 2 {
 			low := bits.TrailingZeros(uint(s))
 			m, p := mins[d*s:d*s+d], pts[d*low:d*low+d]
-			v := 1.0
-			if r := s & (s - 1); r == 0 {
-				copy(m, p)
-				for _, x := range p {
-					v *= x
-				}
-			} else {
+			copy(m, p)
+			if r := s & (s - 1); r != 0 {
 				q := mins[d*r : d*r+d]
 				for j := range m {
-					x := min2(q[j], p[j])
-					m[j] = x
-					v *= x
+					m[j] = min2(q[j], m[j])
 				}
 			}
-			if bits.OnesCount(uint(s))&1 == 1 {
-				pos += v
-			} else {
-				neg += v
+			v, w := 1.0, 1.0
+			for j, x := range m {
+				v *= x
+				w *= min2(x, p0[j])
 			}
+			acc[bits.OnesCount(uint(s))&1] += v - w
 		}
 	}
-	return pos - neg
+	// acc[1] holds the pairs whose s has odd size ({point 0} counts as
+	// such), which enter with sign +, acc[0] the others.
+	return acc[1] - acc[0]
 }
 
 // min2 is min for values known not to be NaN, without the NaN handling of

@@ -2,6 +2,7 @@ package hv
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -25,6 +26,12 @@ import (
 // one whose sorted index list is lexicographically smallest, so the result
 // is deterministic.
 func BestSubset(points [][]float64, k int, ref []float64) (idx []int, value float64) {
+	return bestSubset(points, k, ref, true)
+}
+
+// bestSubset is BestSubset; warm false starts the search without an
+// incumbent, which tests use to check the search alone.
+func bestSubset(points [][]float64, k int, ref []float64, warm bool) (idx []int, value float64) {
 	n := len(points)
 	d := dimension(points, ref)
 	c := pool.Get().(*Calculator)
@@ -53,7 +60,7 @@ func BestSubset(points [][]float64, k int, ref []float64) (idx []int, value floa
 	for _, i := range cand {
 		b.pts = translate(b.pts, points[i], ref)
 	}
-	b.run()
+	b.run(warm)
 	idx = make([]int, k)
 	for j, p := range b.best {
 		idx[j] = cand[p]
@@ -152,9 +159,17 @@ func (b *bnb) pop() {
 	b.set = b.set[:len(b.set)-b.d]
 }
 
-func (b *bnb) run() {
-	b.incumbent()
-	b.slack = 1e-9 * b.bestVal
+func (b *bnb) run(warm bool) {
+	if warm {
+		b.incumbent()
+	} else {
+		b.bestVal = math.Inf(-1)
+	}
+	b.slack = 0
+	for p := range b.m {
+		b.slack = max(b.slack, product(b.pts[p*b.d:p*b.d+b.d]))
+	}
+	b.slack *= 1e-9 * float64(b.k)
 	b.contr = make([][]float64, b.k)
 	b.order = make([][]int, b.k)
 	for i := range b.k {

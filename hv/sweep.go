@@ -1,26 +1,13 @@
 package hv
 
-import (
-	"cmp"
-	"math/bits"
-	"slices"
-)
+import "math/bits"
 
 // sweep2 measures the c.n points of c.pts in two dimensions: sorted by
 // decreasing x, each point adds the strip between the highest y seen so far
 // and its own y, as wide as its x.
 func (c *Calculator) sweep2() float64 {
-	n, pts := c.n, c.pts
-	if cap(c.ord) < n {
-		c.ord = make([]int32, n)
-	}
-	ord := c.ord[:n]
-	for i := range ord {
-		ord[i] = int32(i)
-	}
-	slices.SortFunc(ord, func(a, b int32) int {
-		return cmp.Compare(pts[2*b], pts[2*a])
-	})
+	pts := c.pts
+	ord := c.sortedBy(0)
 	var v, top float64
 	for _, i := range ord {
 		if y := pts[2*i+1]; y > top {

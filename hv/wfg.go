@@ -31,11 +31,11 @@ func (c *Calculator) wfg(k, n int) float64 {
 			for _, qi := range s {
 				q := l.x[k*int(qi) : k*int(qi)+4]
 				q0, q1, q2, q3 := q[0], q[1], q[2], q[3]
-				if q0 >= t0 && q1 >= t1 && q2 >= t2 && q3 >= t3 {
+				if b2i(q0 >= t0)&b2i(q1 >= t1)&b2i(q2 >= t2)&b2i(q3 >= t3) != 0 {
 					dominated = true
 					break
 				}
-				l.rm[qi] = q0 <= t0 && q1 <= t1 && q2 <= t2 && q3 <= t3
+				l.rm[qi] = b2i(q0 <= t0)&b2i(q1 <= t1)&b2i(q2 <= t2)&b2i(q3 <= t3) != 0
 				o := sub.x[4*m : 4*m+4]
 				o[0], o[1], o[2], o[3] = min(q0, t0), min(q1, t1), min(q2, t2), min(q3, t3)
 				sub.id[m] = l.id[qi]
@@ -109,31 +109,71 @@ func (c *Calculator) wfg(k, n int) float64 {
 // wfg4 measures the n points of frame 4. Besides the kept set in order of z
 // it keeps the same points in order of x, whose positions rank the limited
 // set by x for the 3-D sweep: with at most 64 points the sweep then works on
-// one word.
+// one word. The next kept set is built while scanning, and thrown away if t
+// turns out to be dominated.
 func (c *Calculator) wfg4(n int) float64 {
 	l, sub := &c.lv[4], &c.lv[3]
 	zr, xr := c.rank[2], c.rank[0]
 	s, sx := l.s[:0], l.sx[:0]
 	var vol float64
+	last := -1 // the kept point that dominated the last dominated point
 	for i := 0; i < n; i++ {
 		t := l.x[4*i : 4*i+4]
 		tx, ty, tz := t[0], t[1], t[2]
-		m := 0
+		// Most points are dominated: find that first, trying the last
+		// dominator before the others.
+		if last >= 0 {
+			q := l.x[4*last : 4*last+3]
+			if b2i(q[0] >= tx)&b2i(q[1] >= ty)&b2i(q[2] >= tz) != 0 {
+				continue
+			}
+		}
 		dominated := false
 		for _, qi := range s {
 			q := l.x[4*int(qi) : 4*int(qi)+3]
-			qx, qy, qz := q[0], q[1], q[2]
-			if qx >= tx && qy >= ty && qz >= tz {
+			if b2i(q[0] >= tx)&b2i(q[1] >= ty)&b2i(q[2] >= tz) != 0 {
 				dominated = true
+				last = int(qi)
 				break
 			}
-			o := sub.x[3*m : 3*m+3]
-			o[0], o[1], o[2] = min(qx, tx), min(qy, ty), min(qz, tz)
-			m++
 		}
 		if dominated {
 			continue
 		}
+		id := l.id[i]
+		// Where t goes in the kept set (by decreasing z-rank).
+		ri := zr[id]
+		pos, hi := 0, len(s)
+		for pos < hi {
+			if h := int(uint(pos+hi) >> 1); zr[l.id[s[h]]] > ri {
+				pos = h + 1
+			} else {
+				hi = h
+			}
+		}
+		s2 := l.s2[:len(s)+1]
+		k := 0
+		for j, qi := range s {
+			q := l.x[4*int(qi) : 4*int(qi)+3]
+			qx, qy, qz := q[0], q[1], q[2]
+			if j == pos {
+				s2[k] = int32(i)
+				k++
+			}
+			o := sub.x[3*j : 3*j+3]
+			o[0], o[1], o[2] = min(qx, tx), min(qy, ty), min(qz, tz)
+			// t dominates q in projection: drop q from the kept set.
+			rm := b2i(qx <= tx) & b2i(qy <= ty) & b2i(qz <= tz)
+			l.rm[qi] = rm != 0
+			s2[k] = qi
+			k += 1 - rm
+		}
+		placed := pos < len(s)
+		if !placed {
+			s2[k] = int32(i)
+			k++
+		}
+		m := len(s)
 		box := tx * ty * tz
 		var v float64
 		switch {
@@ -144,9 +184,6 @@ func (c *Calculator) wfg4(n int) float64 {
 		case m <= iex3Max:
 			v = box - c.iex(sub.x, m, 3)
 		default:
-			for r, qi := range sx {
-				l.xpos[qi] = int32(r)
-			}
 			for j, qi := range s {
 				sub.id[j] = l.xpos[qi]
 			}
@@ -159,40 +196,24 @@ func (c *Calculator) wfg4(n int) float64 {
 		if v > 0 {
 			vol += v * t[3]
 		}
-		// Keep t in both orders and drop what it dominates, which are
-		// the points equal to their limited version.
-		id := l.id[i]
-		s2 := l.s2[:0]
-		ri, placed := zr[id], false
-		for j, qi := range s {
-			if !placed && zr[l.id[qi]] < ri {
-				s2 = append(s2, int32(i))
-				placed = true
-			}
-			q, o := l.x[4*int(qi):4*int(qi)+3], sub.x[3*j:3*j+3]
-			rm := q[0] == o[0] && q[1] == o[1] && q[2] == o[2]
-			l.rm[qi] = rm
-			if !rm {
-				s2 = append(s2, qi)
-			}
-		}
-		if !placed {
-			s2 = append(s2, int32(i))
-		}
-		l.s, l.s2 = s2, s
-		s = s2
+		l.s, l.s2 = s2[:k], s
+		s = s2[:k]
+		// The same in order of x, noting the positions for the next sweep.
 		sx2 := l.sx2[:0]
 		ri, placed = xr[id], false
 		for _, qi := range sx {
 			if !placed && xr[l.id[qi]] > ri {
+				l.xpos[i] = int32(len(sx2))
 				sx2 = append(sx2, int32(i))
 				placed = true
 			}
 			if !l.rm[qi] {
+				l.xpos[qi] = int32(len(sx2))
 				sx2 = append(sx2, qi)
 			}
 		}
 		if !placed {
+			l.xpos[i] = int32(len(sx2))
 			sx2 = append(sx2, int32(i))
 		}
 		l.sx, l.sx2 = sx2, sx
@@ -211,4 +232,12 @@ func product(x []float64) float64 {
 		v *= y
 	}
 	return v
+}
+
+// b2i converts a bool to 0 or 1 without a branch.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

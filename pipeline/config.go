@@ -29,7 +29,7 @@ type Setting struct {
 
 // AlgoConfig is the protocol of one algorithm.
 type AlgoConfig struct {
-	Name   string             `mapstructure:"-"` // as the paper prints it
+	Name   string             `mapstructure:"name"` // as the paper prints it
 	Eta    []float64          `mapstructure:"eta"`
 	Params map[string]float64 `mapstructure:"params"`
 }
@@ -46,7 +46,7 @@ type Config struct {
 	Metrics    struct {
 		HVWindow int `mapstructure:"hv_window"`
 	} `mapstructure:"metrics"`
-	Algorithms map[string]AlgoConfig `mapstructure:"algorithms"`
+	Algorithms []AlgoConfig          `mapstructure:"algorithms"`
 	Statistics struct {
 		Confidence float64 `mapstructure:"confidence"`
 		Resamples  int     `mapstructure:"bootstrap_resamples"`
@@ -59,6 +59,14 @@ type Config struct {
 		Results string `mapstructure:"results"`
 	} `mapstructure:"outputs"`
 	Profiles map[string]any `mapstructure:"profiles"`
+
+	byName map[string]AlgoConfig
+}
+
+// Algorithm returns the protocol of the named algorithm.
+func (c *Config) Algorithm(name string) (AlgoConfig, bool) {
+	a, ok := c.byName[name]
+	return a, ok
 }
 
 // LoadOptions says where the protocol comes from.
@@ -185,39 +193,36 @@ func (c *Config) normalize() error {
 		return fmt.Errorf("algorithms: none listed")
 	}
 	named := make(map[string]AlgoConfig, len(c.Algorithms))
-	for key, a := range c.Algorithms {
-		spec, err := algos.Lookup(key)
+	for i, a := range c.Algorithms {
+		key := fmt.Sprintf("%d (%s)", i, a.Name)
+		spec, err := algos.Lookup(a.Name)
 		if err != nil {
-			// viper lowercases keys: match case-insensitively.
-			for _, s := range algos.All() {
-				if strings.EqualFold(s.Name, key) {
-					spec, err = s, nil
-				}
-			}
+			return fmt.Errorf("algorithms[%s]: %w", key, err)
 		}
-		if err != nil {
-			return fmt.Errorf("algorithms.%s: %w", key, err)
+		if _, dup := named[spec.Name]; dup {
+			return fmt.Errorf("algorithms[%s]: %s is listed twice", key, spec.Name)
 		}
-		a.Name = spec.Name
 		if spec.UsesEta && len(a.Eta) == 0 {
-			return fmt.Errorf("algorithms.%s.eta: %s has η: give its grid, e.g. [0.01, 0.1, 0.3, 1.0]", key, spec.Name)
+			return fmt.Errorf("algorithms[%s].eta: %s has η: give its grid, e.g. [0.01, 0.1, 0.3, 1.0]", key, spec.Name)
 		}
 		if !spec.UsesEta && len(a.Eta) > 0 {
-			return fmt.Errorf("algorithms.%s.eta: %s has no η parameter; remove the grid", key, spec.Name)
+			return fmt.Errorf("algorithms[%s].eta: %s has no η parameter; remove the grid", key, spec.Name)
 		}
 		for i, e := range a.Eta {
 			if !(e > 0) {
-				return fmt.Errorf("algorithms.%s.eta[%d] = %v: η must be > 0", key, i, e)
+				return fmt.Errorf("algorithms[%s].eta[%d] = %v: η must be > 0", key, i, e)
 			}
 		}
 		for p := range a.Params {
 			if !slices.ContainsFunc(spec.Params, func(q algos.Param) bool { return q.Name == p }) {
-				return fmt.Errorf("algorithms.%s.params.%s: %s has no parameter %q (see thv algos)", key, p, spec.Name, p)
+				return fmt.Errorf("algorithms[%s].params.%s: %s has no parameter %q (see thv algos)", key, p, spec.Name, p)
 			}
 		}
+		a.Name = spec.Name
+		c.Algorithms[i] = a
 		named[spec.Name] = a
 	}
-	c.Algorithms = named
+	c.byName = named
 	if !(c.Statistics.Confidence > 0 && c.Statistics.Confidence < 1) {
 		return fmt.Errorf("statistics.confidence = %v: must be in (0, 1)", c.Statistics.Confidence)
 	}
@@ -262,7 +267,7 @@ func (c *Config) SortedSettings() []Setting {
 func (c *Config) SortedAlgorithms() []AlgoConfig {
 	var out []AlgoConfig
 	for _, name := range algos.PaperOrder {
-		if a, ok := c.Algorithms[name]; ok {
+		if a, ok := c.byName[name]; ok {
 			out = append(out, a)
 		}
 	}

@@ -477,5 +477,6 @@ func (r *Runner) NewLock(profile string) (*Lock, error) {
 		}
 		l.Tasks = append(l.Tasks, Record{ID: t.ID, Kind: t.Kind, Key: res.Key, Params: parts.Params, Inputs: parts.Inputs, Outputs: res.Outputs})
 	}
+	l.index()
 	return l, nil
 }

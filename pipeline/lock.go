@@ -69,11 +69,15 @@ func ReadLock(path string) (*Lock, error) {
 	if l.Code == nil {
 		l.Code = map[string]string{}
 	}
+	l.index()
+	return &l, nil
+}
+
+func (l *Lock) index() {
 	l.byID = make(map[string]*Record, len(l.Tasks))
 	for i := range l.Tasks {
 		l.byID[l.Tasks[i].ID] = &l.Tasks[i]
 	}
-	return &l, nil
 }
 
 // Record returns the record of a task ID.

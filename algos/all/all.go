@@ -5,6 +5,8 @@ package all
 import (
 	_ "thv/algos/chebyshev"
 	_ "thv/algos/hvscalar"
+	_ "thv/algos/paretots"
+	_ "thv/algos/paretoucb"
 	_ "thv/algos/randomk"
 	_ "thv/algos/scalarucb"
 	_ "thv/algos/thvucb"

@@ -158,7 +158,7 @@ func runOnce(cmd *cobra.Command, f runFlags) error {
 		return fmt.Errorf("k = %d: slate size must be between 1 and n = %d", set.K, inst.N())
 	}
 	var params map[string]float64
-	if a, ok := cfg.Algorithms[spec.Name]; ok {
+	if a, ok := cfg.Algorithm(spec.Name); ok {
 		params = a.Params
 	}
 	ref := make([]float64, inst.D())
