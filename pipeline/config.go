@@ -46,7 +46,7 @@ type Config struct {
 	Metrics    struct {
 		HVWindow int `mapstructure:"hv_window"`
 	} `mapstructure:"metrics"`
-	Algorithms []AlgoConfig          `mapstructure:"algorithms"`
+	Algorithms []AlgoConfig `mapstructure:"algorithms"`
 	Statistics struct {
 		Confidence float64 `mapstructure:"confidence"`
 		Resamples  int     `mapstructure:"bootstrap_resamples"`

@@ -46,10 +46,10 @@ func TestTieBreaks(t *testing.T) {
 		k    int
 		want []int
 	}{
-		{"ParetoUCB+", 2, []int{0, 5}},       // Σ: arm 5 = 1.1, then the sum-1 tie → lowest index 0
-		{"ParetoUCB-Div", 2, []int{0, 5}},    // first: largest Σ (5); farthest in ℓ∞ from (0.55,0.55): arms 0 and 4 at 0.55 (tie → larger Σ equal → index 0)
-		{"ParetoUCB-Div", 3, []int{0, 4, 5}}, // then farthest from {5, 0}: arm 4 (0.45 from 5, 1 from 0)
-		{"ParetoUCB-Crowd", 2, []int{0, 4}},  // boundary arms have infinite crowding distance
+		{"ParetoUCB+", 2, []int{0, 5}},             // Σ: arm 5 = 1.1, then the sum-1 tie → lowest index 0
+		{"ParetoUCB-Div", 2, []int{0, 5}},          // first: largest Σ (5); farthest in ℓ∞ from (0.55,0.55): arms 0 and 4 at 0.55 (tie → larger Σ equal → index 0)
+		{"ParetoUCB-Div", 3, []int{0, 4, 5}},       // then farthest from {5, 0}: arm 4 (0.45 from 5, 1 from 0)
+		{"ParetoUCB-Crowd", 2, []int{0, 4}},        // boundary arms have infinite crowding distance
 		{"ParetoUCB+", 6, []int{0, 1, 2, 3, 4, 5}}, // layer 1 (5 arms) fits; arm 2 leads layer 2
 	} {
 		if got := sel(state(t, c.algo, front, c.k), c.k); !slices.Equal(got, c.want) {
