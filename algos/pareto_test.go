@@ -115,3 +115,42 @@ func TestPickLargestSum(t *testing.T) {
 		t.Fatalf("got %v, want [1 0]", out)
 	}
 }
+
+// TestTopBySumMatchesSelect: the early-stopping TopBySum chooses exactly
+// what Select followed by PickLargestSum chooses, on sets with ties,
+// duplicates and ulp-level dominance, across successive calls (which reuse
+// the previous order).
+func TestTopBySumMatchesSelect(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	var a, b Layers
+	for trial := 0; trial < 3000; trial++ {
+		n, d := 1+rng.IntN(30), 2+rng.IntN(4)
+		if trial%100 == 0 {
+			a, b = Layers{}, Layers{}
+		}
+		pts := make([][]float64, n)
+		for i := range pts {
+			pts[i] = make([]float64, d)
+			for j := range pts[i] {
+				pts[i][j] = float64(rng.IntN(5)) / 4
+			}
+		}
+		if n > 2 {
+			copy(pts[2], pts[0])
+			pts[2][0] = math.Nextafter(pts[0][0], 2)
+		}
+		k := 1 + rng.IntN(n)
+		full, over := a.Select(pts, k)
+		want := append([]int(nil), full...)
+		rest := make([]int, k-len(full))
+		PickLargestSum(pts, append([]int(nil), over...), rest)
+		want = append(want, rest...)
+		got := make([]int, k)
+		b.TopBySum(pts, got)
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d k=%d %v: TopBySum %v, Select+PickLargestSum %v", trial, k, pts, got, want)
+		}
+	}
+}

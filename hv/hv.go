@@ -8,26 +8,30 @@
 // union of its boxes. Points that are not strictly above r in every
 // coordinate dominate nothing. A nil reference point means the origin.
 //
-// The algorithm depends on the dimension d and the number of points n:
+// Volume is exact for every dimension d and every number of points n; the
+// method depends on both:
 //
 //   - d = 1: the largest coordinate;
-//   - d = 2: a sweep over the points sorted by the first coordinate, O(n log n);
-//   - d = 3: a sweep over the third coordinate that keeps the 2-D front in a
-//     64-ary bit tree over the ranks of the first coordinate, O(n log n);
-//   - d ≥ 4: the WFG recursion (While, Bradstreet and Barone, 2012): the
-//     volume is the sum over the points, sorted by the last coordinate, of
-//     their exclusive contributions to the points before them, each one a
-//     (d−1)-dimensional computation on a limited set, down to the 3-D sweep.
-//     The coordinate orders of every limited set are the global ones, so
-//     nothing is sorted below the top level; for d = 4 this is O(n²), the
-//     complexity of HV4D;
-//   - n ≤ 6 (any d ≥ 3): inclusion–exclusion over the 2^n − 1 subsets, each
-//     corner computed from the corner of the subset without its lowest point.
+//   - d = 2: a sweep over the points by decreasing first coordinate,
+//     O(n log n);
+//   - d ≥ 3 and n ≤ 6: inclusion–exclusion over the 2^n − 1 subsets, each
+//     corner computed from the corner of the subset without its lowest
+//     point (the hot path of bandit slates);
+//   - d = 3: a sweep by decreasing third coordinate that keeps the 2-D front
+//     of the points seen so far as a staircase in a 64-ary bit tree over the
+//     ranks of the first coordinate, O(n log n);
+//   - d ≥ 4: the WFG algorithm (While, Bradstreet and Barone, 2012): the
+//     volume is a sum over the points, by decreasing last coordinate, of the
+//     (d−1)-dimensional volume each adds to the points before it, computed
+//     as its box minus the volume of those points limited by it, recursively
+//     down to the 3-D sweep. The coordinate orders of every limited set are
+//     the global ones, so nothing is sorted below the top level; for d = 4
+//     this is O(n²), like HV4D.
 //
-// Coordinates are expected to be finite; points with a NaN coordinate are
-// treated as dominating nothing. The package-level functions draw scratch
-// space from a pool and do not allocate in steady state; a Calculator holds
-// its own scratch space for callers that want to keep it.
+// Coordinates are expected to be finite; a point with a NaN coordinate
+// dominates nothing. Inputs are never modified. The package-level functions
+// take their scratch space from a pool and do not allocate in steady state;
+// a Calculator holds its own.
 package hv
 
 import (

@@ -200,6 +200,21 @@ func TestVolumeHSO(t *testing.T) {
 			}
 		})
 	}
+	// Cylinders: a concave front in the first d−1 coordinates and a random
+	// last one, so that the kept sets of WFG hold every earlier point and
+	// the 3-D sweeps below get more than 64 points.
+	for _, tc := range []struct{ d, n int }{{4, 200}, {5, 80}} {
+		t.Run(fmt.Sprintf("cylinder/d=%d/n=%d", tc.d, tc.n), func(t *testing.T) {
+			pts := concave(tc.n, tc.d-1, 5)
+			for i := range pts {
+				pts[i] = append(pts[i], r.Float64())
+			}
+			want := hsoVolume(pts, nil)
+			if got := Volume(pts, nil); !close(got, want, 1e-12) {
+				t.Fatalf("Volume = %.17g, HSO %.17g", got, want)
+			}
+		})
+	}
 }
 
 // TestVolumeMonteCarlo compares large sets with the fraction of uniform
@@ -932,6 +947,41 @@ func TestBestSubsetSearch(t *testing.T) {
 		want, wv := bruteBest(pts, k)
 		if !close(v, wv, 1e-12) {
 			t.Fatalf("it %d (d=%d n=%d k=%d): %v %.17g, brute force %v %.17g", it, d, n, k, idx, v, want, wv)
+		}
+	}
+}
+
+// TestConcurrent calls the package-level functions, which share pooled
+// scratch space, from several goroutines (run with -race).
+func TestConcurrent(t *testing.T) {
+	sets := make([][][]float64, 8)
+	want := make([]float64, len(sets))
+	wantC := make([]float64, len(sets))
+	for i := range sets {
+		sets[i] = concave(5+40*i, 2+i%4, uint64(i))
+		want[i] = Volume(sets[i], nil)
+		wantC[i] = Contribution(sets[i][0], sets[i][1:], nil)
+	}
+	done := make(chan error)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for it := 0; it < 20; it++ {
+				i := (g + it) % len(sets)
+				if v := Volume(sets[i], nil); v != want[i] {
+					done <- fmt.Errorf("set %d: Volume %.17g, want %.17g", i, v, want[i])
+					return
+				}
+				if v := Contribution(sets[i][0], sets[i][1:], nil); v != wantC[i] {
+					done <- fmt.Errorf("set %d: Contribution %.17g, want %.17g", i, v, wantC[i])
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
 		}
 	}
 }

@@ -22,8 +22,12 @@ func (c *Calculator) wfg(k, n int) float64 {
 	rk := c.rank[k-2]
 	s := l.s[:0]
 	var vol float64
+	last := -1 // the kept point that dominated the last dominated point
 	for i := 0; i < n; i++ {
 		t := l.x[k*i : k*i+k]
+		if last >= 0 && weaklyDominates(l.x[k*last:k*last+km], t[:km]) {
+			continue
+		}
 		m := 0
 		dominated := false
 		if km == 4 {
@@ -32,7 +36,7 @@ func (c *Calculator) wfg(k, n int) float64 {
 				q := l.x[k*int(qi) : k*int(qi)+4]
 				q0, q1, q2, q3 := q[0], q[1], q[2], q[3]
 				if b2i(q0 >= t0)&b2i(q1 >= t1)&b2i(q2 >= t2)&b2i(q3 >= t3) != 0 {
-					dominated = true
+					dominated, last = true, int(qi)
 					break
 				}
 				l.rm[qi] = b2i(q0 <= t0)&b2i(q1 <= t1)&b2i(q2 <= t2)&b2i(q3 <= t3) != 0
@@ -53,7 +57,7 @@ func (c *Calculator) wfg(k, n int) float64 {
 					o[j] = min(x, y)
 				}
 				if ge {
-					dominated = true
+					dominated, last = true, int(qi)
 					break
 				}
 				l.rm[qi] = le
@@ -106,11 +110,12 @@ func (c *Calculator) wfg(k, n int) float64 {
 	return vol
 }
 
-// wfg4 measures the n points of frame 4. Besides the kept set in order of z
-// it keeps the same points in order of x, whose positions rank the limited
-// set by x for the 3-D sweep: with at most 64 points the sweep then works on
-// one word. The next kept set is built while scanning, and thrown away if t
-// turns out to be dominated.
+// wfg4 measures the n points of frame 4. Most points of a limited set are
+// dominated, so it first looks for a dominating kept point, trying the last
+// one found before the others. Besides the kept set in order of z it keeps
+// the same points in order of x, whose positions rank the limited set by x
+// for the 3-D sweep: with at most 64 points the sweep then works on one
+// word.
 func (c *Calculator) wfg4(n int) float64 {
 	l, sub := &c.lv[4], &c.lv[3]
 	zr, xr := c.rank[2], c.rank[0]
@@ -120,8 +125,6 @@ func (c *Calculator) wfg4(n int) float64 {
 	for i := 0; i < n; i++ {
 		t := l.x[4*i : 4*i+4]
 		tx, ty, tz := t[0], t[1], t[2]
-		// Most points are dominated: find that first, trying the last
-		// dominator before the others.
 		if last >= 0 {
 			q := l.x[4*last : 4*last+3]
 			if b2i(q[0] >= tx)&b2i(q[1] >= ty)&b2i(q[2] >= tz) != 0 {

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"container/heap"
 	"errors"
 	"fmt"
 	"runtime"
@@ -109,7 +110,11 @@ func (r *Runner) Run(opt Options) (*Report, error) {
 				ready = append(ready, t)
 			}
 		}
-		opt.Progress.setTotal(len(r.Plan.Tasks))
+		total := 0.0
+		for _, t := range r.Plan.Tasks {
+			total += t.Cost
+		}
+		opt.Progress.setTotal(len(r.Plan.Tasks), total)
 	}
 	register()
 
@@ -126,7 +131,7 @@ func (r *Runner) Run(opt Options) (*Report, error) {
 	}
 	defer close(todo)
 
-	var queue []job
+	var queue jobQueue // longest tasks first: a short tail when the pool drains
 	running := 0
 	finish := func(t *Task, st Status) {
 		res := r.state[t]
@@ -181,13 +186,13 @@ func (r *Runner) Run(opt Options) (*Report, error) {
 				finish(t, Stale)
 				continue
 			}
-			queue = append(queue, job{task: t, parts: parts, key: res.Key})
+			heap.Push(&queue, job{task: t, parts: parts, key: res.Key})
 		}
 		for len(queue) > 0 && running < jobs {
 			j := queue[0]
 			select {
 			case todo <- j:
-				queue = queue[1:]
+				heap.Pop(&queue)
 				running++
 				opt.Progress.taskStarted(j.task)
 			case d := <-results:
@@ -479,4 +484,23 @@ func (r *Runner) NewLock(profile string) (*Lock, error) {
 	}
 	l.index()
 	return l, nil
+}
+
+// jobQueue orders jobs by decreasing estimated cost, then plan order.
+type jobQueue []job
+
+func (q jobQueue) Len() int { return len(q) }
+func (q jobQueue) Less(a, b int) bool {
+	if q[a].task.Cost != q[b].task.Cost {
+		return q[a].task.Cost > q[b].task.Cost
+	}
+	return q[a].task.order < q[b].task.order
+}
+func (q jobQueue) Swap(a, b int) { q[a], q[b] = q[b], q[a] }
+func (q *jobQueue) Push(x any)   { *q = append(*q, x.(job)) }
+func (q *jobQueue) Pop() any {
+	old := *q
+	j := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return j
 }

@@ -25,6 +25,11 @@ type Task struct {
 	// Labels for display and filtering.
 	Setting, Geometry, Algo string
 
+	// Cost estimates the work of the task, in arbitrary units: the
+	// scheduler starts expensive tasks first and the progress bar's ETA
+	// weighs remaining tasks by it. It does not enter the key.
+	Cost float64
+
 	order int // creation order: the deterministic iteration order
 }
 
@@ -114,6 +119,7 @@ func (p *Plan) run(s Setting, g string, a AlgoConfig, eta float64, seed uint64) 
 			MinPulls: p.Config.MinPulls, Reference: p.Config.Reference, Window: p.Config.Metrics.HVWindow,
 		},
 		Sources: fam,
+		Cost:    float64(s.T) * float64(s.N) * float64(s.D) * relativeCost(a.Name),
 		Deps: []Dep{
 			{Name: "instance", From: inst, Output: "instance"},
 			{Name: "benchmark", From: bench, Output: "benchmark"},
@@ -173,6 +179,21 @@ func (p *Plan) fillCollect(c *Task, s Setting, g string, a AlgoConfig, eta float
 	}
 	c.Expand = nil
 	return nil
+}
+
+// algoCost is the relative cost of one round of each algorithm (measured
+// with go test -bench PaperRun ./algos/all/); unknown names cost 1.
+var algoCost = map[string]float64{
+	"THV-UCB": 8, "ParetoUCB": 4, "ParetoUCB+": 2, "ParetoUCB-Div": 7, "ParetoUCB-Crowd": 4,
+	"ParetoTS": 2, "ParetoTS+": 2, "ChebyshevUCB": 1, "ChebyshevUCB+": 1,
+	"HVScalarUCB": 0.5, "HVScalarUCB+": 1, "ScalarUCB": 0.3, "ScalarUCB-RandW": 0.3, "RandomK": 0.2,
+}
+
+func relativeCost(algo string) float64 {
+	if c, ok := algoCost[algo]; ok {
+		return c
+	}
+	return 1
 }
 
 func fmtEta(e float64) string { return strconv.FormatFloat(e, 'g', -1, 64) }

@@ -28,6 +28,9 @@ type Progress struct {
 	failed   int
 	running  int
 	busy     time.Duration // summed execution time of executed tasks
+	busyCost float64       // their summed cost estimates
+	cost     float64       // the cost estimates of all tasks
+	costDone float64       // … of the tasks decided so far
 	jobs     int
 	start    time.Time
 	last     time.Time
@@ -40,12 +43,12 @@ func NewProgress(w io.Writer, live bool, jobs int) *Progress {
 	return &Progress{w: w, live: live, jobs: max(1, jobs), start: now, last: now}
 }
 
-func (p *Progress) setTotal(n int) {
+func (p *Progress) setTotal(n int, cost float64) {
 	if p == nil {
 		return
 	}
 	p.mu.Lock()
-	p.total = n
+	p.total, p.cost = n, cost
 	p.mu.Unlock()
 }
 
@@ -65,11 +68,13 @@ func (p *Progress) taskDone(r *Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done++
+	p.costDone += r.Task.Cost
 	switch r.Status {
 	case Executed:
 		p.executed++
 		p.running--
 		p.busy += r.Elapsed
+		p.busyCost += r.Task.Cost
 	case Cached:
 		p.cached++
 	case Failed:
@@ -96,11 +101,12 @@ func (p *Progress) taskDone(r *Result) {
 func (p *Progress) line() string {
 	elapsed := time.Since(p.start).Round(time.Second)
 	eta := "?"
-	if p.executed > 0 {
-		// Tasks still to decide are assumed to run like the executed ones.
-		left := p.total - p.done
-		per := p.busy / time.Duration(p.executed)
-		eta = (per * time.Duration(left) / time.Duration(p.jobs)).Round(time.Second).String()
+	if p.busyCost > 0 {
+		// Tasks still to decide are assumed to run, at the measured time
+		// per unit of estimated cost.
+		left := max(0, p.cost-p.costDone)
+		secs := p.busy.Seconds() / p.busyCost * left / float64(p.jobs)
+		eta = (time.Duration(secs * float64(time.Second))).Round(time.Second).String()
 	} else if p.done == p.total {
 		eta = "0s"
 	}

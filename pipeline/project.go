@@ -71,6 +71,7 @@ func (p *Project) Repro(opt Options) (*Report, error) {
 	if err != nil || opt.DryRun {
 		return rep, err
 	}
+	p.writeRunLog(rep)
 	lock, err := r.NewLock(p.Config.Profile)
 	if err != nil {
 		return rep, err
@@ -165,4 +166,22 @@ func (p *Project) countGarbage(keep map[artifacts.Digest]bool, keepKeys map[arti
 		err = walk("index", ".json", func(s string) bool { k, err := artifacts.ParseKey(s); return err == nil && keepKeys[k] }, &st.Entries)
 	}
 	return st, err
+}
+
+// writeRunLog records each task's status and execution time in
+// <store>/log/repro-<profile>.tsv: timings live here, outside anything
+// hashed. A failure to write it is only a warning.
+func (p *Project) writeRunLog(rep *Report) {
+	var b strings.Builder
+	b.WriteString("task\tkind\tstatus\tseconds\n")
+	for _, r := range rep.Results {
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%.4f\n", r.Task.ID, r.Task.Kind, r.Status, r.Elapsed.Seconds())
+	}
+	dir := filepath.Join(p.Store.Root(), "log")
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		err = writeFileAtomic(filepath.Join(dir, "repro-"+p.Config.Profile+".tsv"), []byte(b.String()))
+		if err != nil {
+			warnf("writing the run log: %v", err)
+		}
+	}
 }

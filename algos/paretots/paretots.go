@@ -61,12 +61,12 @@ func (p *Policy) Select(t int, slate []int) {
 			p.theta[i][j] = v + sd*p.rng.NormFloat64()
 		}
 	}
+	if p.plus { // the Σ θ tie-break lets peeling stop early
+		p.layers.TopBySum(p.theta, slate)
+		return
+	}
 	full, overflow := p.layers.Select(p.theta, len(slate))
 	n := copy(slate, full)
 	p.cand = append(p.cand[:0], overflow...)
-	if p.plus {
-		algos.PickLargestSum(p.theta, p.cand, slate[n:])
-	} else {
-		algos.PickUniform(p.cand, slate[n:], p.rng)
-	}
+	algos.PickUniform(p.cand, slate[n:], p.rng)
 }

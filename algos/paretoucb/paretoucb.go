@@ -86,6 +86,10 @@ func (p *Policy) Select(t int, slate []int) {
 			p.upper[i][j] = v + b
 		}
 	}
+	if p.tb == sumUCB { // the Σ U tie-break lets peeling stop early
+		p.layers.TopBySum(p.upper, slate)
+		return
+	}
 	full, overflow := p.layers.Select(p.upper, len(slate))
 	n := copy(slate, full)
 	p.pick.choose(p.tb, p.upper, slate[:n], overflow, slate[n:], p.rng)
