@@ -287,11 +287,11 @@ func (r *Runner) blockedBy(t *Task) string {
 
 func (r *Runner) expand(t *Task) error {
 	res := r.state[t.Trigger]
-	d, ok := res.Outputs["selection"]
+	d, ok := res.Outputs[t.TriggerOutput]
 	if !ok {
-		return fmt.Errorf("%s: trigger %s has no selection output", t.ID, t.Trigger.ID)
+		return fmt.Errorf("%s: trigger %s has no output %q", t.ID, t.Trigger.ID, t.TriggerOutput)
 	}
-	b, err := r.getInput(t.Trigger, "selection", d)
+	b, err := r.getInput(t.Trigger, t.TriggerOutput, d)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"fmt"
+
+	"thv/algos"
 	"sort"
 	"strconv"
 
@@ -17,10 +19,13 @@ type Task struct {
 	Sources []string // code units it runs (fingerprinted)
 	Deps    []Dep
 
-	// A task with Expand waits for Trigger, then Expand adds its remaining
-	// dependencies (collect tasks learn η* from their select task this way).
-	Trigger *Task
-	Expand  func(p *Plan, selection []byte) error
+	// A task with Expand waits for Trigger, then Expand receives the
+	// trigger's output TriggerOutput and adds the remaining dependencies
+	// (collect tasks learn η* from their select task this way, figure tasks
+	// which algorithms to draw from the statistics).
+	Trigger       *Task
+	TriggerOutput string
+	Expand        func(p *Plan, trigger []byte) error
 
 	// Labels for display and filtering.
 	Setting, Geometry, Algo string
@@ -65,15 +70,37 @@ func (p *Plan) Task(id string) (*Task, bool) { t, ok := p.byID[id]; return t, ok
 // when η* is known; a final run already run in the grid is the same task.
 func NewPlan(cfg *Config) (*Plan, error) {
 	p := &Plan{Config: cfg, byID: map[string]*Task{}}
+	tables := &Task{ID: "tables", Kind: "tables"}
+	var tp stages.TablesParams
 	for _, s := range cfg.SortedSettings() {
+		sum := &Task{ID: "summarize/" + s.Name, Kind: "summarize", Setting: s.Name}
 		for _, g := range cfg.Geometries {
 			for _, a := range cfg.SortedAlgorithms() {
-				if err := p.addAlgorithm(s, g, a); err != nil {
+				c, err := p.addAlgorithm(s, g, a)
+				if err != nil {
 					return nil, err
 				}
+				sum.Deps = append(sum.Deps, Dep{Name: stages.CellInputName(g, a.Name), From: c, Output: "final"})
 			}
 		}
+		sum.Params = stages.SummarizeParams{
+			Geometries: cfg.Geometries, Algorithms: algoNames(cfg), Confidence: cfg.Statistics.Confidence,
+			Resamples: cfg.Statistics.Resamples, Seed: cfg.Statistics.Seed,
+		}
+		p.add(sum)
+		p.addFigure(s, sum)
+		tables.Deps = append(tables.Deps,
+			Dep{Name: "cells/" + s.Name, From: sum, Output: "cells"},
+			Dep{Name: "tests/" + s.Name, From: sum, Output: "tests"})
+		tp.Settings = append(tp.Settings, stages.SettingInfo{Name: s.Name, D: s.D, N: s.N, K: s.K, T: s.T, Sigma: s.Sigma, Seeds: len(cfg.Seeds)})
 	}
+	tp.Geometries, tp.Confidence = cfg.Geometries, cfg.Statistics.Confidence
+	for _, a := range cfg.SortedAlgorithms() {
+		spec, _ := algos.Lookup(a.Name)
+		tp.Algorithms = append(tp.Algorithms, stages.AlgoInfo{Name: spec.Name, Family: spec.Family, Fidelity: string(spec.Fidelity), Cite: spec.Cite, UsesEta: spec.UsesEta})
+	}
+	tables.Params = tp
+	p.add(tables)
 	return p, nil
 }
 
@@ -128,15 +155,24 @@ func (p *Plan) run(s Setting, g string, a AlgoConfig, eta float64, seed uint64) 
 	}), nil
 }
 
-func (p *Plan) addAlgorithm(s Setting, g string, a AlgoConfig) error {
+func algoNames(cfg *Config) []string {
+	var names []string
+	for _, a := range cfg.SortedAlgorithms() {
+		names = append(names, a.Name)
+	}
+	return names
+}
+
+// addAlgorithm adds the grid runs, the η* selection and the collect task of
+// one algorithm on one (setting, geometry), and returns the collect task.
+func (p *Plan) addAlgorithm(s Setting, g string, a AlgoConfig) (*Task, error) {
 	collectID := fmt.Sprintf("collect/%s/%s/%s", s.Name, g, a.Name)
 	if len(a.Eta) == 0 { // no η: the final runs are known now
 		c := &Task{ID: collectID, Kind: "collect", Setting: s.Name, Geometry: g, Algo: a.Name}
 		if err := p.fillCollect(c, s, g, a, 0); err != nil {
-			return err
+			return nil, err
 		}
-		p.add(c)
-		return nil
+		return p.add(c), nil
 	}
 	sel := &Task{
 		ID:      fmt.Sprintf("select/%s/%s/%s", s.Name, g, a.Name),
@@ -148,13 +184,13 @@ func (p *Plan) addAlgorithm(s Setting, g string, a AlgoConfig) error {
 		for _, seed := range p.Config.GridSeeds {
 			r, err := p.run(s, g, a, eta, seed)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			sel.Deps = append(sel.Deps, Dep{Name: stages.RunInputName(eta, seed), From: r, Output: "summary"})
 		}
 	}
 	p.add(sel)
-	c := &Task{ID: collectID, Kind: "collect", Trigger: sel, Setting: s.Name, Geometry: g, Algo: a.Name}
+	c := &Task{ID: collectID, Kind: "collect", Trigger: sel, TriggerOutput: "selection", Setting: s.Name, Geometry: g, Algo: a.Name}
 	c.Expand = func(p *Plan, selection []byte) error {
 		eta, err := stages.SelectedEta(selection)
 		if err != nil {
@@ -162,8 +198,7 @@ func (p *Plan) addAlgorithm(s Setting, g string, a AlgoConfig) error {
 		}
 		return p.fillCollect(c, s, g, a, eta)
 	}
-	p.add(c)
-	return nil
+	return p.add(c), nil
 }
 
 // fillCollect sets the parameters and run dependencies of a collect task.
@@ -199,7 +234,7 @@ func relativeCost(algo string) float64 {
 func fmtEta(e float64) string { return strconv.FormatFloat(e, 'g', -1, 64) }
 
 // KindOrder is the order of stage kinds along the DAG.
-var KindOrder = []string{"instance", "benchmark", "run", "select", "collect"}
+var KindOrder = []string{"instance", "benchmark", "run", "select", "collect", "summarize", "figures", "tables"}
 
 // CountByKind returns how many tasks of each kind the plan has now.
 func (p *Plan) CountByKind() map[string]int {

@@ -16,13 +16,20 @@ import (
 func newShowCommand() *cobra.Command {
 	var pf projectFlags
 	cmd := &cobra.Command{
-		Use:   "show",
-		Short: "Print the per-setting summary: mean ± 95% CI per algorithm and geometry",
-		Long: `Print, for every setting, the mean and 95% confidence half-width (Student t,
-over seeds) of HV_last100 and of the regrets of every algorithm's final runs
-at η*, per geometry. Needs a completed thv repro with the same protocol.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Use:   "show [summary | runs FILTER]",
+		Short: "Print results from the store: the per-setting summary, or run summaries",
+		Long: `thv show (or thv show summary) prints, for every setting, the mean and 95%
+confidence half-width (Student t, over seeds) of HV_last100 and of the
+α-regret of every algorithm's final runs at η*, per geometry.
+
+thv show runs FILTER prints one TSV line per up-to-date run task whose ID
+contains FILTER (e.g. d3/concave/THV-UCB/eta=0.01), with all its metrics.
+
+Both read what thv repro computed with the same protocol.`,
+		Example: `  thv show
+  thv show runs d2/clusters/THV-UCB/eta=0.01/`,
+		Args: cobra.RangeArgs(0, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			proj, err := pf.open()
 			if err != nil {
 				return err
@@ -31,7 +38,17 @@ at η*, per geometry. Needs a completed thv repro with the same protocol.`,
 			if err != nil {
 				return err
 			}
-			return printSummary(cmd.OutOrStdout(), proj, rep)
+			what := "summary"
+			if len(args) > 0 {
+				what = args[0]
+			}
+			switch {
+			case what == "summary" && len(args) <= 1:
+				return printSummary(cmd.OutOrStdout(), proj, rep)
+			case what == "runs" && len(args) == 2:
+				return printRuns(cmd.OutOrStdout(), proj, rep, args[1])
+			}
+			return fmt.Errorf("thv show %s: want \"summary\" or \"runs FILTER\"", strings.Join(args, " "))
 		},
 	}
 	pf.register(cmd)
@@ -97,6 +114,36 @@ func printSummary(w io.Writer, proj *pipeline.Project, rep *pipeline.Report) err
 	}
 	if missing > 0 {
 		fmt.Fprintf(w, "\n%d cells not run yet: run thv repro with the same protocol\n", missing)
+	}
+	return nil
+}
+
+func printRuns(w io.Writer, proj *pipeline.Project, rep *pipeline.Report, filter string) error {
+	fmt.Fprintf(w, "task\t%s\n", strings.Join(stages.SummaryColumns, "\t"))
+	n := 0
+	for _, r := range rep.Results {
+		if r.Task.Kind != "run" || !strings.Contains(r.Task.ID, filter) || r.Status != pipeline.Cached {
+			continue
+		}
+		d, err := artifacts.ParseDigest(r.Outputs["summary"])
+		if err != nil {
+			return err
+		}
+		b, err := proj.Store.Get(d)
+		if err != nil {
+			return err
+		}
+		rows, err := stages.DecodeFinal(b)
+		if err != nil {
+			return err
+		}
+		for _, x := range rows {
+			fmt.Fprintf(w, "%s\t%.6f\t%.6f\t%.6f\t%.6f\t%.4f\t%.4f\t%.4f\n", r.Task.ID, x.HVLast, x.VStar, x.HVGreedy, x.VAlpha, x.RegretAlpha, x.RegretPos, x.RegretExact)
+		}
+		n++
+	}
+	if n == 0 {
+		return fmt.Errorf("no up-to-date run matches %q (run thv repro first; IDs look like run/d3/concave/THV-UCB/eta=0.01/seed=0)", filter)
 	}
 	return nil
 }
