@@ -3,9 +3,9 @@ package pipeline
 import (
 	"fmt"
 
-	"thv/algos"
 	"sort"
 	"strconv"
+	"thv/algos"
 
 	"thv/stages"
 )

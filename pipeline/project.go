@@ -80,6 +80,9 @@ func (p *Project) Repro(opt Options) (*Report, error) {
 		return rep, fmt.Errorf("writing %s: %w", p.LockPath, err)
 	}
 	p.Lock = lock
+	if _, err := p.ExportResults(rep); err != nil {
+		return rep, fmt.Errorf("exporting results: %w", err)
+	}
 	return rep, nil
 }
 

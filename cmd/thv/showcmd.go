@@ -16,11 +16,15 @@ import (
 func newShowCommand() *cobra.Command {
 	var pf projectFlags
 	cmd := &cobra.Command{
-		Use:   "show [summary | runs FILTER]",
+		Use:   "show [summary | eta | tests | runs FILTER]",
 		Short: "Print results from the store: the per-setting summary, or run summaries",
 		Long: `thv show (or thv show summary) prints, for every setting, the mean and 95%
 confidence half-width (Student t, over seeds) of HV_last100 and of the
 α-regret of every algorithm's final runs at η*, per geometry.
+
+thv show eta prints η* per algorithm, setting and geometry; thv show tests
+THV-UCB against the best baseline of each (setting, geometry), paired by seed:
+Δ, bootstrap CI, Cohen's d, one-sided Wilcoxon p and wins.
 
 thv show runs FILTER prints one TSV line per up-to-date run task whose ID
 contains FILTER (e.g. d3/concave/THV-UCB/eta=0.01), with all its metrics.
@@ -47,8 +51,12 @@ Both read what thv repro computed with the same protocol.`,
 				return printSummary(cmd.OutOrStdout(), proj, rep)
 			case what == "runs" && len(args) == 2:
 				return printRuns(cmd.OutOrStdout(), proj, rep, args[1])
+			case what == "eta" && len(args) == 1:
+				return printEta(cmd.OutOrStdout(), proj, rep)
+			case what == "tests" && len(args) == 1:
+				return printTests(cmd.OutOrStdout(), proj, rep)
 			}
-			return fmt.Errorf("thv show %s: want \"summary\" or \"runs FILTER\"", strings.Join(args, " "))
+			return fmt.Errorf("thv show %s: want summary, eta, tests or runs FILTER", strings.Join(args, " "))
 		},
 	}
 	pf.register(cmd)
@@ -114,6 +122,78 @@ func printSummary(w io.Writer, proj *pipeline.Project, rep *pipeline.Report) err
 	}
 	if missing > 0 {
 		fmt.Fprintf(w, "\n%d cells not run yet: run thv repro with the same protocol\n", missing)
+	}
+	return nil
+}
+
+// readOutput reads output name of task id from a status report.
+func readOutput(proj *pipeline.Project, rep *pipeline.Report, id, name string) ([]byte, error) {
+	outs, ok := rep.Outputs(id)
+	if !ok {
+		return nil, fmt.Errorf("%s is not up to date: run thv repro with the same protocol first", id)
+	}
+	d, err := artifacts.ParseDigest(outs[name])
+	if err != nil {
+		return nil, err
+	}
+	return proj.Store.Get(d)
+}
+
+func printEta(w io.Writer, proj *pipeline.Project, rep *pipeline.Report) error {
+	cfg := proj.Config
+	fmt.Fprintf(w, "%-16s", "η*")
+	for _, s := range cfg.SortedSettings() {
+		for _, g := range cfg.Geometries {
+			fmt.Fprintf(w, " %8s", fmt.Sprintf("%s/%.4s", s.Name, g))
+		}
+	}
+	fmt.Fprintln(w)
+	cells := map[string][]stages.Cell{}
+	for _, s := range cfg.SortedSettings() {
+		b, err := readOutput(proj, rep, "summarize/"+s.Name, "cells")
+		if err != nil {
+			return err
+		}
+		if cells[s.Name], err = stages.DecodeCells(b); err != nil {
+			return err
+		}
+	}
+	for _, a := range cfg.SortedAlgorithms() {
+		if len(a.Eta) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%-16s", a.Name)
+		for _, s := range cfg.SortedSettings() {
+			for _, g := range cfg.Geometries {
+				v := "n/a"
+				for _, c := range cells[s.Name] {
+					if c.Geometry == g && c.Algo == a.Name {
+						v = fmt.Sprintf("%g", c.EtaStar)
+					}
+				}
+				fmt.Fprintf(w, " %8s", v)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+func printTests(w io.Writer, proj *pipeline.Project, rep *pipeline.Report) error {
+	fmt.Fprintf(w, "%-14s %-16s %9s %23s %8s %10s %5s  %s\n", "setting", "baseline", "Δ", "bootstrap CI", "Cohen d", "Wilcoxon p", "wins", "test")
+	for _, s := range proj.Config.SortedSettings() {
+		b, err := readOutput(proj, rep, "summarize/"+s.Name, "tests")
+		if err != nil {
+			return err
+		}
+		rows, err := stages.DecodeTests(b)
+		if err != nil {
+			return err
+		}
+		for _, t := range rows {
+			fmt.Fprintf(w, "%-14s %-16s %9.4f [%9.4f, %9.4f] %8.2f %10.4g %2d/%-2d  %s\n",
+				s.Name+"/"+t.Geometry, t.Baseline, t.Delta, t.CILow, t.CIHigh, t.Cohens, t.P, t.Wins, t.N, t.Method)
+		}
 	}
 	return nil
 }
