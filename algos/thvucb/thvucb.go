@@ -8,7 +8,6 @@ import (
 	"math"
 
 	"thv/algos"
-	"thv/hv"
 )
 
 func init() {
@@ -37,9 +36,12 @@ type Policy struct {
 	upper, lower [][]float64 // u_i(t) and L_i(t)
 	pruned       []int8      // per round: 0 unknown, 1 kept, 2 pruned
 	lastDom      []int       // the arm that last proved i dominated: checked first
-	calc         hv.Calculator
-	chosen       [][]float64
 	h            lazyHeap
+	// Inclusion–exclusion terms of the slate S chosen so far: for every
+	// non-empty T ⊆ S, min_{s∈T} u_s (flattened, d each) and (−1)^{|T|+1}.
+	// The gain of u_i is box(u_i) − Σ_T sign_T · box(min(u_i, m_T)).
+	terms []float64
+	signs []float64
 }
 
 // New returns a THV-UCB policy.
@@ -124,15 +126,15 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 	}
 	slack := 1e-12 * scale
 	heap.Init(h)
-	p.chosen = p.chosen[:0]
+	p.terms, p.signs = p.terms[:0], p.signs[:0]
 	k := len(slate)
-	for len(p.chosen) < k {
+	for chosen := 0; chosen < k; {
 		if h.Len() == 0 {
 			return false
 		}
 		top := &h.items[0]
 		if !top.fresh {
-			top.key = p.calc.Contribution(p.upper[top.arm], p.chosen, ref)
+			top.key = p.Gain(p.upper[top.arm])
 			top.fresh = true
 			heap.Fix(h, 0)
 			continue
@@ -141,9 +143,10 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 		if prune && p.dominated(arm) {
 			continue
 		}
-		slate[len(p.chosen)] = arm
+		slate[chosen] = arm
+		chosen++
 		us := p.upper[arm]
-		p.chosen = append(p.chosen, us)
+		p.addTerm(us)
 		// Every remaining gain is now a bound: tighten it with the gain
 		// against the new arm alone, and inflate it by a slack so that a
 		// rounding error never lets it hide below a fresh gain it may tie.
@@ -160,6 +163,44 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 		heap.Init(h)
 	}
 	return true
+}
+
+// addTerm extends the inclusion–exclusion terms with a newly chosen arm.
+func (p *Policy) addTerm(u []float64) {
+	d := len(u)
+	n := len(p.signs)
+	for t := 0; t < n; t++ {
+		m := p.terms[t*d : (t+1)*d]
+		for j := range u {
+			p.terms = append(p.terms, min(m[j], u[j]))
+		}
+		p.signs = append(p.signs, -p.signs[t])
+	}
+	p.terms = append(p.terms, u...)
+	p.signs = append(p.signs, 1)
+}
+
+// Gain returns the optimistic marginal gain HV(S ∪ {u}) − HV(S) of the
+// current greedy step, by inclusion–exclusion over the terms of S (at most
+// 2^(k−1) − 1 of them, 31 for k = 6).
+func (p *Policy) Gain(u []float64) float64 {
+	ref := p.prob.Ref
+	g := box(u, ref)
+	d := len(u)
+	for t, sign := range p.signs {
+		m := p.terms[t*d : (t+1)*d]
+		v := 1.0
+		for j := range u {
+			c := min(u[j], m[j]) - ref[j]
+			if !(c > 0) {
+				v = 0
+				break
+			}
+			v *= c
+		}
+		g -= sign * v
+	}
+	return g
 }
 
 // boxMin is the volume of box(min(a, b)) above ref.

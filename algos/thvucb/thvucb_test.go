@@ -22,8 +22,11 @@ func newPolicy(t *testing.T, n, d, k, T int, eta float64) *Policy {
 }
 
 // reference implements Algorithm 1's selection literally: build A_t in full,
-// fall back to [n] if |A_t| < k, then plain greedy (hv.Greedy) on the UCB
-// vectors of A_t.
+// fall back to [n] if |A_t| < k, then plain greedy on the UCB vectors of A_t:
+// every candidate's gain evaluated at every step, the largest taken, lowest
+// index on ties. Gains use the policy's own Gain, whose agreement with
+// hv.Contribution is tested separately (TestGainMatchesHV), so that exact
+// ties compare equal in both.
 func reference(p *Policy, k int) []int {
 	n := len(p.upper)
 	var cand []int
@@ -45,15 +48,51 @@ func reference(p *Policy, k int) []int {
 			cand = append(cand, i)
 		}
 	}
-	pts := make([][]float64, len(cand))
-	for a, i := range cand {
-		pts[a] = p.upper[i]
-	}
+	p.terms, p.signs = p.terms[:0], p.signs[:0]
+	used := map[int]bool{}
 	var out []int
-	for _, a := range hv.Greedy(pts, k, nil) {
-		out = append(out, cand[a])
+	for len(out) < k {
+		best, bestGain := -1, math.Inf(-1)
+		for _, i := range cand {
+			if used[i] {
+				continue
+			}
+			if g := p.Gain(p.upper[i]); g > bestGain {
+				best, bestGain = i, g
+			}
+		}
+		used[best] = true
+		out = append(out, best)
+		p.addTerm(p.upper[best])
 	}
 	return out
+}
+
+// TestGainMatchesHV: the inclusion–exclusion gain equals hv.Contribution.
+func TestGainMatchesHV(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for trial := 0; trial < 2000; trial++ {
+		d, k := 2+rng.IntN(4), 1+rng.IntN(6)
+		p := newPolicy(t, k+1, d, k, 100, 0.1)
+		p.terms, p.signs = p.terms[:0], p.signs[:0]
+		var set [][]float64
+		for s := 0; s < k; s++ {
+			u := make([]float64, d)
+			for j := range u {
+				u[j] = rng.Float64()
+			}
+			x := make([]float64, d)
+			for j := range x {
+				x[j] = rng.Float64()
+			}
+			want := hv.Contribution(x, set, nil)
+			if got := p.Gain(x); math.Abs(got-want) > 1e-12 {
+				t.Fatalf("trial %d: Gain %v, hv.Contribution %v (|S| = %d, d = %d)", trial, got, want, len(set), d)
+			}
+			set = append(set, u)
+			p.addTerm(u)
+		}
+	}
 }
 
 // TestSelectMatchesAlgorithm1 compares the lazy, lazily-pruned selection with
