@@ -1,217 +1,306 @@
 package algos
 
 import (
+	"cmp"
 	"math"
+	"math/bits"
+	"math/rand/v2"
 	"slices"
-	"sort"
 )
 
 // Dominates reports whether a Pareto-dominates b under maximisation:
-// a ≥ b in every coordinate and a ≠ b.
+// a ≥ b in every coordinate and a ≠ b. The vectors must have equal length.
 func Dominates(a, b []float64) bool {
+	b = b[:len(a)]
 	strict := false
-	for j := range a {
-		if a[j] < b[j] {
+	for j, x := range a {
+		if x < b[j] {
 			return false
 		}
-		if a[j] > b[j] {
+		if x > b[j] {
 			strict = true
 		}
 	}
 	return strict
 }
 
-// Layers peels Pareto layers (non-dominated sorting under maximisation) of
-// a set of vectors, only as far as a slate needs. It keeps scratch space
-// between calls; it is not safe for concurrent use.
+// Layers peels Pareto layers (non-dominated sorting under maximisation) of a
+// set of vectors, only as far as a slate of k arms needs: layer 1 is the set
+// of vectors no other vector dominates, layer 2 the same among the rest, and
+// so on. Exact duplicates dominate neither each other and share a layer.
+// Coordinates must not be NaN.
+//
+// Arms are visited by decreasing coordinate sum (ties by index): a
+// dominator's exact sum is larger than its victim's, and rounding keeps
+// that order up to ties, which are checked both ways; so a visited arm can
+// only be dominated by arms visited before it. Each layer is then one pass
+// keeping an archive of the layer's members found so far; no full O(n²)
+// non-dominated sort is done when only the first layer or two are needed.
+// What keeps the pass cheap when it runs every round on vectors that change
+// little:
+//   - the visiting order of the previous call is repaired by insertion sort,
+//     close to linear time when few sums moved past each other;
+//   - each arm remembers the arm that last dominated it, tried first, so a
+//     dominated arm usually costs one test;
+//   - once the archive is large, a 64-bit signature per vector packs its
+//     coordinates quantised monotonically (up to d = 8), and one subtraction
+//     tests, for all coordinates at once, the necessary condition that every
+//     level of m is ≥ that of i (SWAR); only pairs that pass get the exact
+//     test, and the archive's signatures are scanned as a contiguous array;
+//   - TopBySum, which serves the Σ tie-breaks, visits arms lazily from a
+//     binary heap and stops as soon as the answer is known.
+//
+// Hints, signatures and the kept order only order and filter work: results
+// never depend on them. The zero value is ready to use; Reserve
+// preallocates. A Layers is not safe for concurrent use, and the slices it
+// returns are overwritten by its next call.
 type Layers struct {
-	order []int     // arms by decreasing coordinate sum
-	sum   []float64 // coordinate sums
-	taken []bool
-	layer []int
-	// Successive calls see similar points: the member that dominated an
-	// arm last time is tried first, which settles most dominated arms with
-	// one comparison. stamp[m] == pass marks m as a member of the layer
-	// being built.
-	lastDom []int
-	stamp   []int
-	pass    int
-	// sig packs each point's coordinates quantised to 7 bits (d ≤ 8): m can
-	// dominate i only if every byte of sig[m] is ≥ that of sig[i], which one
-	// subtraction tests for all coordinates at once (SWAR). The test is a
-	// necessary condition, so it only skips comparisons that would fail.
-	sig  []uint64
-	high uint64 // the guard bit of every used byte; 0 disables the filter
+	taken []bool // in a layer already returned whole by the current call
+	hint  []int  // hint[i]: an arm that dominated i when last seen, or −1
+	sum   []float64
+	order []int // arms by (sum desc, index asc), kept between Peel calls
+
+	sig     []uint64   // quantised coordinates, one field per coordinate
+	lo, hi  [8]float64 // coordinate ranges of the current points
+	high    uint64     // the guard bit of every field; 0: filter off
+	sigDone bool       // signatures computed for the current call
+
+	layer    []int    // the layer being built, in visiting order
+	layerSig []uint64 // layerSig[a] = sig[layer[a]] once sigDone
+	stamp    []uint32 // stamp[i] == pass: i is in the layer being built
+	pass     uint32
+	asc      []int // the overflowing layer, ascending
+	full     []int
+	starts   []int // starts[r]: offset in full of full layer r
+
+	heap []int // TopBySum: arms not yet visited, a max-heap on (sum, −index)
+	seq  []int // TopBySum: arms visited so far, in visiting order
 }
 
-// mayDominate reports whether m can dominate i according to their signatures.
-func (l *Layers) mayDominate(m, i int) bool {
-	return l.high == 0 || ((l.sig[m]|l.high)-l.sig[i])&l.high == l.high
-}
+// sigThreshold is the archive size from which signatures pay for their
+// O(n·d) cost.
+const sigThreshold = 16
 
-// Select peels layers of points until k arms are collected. It returns the
-// arms of the whole layers that fit (full), and the members of the first
-// layer that does not fit whole (overflow, ascending index; empty when the
-// full layers give exactly k arms). The caller picks k − len(full) arms of
-// overflow by its tie-break rule. The returned slices are reused by the next
-// call.
-func (l *Layers) Select(points [][]float64, k int) (full, overflow []int) {
-	l.prepare(points)
-	full = full[:0]
-	for len(full) < k {
-		layer := l.peel(points, -1)
-		if len(layer) == 0 {
-			break
-		}
-		slices.Sort(layer)
-		if len(full)+len(layer) > k {
-			return full, layer
-		}
-		for _, i := range layer {
-			l.taken[i] = true
-		}
-		full = append(full, layer...)
+// Reserve preallocates scratch space for n arms, so that later calls with
+// at most n arms do not allocate.
+func (l *Layers) Reserve(n int) {
+	if cap(l.taken) >= n {
+		return
 	}
-	return full, nil
+	l.taken = make([]bool, 0, n)
+	l.hint = make([]int, 0, n)
+	l.sum = make([]float64, 0, n)
+	l.order = make([]int, 0, n)
+	l.sig = make([]uint64, 0, n)
+	l.layer = make([]int, 0, n)
+	l.layerSig = make([]uint64, n)
+	l.stamp = make([]uint32, 0, n)
+	l.asc = make([]int, 0, n)
+	l.full = make([]int, 0, n)
+	l.starts = make([]int, 0, n)
+	l.heap = make([]int, 0, n)
+	l.seq = make([]int, 0, n)
 }
 
-// TopBySum fills slate with what Select followed by PickLargestSum on the
-// overflowing layer would choose, but stops peeling as soon as the answer is
-// known: in decreasing-sum order, once k members of the current layer are
-// found, no later point can be chosen or dominate them.
-func (l *Layers) TopBySum(points [][]float64, slate []int) {
-	l.prepare(points)
-	n := 0
-	for n < len(slate) {
-		layer := l.peel(points, len(slate)-n)
-		if len(layer) == 0 {
-			return
-		}
-		if n+len(layer) >= len(slate) {
-			copy(slate[n:], layer) // layer is in (sum desc, index asc) order
-			return
-		}
-		for _, i := range layer {
-			l.taken[i] = true
-		}
-		n += copy(slate[n:], layer)
-	}
-}
-
-// prepare computes the coordinate sums and orders the arms by (sum desc,
-// index asc). Successive calls see nearly the same order, so the previous
-// order is insertion-sorted: close to linear time.
+// prepare sizes the scratch space for points, resets the per-call state
+// and computes the sums.
 func (l *Layers) prepare(points [][]float64) {
 	n := len(points)
-	if len(l.lastDom) != n {
-		l.lastDom = make([]int, n)
-		l.stamp = make([]int, n)
-		l.sum = make([]float64, n)
-		l.taken = make([]bool, n)
-		l.order = make([]int, n)
-		for i := range l.lastDom {
-			l.lastDom[i] = -1
+	if len(l.hint) != n {
+		l.Reserve(n)
+		l.taken = l.taken[:n]
+		l.sum = l.sum[:n]
+		l.sig = l.sig[:n]
+		l.stamp = l.stamp[:n]
+		l.hint = l.hint[:n]
+		l.order = l.order[:n]
+		for i := range n {
+			l.hint[i] = -1
 			l.order[i] = i
 		}
 	}
+	clear(l.taken)
+	l.sigDone = false
+	l.high = 0
+	// Sums and, for the signatures, the range of every coordinate, in one
+	// pass.
+	d := 0
+	if n > 0 {
+		d = len(points[0])
+	}
+	if n == 0 || d > 8 {
+		CoordSums(points, l.sum)
+		return
+	}
+	copy(l.lo[:], points[0])
+	l.hi = l.lo
 	for i, p := range points {
+		p = p[:d]
 		s := 0.0
-		for _, v := range p {
-			s += v
+		for j, x := range p {
+			s += x
+			if x < l.lo[j] {
+				l.lo[j] = x
+			}
+			if x > l.hi[j] {
+				l.hi[j] = x
+			}
 		}
 		l.sum[i] = s
-		l.taken[i] = false
-	}
-	l.signatures(points)
-	// A dominator has a strictly larger exact sum, and rounded sums are
-	// monotone, so dominators come first or tie; equal sums are fixed in peel.
-	before := func(x, y int) bool {
-		if l.sum[x] != l.sum[y] {
-			return l.sum[x] > l.sum[y]
-		}
-		return x < y
-	}
-	for a := 1; a < n; a++ {
-		x := l.order[a]
-		b := a
-		for b > 0 && before(x, l.order[b-1]) {
-			l.order[b] = l.order[b-1]
-			b--
-		}
-		l.order[b] = x
 	}
 }
 
-// signatures quantises every coordinate to 0..127 over its range among the
-// points, monotonically (a < b ⇒ q(a) ≤ q(b)), and packs a point's levels
-// into one word.
+// above is the visiting order: larger sum first, then lower index.
+func (l *Layers) above(x, y int) bool {
+	sx, sy := l.sum[x], l.sum[y]
+	return sx > sy || sx == sy && x < y
+}
+
+// sortOrder repairs the previous visiting order by insertion sort, and
+// falls back to a full sort when too many arms moved.
+func (l *Layers) sortOrder() {
+	order := l.order
+	budget := 16 * len(order)
+	for a := 1; a < len(order); a++ {
+		x := order[a]
+		b := a
+		for b > 0 && l.above(x, order[b-1]) {
+			order[b] = order[b-1]
+			b--
+		}
+		order[b] = x
+		if budget -= a - b; budget < 0 {
+			sum := l.sum
+			slices.SortFunc(order, func(x, y int) int {
+				if c := cmp.Compare(sum[y], sum[x]); c != 0 {
+					return c
+				}
+				return x - y
+			})
+			return
+		}
+	}
+}
+
+// signatures quantises coordinate j of every point to a level in
+// [0, 2^(w−1)) over the range of the points (from prepare), monotonically
+// (x ≤ y ⇒ level(x) ≤ level(y)), and packs a point's levels into fields of
+// w = 64/d bits whose top bit is a guard. It leaves the filter off
+// (high = 0) when d > 8 or a coordinate is not finite.
 func (l *Layers) signatures(points [][]float64) {
-	n := len(points)
+	l.sigDone = true
 	l.high = 0
-	if n == 0 || len(points[0]) > 8 {
+	if len(points) == 0 {
 		return
 	}
 	d := len(points[0])
-	if len(l.sig) != n {
-		l.sig = make([]uint64, n)
+	if d == 0 || d > 8 {
+		return
 	}
-	for i := range l.sig {
-		l.sig[i] = 0
+	var scale [8]float64
+	lo, hi := &l.lo, &l.hi // computed by prepare
+	w := min(32, 64/d)
+	top := float64(uint64(1)<<(w-1) - 1)
+	var high uint64
+	for j := range d {
+		span := hi[j] - lo[j]
+		if span != span || span > math.MaxFloat64 { // NaN or infinite
+			return
+		}
+		if span > 0 { // else one level for the whole coordinate
+			scale[j] = top / span
+			if scale[j] > math.MaxFloat64 {
+				return
+			}
+		}
+		high |= uint64(1) << (w*j + w - 1)
 	}
-	for j := 0; j < d; j++ {
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, p := range points {
-			lo, hi = min(lo, p[j]), max(hi, p[j])
+	for i, p := range points {
+		p = p[:d]
+		var sg uint64
+		for j, x := range p {
+			q := (x - lo[j]) * scale[j] // in [0, top] up to rounding: x ≥ lo
+			if q > top {
+				q = top
+			}
+			sg |= uint64(int64(q)) << (w * j)
 		}
-		scale := 0.0
-		if hi > lo {
-			scale = 127 / (hi - lo)
-		}
-		if math.IsNaN(scale) || math.IsInf(scale, 0) {
-			return // leave the filter off for pathological ranges
-		}
-		for i, p := range points {
-			q := uint64(min(127, max(0, (p[j]-lo)*scale)))
-			l.sig[i] |= q << (8 * j)
-		}
-		l.high |= 0x80 << (8 * j)
+		l.sig[i] = sg
 	}
+	l.high = high
 }
 
-// peel returns the maximal (non-dominated) arms among those not taken, in
-// (sum desc, index asc) order. With enough ≥ 0 it may stop once it has
-// enough members and the next arm's sum is strictly smaller than the
-// enough-th member's: the first enough members are then final.
-func (l *Layers) peel(points [][]float64, enough int) []int {
+// dominates is the exact test behind the signature filter: every field of
+// sig[m]|high minus the field of sig[i] keeps its guard bit exactly when
+// the level of m is ≥ that of i.
+func (l *Layers) dominates(points [][]float64, m, i int) bool {
+	if h := l.high; h != 0 && ((l.sig[m]|h)-l.sig[i])&h != h {
+		return false
+	}
+	return Dominates(points[m], points[i])
+}
+
+// hinted reports whether the arm that last dominated i still does; any arm
+// outside the earlier layers that dominates i keeps i out of this one.
+func (l *Layers) hinted(points [][]float64, i int) bool {
+	h := l.hint[i]
+	return h >= 0 && h < len(points) && h != i && !l.taken[h] && l.dominates(points, h, i)
+}
+
+// maximal returns the non-dominated arms among those not taken, visiting
+// them in l.order, and stamps them with the current pass.
+func (l *Layers) maximal(points [][]float64) []int {
 	layer := l.layer[:0]
 	l.pass++
+	if l.pass == 0 { // wrapped: old stamps could collide
+		clear(l.stamp)
+		l.pass = 1
+	}
+	sum := l.sum
 	for _, i := range l.order {
-		if l.taken[i] {
+		if l.taken[i] || l.hinted(points, i) {
 			continue
 		}
-		if enough > 0 && len(layer) >= enough && l.sum[i] < l.sum[layer[enough-1]] {
-			break
+		if !l.sigDone && len(layer) >= sigThreshold {
+			l.signatures(points)
+			for a, m := range layer {
+				l.layerSig[a] = l.sig[m]
+			}
 		}
-		if m := l.lastDom[i]; m >= 0 && l.stamp[m] == l.pass && Dominates(points[m], points[i]) {
-			continue
-		}
+		p := points[i]
 		dominated := false
-		for _, m := range layer {
-			if l.mayDominate(m, i) && Dominates(points[m], points[i]) {
-				dominated = true
-				l.lastDom[i] = m
-				break
+		if h := l.high; h != 0 {
+			si := l.sig[i]
+			for a, sm := range l.layerSig[:len(layer)] {
+				if ((sm|h)-si)&h == h && Dominates(points[layer[a]], p) {
+					l.hint[i] = layer[a]
+					dominated = true
+					break
+				}
+			}
+		} else {
+			for _, m := range layer {
+				if Dominates(points[m], p) {
+					l.hint[i] = m
+					dominated = true
+					break
+				}
 			}
 		}
 		if dominated {
 			continue
 		}
-		// An earlier member with the same rounded sum may be dominated by i.
-		for a := len(layer) - 1; a >= 0 && l.sum[layer[a]] == l.sum[i]; a-- {
-			if l.mayDominate(i, layer[a]) && Dominates(points[i], points[layer[a]]) {
-				l.stamp[layer[a]] = 0
+		// Members with the same rounded sum may be dominated by i.
+		for a := len(layer) - 1; a >= 0 && sum[layer[a]] == sum[i]; a-- {
+			if m := layer[a]; l.dominates(points, i, m) {
+				l.hint[m] = i
+				l.stamp[m] = 0
 				layer = slices.Delete(layer, a, a+1)
+				copy(l.layerSig[a:], l.layerSig[a+1:len(layer)+1])
 			}
+		}
+		if l.sigDone {
+			l.layerSig[len(layer)] = l.sig[i]
 		}
 		layer = append(layer, i)
 		l.stamp[i] = l.pass
@@ -220,52 +309,683 @@ func (l *Layers) peel(points [][]float64, enough int) []int {
 	return layer
 }
 
-// EmpiricalFrontSize returns the number of vectors not dominated by another
-// (exact duplicates are each counted: neither dominates the other).
-func EmpiricalFrontSize(points [][]float64, scratch *Layers) int {
-	full, overflow := scratch.Select(points, 1)
-	return len(full) + len(overflow)
+// appendAscending appends the members of the layer just built to dst in
+// ascending index order: by sorting when the layer is small, else by a scan
+// of the stamps.
+func (l *Layers) appendAscending(dst []int) []int {
+	if m := len(l.layer); m*m < 4*len(l.stamp) {
+		start := len(dst)
+		dst = append(dst, l.layer...)
+		slices.Sort(dst[start:])
+		return dst
+	}
+	for i, s := range l.stamp {
+		if s == l.pass {
+			dst = append(dst, i)
+		}
+	}
+	return dst
 }
 
-// CrowdingDistance computes NSGA-II crowding distances of members (indices
-// into points) into out (len(members)): per objective, members sorted by that
-// objective (ties by index), boundary members get +Inf and interior ones add
-// (next − prev)/(max − min); objectives where max = min are skipped.
-func CrowdingDistance(points [][]float64, members []int, out []float64) {
-	m := len(members)
-	for a := range out[:m] {
-		out[a] = 0
+// Peel peels the Pareto layers of points until at least k arms are
+// collected. It returns full, the arms of the whole layers that fit in k
+// (layer after layer, each in ascending arm index), and overflow, the
+// members of the first layer that does not fit whole (ascending arm index;
+// nil when whole layers give exactly k arms or when there are at most k
+// arms, all then in full). The caller completes its slate with
+// k − len(full) arms of overflow by its own tie-break rule; it may reorder
+// overflow in place.
+func (l *Layers) Peel(points [][]float64, k int) (full, overflow []int) {
+	n := len(points)
+	l.prepare(points)
+	l.sortOrder()
+	l.full = l.full[:0]
+	l.starts = l.starts[:0]
+	for len(l.full) < k && len(l.full) < n {
+		layer := l.maximal(points)
+		if len(layer) == 0 {
+			break // impossible: a finite set has maximal elements
+		}
+		if len(l.full)+len(layer) > k {
+			l.asc = l.appendAscending(l.asc[:0])
+			return l.full, l.asc
+		}
+		l.starts = append(l.starts, len(l.full))
+		for _, i := range layer {
+			l.taken[i] = true
+		}
+		l.full = l.appendAscending(l.full)
 	}
+	return l.full, nil
+}
+
+// FullLayers returns the number of whole layers the last Peel returned.
+func (l *Layers) FullLayers() int { return len(l.starts) }
+
+// FullLayer returns whole layer r (0-based) of the last Peel, a subslice of
+// its full result.
+func (l *Layers) FullLayer(r int) []int {
+	end := len(l.full)
+	if r+1 < len(l.starts) {
+		end = l.starts[r+1]
+	}
+	return l.full[l.starts[r]:end]
+}
+
+// FrontSize returns the number of points that no other point dominates
+// (exact duplicates each count), the size of the first layer.
+func (l *Layers) FrontSize(points [][]float64) int {
+	l.prepare(points)
+	l.sortOrder()
+	return len(l.maximal(points))
+}
+
+// TopBySum fills slate with what Peel followed by PickLargest on the
+// coordinate sums (CoordSums) of the overflowing layer chooses: the whole
+// layers that fit, then the members of the overflowing layer of largest
+// Σ_j points[i][j], the lowest index first on ties. It gets there without
+// peeling whole layers: arms are visited by decreasing sum (ties by index),
+// and a dominator's exact sum is larger than its victim's (rounding keeps
+// the order up to ties, which are checked both ways), so a visited arm that
+// no earlier one dominates is in the layer, and once enough members are
+// found no arm of smaller sum can displace them. The slate is in visiting
+// order: layer by layer, by decreasing sum. len(slate) must not exceed
+// len(points). After it, FullLayers and FullLayer are not meaningful.
+func (l *Layers) TopBySum(points [][]float64, slate []int) {
+	n := len(points)
+	l.prepare(points)
+	l.heap = l.heap[:n]
+	for i := range l.heap {
+		l.heap[i] = i
+	}
+	for a := n/2 - 1; a >= 0; a-- {
+		l.siftDown(a)
+	}
+	l.seq = l.seq[:0]
+	got := 0
+	for got < len(slate) {
+		layer := l.maximalBySum(points, len(slate)-got)
+		if len(layer) == 0 {
+			return // only when len(slate) > len(points)
+		}
+		if got+len(layer) >= len(slate) {
+			copy(slate[got:], layer)
+			return
+		}
+		for _, i := range layer {
+			l.taken[i] = true
+		}
+		got += copy(slate[got:], layer)
+	}
+}
+
+// maximalBySum returns, in visiting order, the non-dominated arms among
+// those not taken, stopping once it holds at least enough members and the
+// next arm's sum is strictly below the enough-th member's: the first enough
+// members are then final.
+func (l *Layers) maximalBySum(points [][]float64, enough int) []int {
+	layer := l.layer[:0]
+	sum := l.sum
+	for v := 0; ; v++ {
+		if v == len(l.seq) {
+			if len(l.heap) == 0 {
+				break
+			}
+			l.seq = append(l.seq, l.pop())
+		}
+		i := l.seq[v]
+		if l.taken[i] {
+			continue
+		}
+		if len(layer) >= enough && sum[i] < sum[layer[enough-1]] {
+			break
+		}
+		if l.hinted(points, i) {
+			continue
+		}
+		p := points[i]
+		dominated := false
+		for _, m := range layer {
+			if Dominates(points[m], p) {
+				l.hint[i] = m
+				dominated = true
+				break
+			}
+		}
+		if dominated {
+			continue
+		}
+		// Members with the same rounded sum may be dominated by i.
+		for a := len(layer) - 1; a >= 0 && sum[layer[a]] == sum[i]; a-- {
+			if m := layer[a]; Dominates(p, points[m]) {
+				l.hint[m] = i
+				layer = slices.Delete(layer, a, a+1)
+			}
+		}
+		layer = append(layer, i)
+	}
+	l.layer = layer
+	return layer
+}
+
+func (l *Layers) siftDown(a int) {
+	h := l.heap
+	x := h[a]
+	for {
+		c := 2*a + 1
+		if c >= len(h) {
+			break
+		}
+		if c+1 < len(h) && l.above(h[c+1], h[c]) {
+			c++
+		}
+		if !l.above(h[c], x) {
+			break
+		}
+		h[a] = h[c]
+		a = c
+	}
+	h[a] = x
+}
+
+func (l *Layers) pop() int {
+	top := l.heap[0]
+	last := len(l.heap) - 1
+	l.heap[0] = l.heap[last]
+	l.heap = l.heap[:last]
+	if last > 0 {
+		l.siftDown(0)
+	}
+	return top
+}
+
+// EmpiricalFrontSize returns the number of arms whose empirical mean vector
+// is not dominated by another arm's; arms with exactly equal means dominate
+// neither each other and are each counted. It allocates its scratch space:
+// a policy calling it every round should keep a FrontTracker.
+func EmpiricalFrontSize(means [][]float64) int {
+	var f FrontTracker
+	return f.Size(means)
+}
+
+// FrontTracker maintains the number of non-dominated vectors of a set that
+// changes a few vectors at a time, as the empirical means of a bandit do
+// (only the arms played in a round move). It keeps a copy of the vectors it
+// last saw and finds the changed ones itself, so it stays right whatever
+// the caller changed. The zero value is ready to use; it is not safe for
+// concurrent use.
+//
+// An update costs O(n·d) to find the changed set C plus, with F the front:
+// one test per dominated arm whose recorded dominator moved (usually still
+// a dominator), |C| tests per unchanged front arm, and |F| + |C| tests per
+// changed arm. The last bound holds because when any vector dominates x,
+// some non-dominated vector does (the set is finite), and the new front
+// lies within (F \ C) ∪ C once the unchanged dominated arms are settled.
+// Tests go through a signature filter as in Layers, whose quantisation is
+// kept between calls (any fixed monotone quantisation is valid), so only
+// the changed vectors are re-quantised, unless one leaves the range.
+type FrontTracker struct {
+	prev    []float64 // the vectors of the last call, flat
+	n, d    int
+	nd      []bool // nd[i]: i is not dominated
+	wit     []int  // wit[i]: an arm dominating i (when !nd[i])
+	changed []int
+	moved   []bool // moved[i]: i is in changed
+	cand    []int  // the unchanged front arms, then the changed arms
+	count   int
+	q       quantiser
+}
+
+// quantiser packs vectors into signatures (see Layers) over a fixed range.
+type quantiser struct {
+	sig       []uint64
+	lo, hi    [8]float64
+	scale     [8]float64
+	top       float64
+	w         int
+	high      uint64 // 0: filter off
+	ready     bool   // lo, hi, scale and sig are set
+	unusable  bool   // d > 8 or non-finite values: filter off
+	dimension int
+}
+
+// reset recomputes the range and every signature.
+func (q *quantiser) reset(points [][]float64) {
+	q.ready, q.high = true, 0
+	n := len(points)
+	d := q.dimension
+	if n == 0 || d == 0 || d > 8 {
+		return
+	}
+	copy(q.lo[:], points[0])
+	q.hi = q.lo
+	for _, p := range points {
+		for j, x := range p[:d] {
+			q.lo[j] = min(q.lo[j], x)
+			q.hi[j] = max(q.hi[j], x)
+		}
+	}
+	// A margin of a quarter of the range on each side, so that vectors
+	// moving near its ends rarely force a reset.
+	for j := range d {
+		m := (q.hi[j] - q.lo[j]) / 4
+		q.lo[j] -= m
+		q.hi[j] += m
+	}
+	q.w = min(32, 64/d)
+	q.top = float64(uint64(1)<<(q.w-1) - 1)
+	var high uint64
+	for j := range d {
+		span := q.hi[j] - q.lo[j]
+		if span != span || span > math.MaxFloat64 {
+			return // NaN or infinite: filter off
+		}
+		q.scale[j] = 0
+		if span > 0 {
+			if q.scale[j] = q.top / span; q.scale[j] > math.MaxFloat64 {
+				return
+			}
+		}
+		high |= uint64(1) << (q.w*j + q.w - 1)
+	}
+	for i, p := range points {
+		q.sig[i] = q.pack(p)
+	}
+	q.high = high
+}
+
+// inRange reports whether p lies within the quantiser's range.
+func (q *quantiser) inRange(p []float64) bool {
+	for j, x := range p[:q.dimension] {
+		if !(x >= q.lo[j] && x <= q.hi[j]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (q *quantiser) pack(p []float64) uint64 {
+	var sg uint64
+	for j, x := range p[:q.dimension] {
+		v := (x - q.lo[j]) * q.scale[j]
+		v = min(q.top, max(0, v))
+		sg |= uint64(int64(v)) << (q.w * j)
+	}
+	return sg
+}
+
+// mayDominate reports whether the signatures allow m to dominate i.
+func (q *quantiser) mayDominate(m, i int) bool {
+	h := q.high
+	return h == 0 || ((q.sig[m]|h)-q.sig[i])&h == h
+}
+
+// Reserve preallocates for n vectors of d coordinates.
+func (f *FrontTracker) Reserve(n, d int) {
+	if f.n == n && f.d == d && f.nd != nil {
+		return
+	}
+	f.n, f.d = n, d
+	f.prev = make([]float64, n*d)
+	f.nd = make([]bool, n)
+	f.wit = make([]int, n)
+	f.changed = make([]int, 0, n)
+	f.moved = make([]bool, n)
+	f.cand = make([]int, 0, n)
+	for i := range f.nd {
+		f.nd[i] = true // the zero vectors: all equal, none dominated
+	}
+	f.count = n
+	f.q = quantiser{sig: make([]uint64, n), dimension: d}
+}
+
+// dominates is the filtered exact test.
+func (f *FrontTracker) dominates(points [][]float64, m, i int) bool {
+	return f.q.mayDominate(m, i) && Dominates(points[m], points[i])
+}
+
+// Size returns the number of vectors of points that no other vector
+// dominates (exact duplicates each count). Points must not contain NaN.
+func (f *FrontTracker) Size(points [][]float64) int {
+	n := len(points)
+	d := 0
+	if n > 0 {
+		d = len(points[0])
+	}
+	f.Reserve(n, d)
+	f.changed = f.changed[:0]
+	for i, p := range points {
+		old := f.prev[i*d : (i+1)*d : (i+1)*d]
+		if !slices.Equal(old, p) {
+			copy(old, p)
+			f.changed = append(f.changed, i)
+			f.moved[i] = true
+		}
+	}
+	if len(f.changed) == 0 {
+		return f.count
+	}
+	// Signatures: the changed vectors only, unless one leaves the range.
+	rescale := !f.q.ready
+	for _, c := range f.changed {
+		if rescale = rescale || f.q.high != 0 && !f.q.inRange(points[c]); rescale {
+			break
+		}
+	}
+	if rescale {
+		f.q.reset(points)
+	} else if f.q.high != 0 {
+		for _, c := range f.changed {
+			f.q.sig[c] = f.q.pack(points[c])
+		}
+	}
+	// Unchanged arms. A dominated one whose dominator did not move stays
+	// dominated; if the dominator moved, it is checked again (a full scan
+	// only when the old dominator no longer dominates). A front arm was
+	// dominated by nothing, so only a changed arm can dominate it now.
+	f.cand = f.cand[:0]
+	for i := range points {
+		switch {
+		case f.moved[i]:
+		case !f.nd[i]:
+			if w := f.wit[i]; f.moved[w] && !f.dominates(points, w, i) {
+				if f.scan(points, i) {
+					f.cand = append(f.cand, i) // back on the front
+				}
+			}
+		default:
+			for _, c := range f.changed {
+				if f.dominates(points, c, i) {
+					f.nd[i], f.wit[i] = false, c
+					break
+				}
+			}
+			if f.nd[i] {
+				f.cand = append(f.cand, i)
+			}
+		}
+	}
+	// Changed arms: a dominator, if any, can be taken in the new front,
+	// which lies within cand: the unchanged arms found non-dominated above,
+	// and the changed arms.
+	f.cand = append(f.cand, f.changed...)
+	for _, c := range f.changed {
+		f.nd[c] = true
+		for _, m := range f.cand {
+			if m != c && f.dominates(points, m, c) {
+				f.nd[c], f.wit[c] = false, m
+				break
+			}
+		}
+	}
+	f.count = 0
+	for i, c := range f.nd {
+		if c {
+			f.count++
+		}
+		f.moved[i] = false
+	}
+	return f.count
+}
+
+// scan sets the status of arm i by looking for a dominator among all arms,
+// and reports whether i is non-dominated.
+func (f *FrontTracker) scan(points [][]float64, i int) bool {
+	for j := range points {
+		if j != i && f.dominates(points, j, i) {
+			f.nd[i], f.wit[i] = false, j
+			return false
+		}
+	}
+	f.nd[i] = true
+	return true
+}
+
+// Crowding computes NSGA-II crowding distances with reusable scratch space.
+// When it is called repeatedly on similar points (a bandit's UCB vectors),
+// it keeps, per objective, the order of all points between calls, repairs
+// it by insertion sort (close to linear time when little moved) and reads
+// the members off it; for a set much smaller than the points it sorts the
+// members instead. The zero value is ready to use; it is not safe for
+// concurrent use.
+type Crowding struct {
+	items  []crowdItem
+	orders [][]int // orders[j]: all points by (coordinate j, index), kept
+	pos    []int   // pos[i]: position of point i in members, or −1
+}
+
+type crowdItem struct {
+	v   float64 // the member's value on the current objective
+	arm int     // its arm index, the tie-break
+	pos int     // its position in members
+}
+
+// Reserve preallocates scratch space for sets of up to n members of n
+// points with d objectives.
+func (c *Crowding) Reserve(n, d int) {
+	c.items = slices.Grow(c.items[:0], n)
+	c.pos = slices.Grow(c.pos[:0], n)
+	c.prepareOrders(n, d)
+}
+
+// Distance writes into out[a] the crowding distance of members[a] within
+// the set members (distinct indices into points), as in NSGA-II (Deb et al.
+// 2002): for each objective the members are sorted by value (ties by arm
+// index), the first and last get +Inf, and each interior member adds
+// (next − prev)/(max − min), its normalised inter-neighbour gap; an
+// objective on which all members are equal adds nothing to interior members
+// (its boundary members still get +Inf, as in Deb's algorithm). out must
+// have len(members) entries. Values must not be NaN.
+func (c *Crowding) Distance(points [][]float64, members []int, out []float64) {
+	m := len(members)
+	out = out[:m]
+	clear(out)
 	if m == 0 {
 		return
 	}
-	pos := make([]int, m)
-	for j := range points[members[0]] {
-		for a := range pos {
-			pos[a] = a
+	d := len(points[members[0]])
+	items := slices.Grow(c.items[:0], m)[:m]
+	c.items = items
+	n := len(points)
+	// Reading n entries beats sorting m members when m is a good part of
+	// n; the kept orders need every point to have d coordinates (points
+	// outside members may be anything otherwise).
+	useOrders := 4*m >= n
+	for _, p := range points {
+		if !useOrders {
+			break
 		}
-		sort.Slice(pos, func(x, y int) bool {
-			px, py := points[members[pos[x]]][j], points[members[pos[y]]][j]
-			if px != py {
-				return px < py
+		useOrders = len(p) == d
+	}
+	if useOrders {
+		c.prepareOrders(n, d)
+		c.pos = slices.Grow(c.pos[:0], n)[:n]
+		for i := range c.pos {
+			c.pos[i] = -1
+		}
+		for a, i := range members {
+			c.pos[i] = a
+		}
+	}
+	for j := range d {
+		if useOrders {
+			order := c.orders[j]
+			repairOrder(points, order, j)
+			k := 0
+			for _, i := range order {
+				if a := c.pos[i]; a >= 0 {
+					items[k] = crowdItem{v: points[i][j], arm: i, pos: a}
+					k++
+				}
 			}
-			return members[pos[x]] < members[pos[y]]
-		})
-		lo, hi := points[members[pos[0]]][j], points[members[pos[m-1]]][j]
-		out[pos[0]] = math.Inf(1)
-		out[pos[m-1]] = math.Inf(1)
-		if hi == lo {
+		} else {
+			for a, i := range members {
+				items[a] = crowdItem{v: points[i][j], arm: i, pos: a}
+			}
+			sortCrowd(items)
+		}
+		out[items[0].pos] = math.Inf(1)
+		out[items[m-1].pos] = math.Inf(1)
+		span := items[m-1].v - items[0].v
+		if !(span > 0) {
 			continue
 		}
 		for a := 1; a < m-1; a++ {
-			out[pos[a]] += (points[members[pos[a+1]]][j] - points[members[pos[a-1]]][j]) / (hi - lo)
+			out[items[a].pos] += (items[a+1].v - items[a-1].v) / span
 		}
 	}
 }
 
-// PickUniform fills out with a uniformly random subset of cand (a partial
-// Fisher–Yates shuffle of cand, which it reorders).
-func PickUniform(cand, out []int, rng interface{ IntN(int) int }) {
+// prepareOrders sizes the kept orders for n points of d objectives,
+// starting from the identity when the shape changed.
+func (c *Crowding) prepareOrders(n, d int) {
+	if len(c.orders) == d && (d == 0 || len(c.orders[0]) == n) {
+		return
+	}
+	c.orders = make([][]int, d)
+	for j := range c.orders {
+		c.orders[j] = make([]int, n)
+		for i := range c.orders[j] {
+			c.orders[j][i] = i
+		}
+	}
+}
+
+// repairOrder sorts order (a permutation of the points) by (coordinate j,
+// index) ascending: insertion sort from the previous order, or a full sort
+// when too much moved.
+func repairOrder(points [][]float64, order []int, j int) {
+	less := func(x, y int) bool {
+		vx, vy := points[x][j], points[y][j]
+		return vx < vy || vx == vy && x < y
+	}
+	budget := 16 * len(order)
+	for a := 1; a < len(order); a++ {
+		x := order[a]
+		b := a
+		for b > 0 && less(x, order[b-1]) {
+			order[b] = order[b-1]
+			b--
+		}
+		order[b] = x
+		if budget -= a - b; budget < 0 {
+			slices.SortFunc(order, func(x, y int) int {
+				if c := cmp.Compare(points[x][j], points[y][j]); c != 0 {
+					return c
+				}
+				return x - y
+			})
+			return
+		}
+	}
+}
+
+// lessCrowd orders by value, then arm index: a strict total order, since
+// arms are distinct.
+func lessCrowd(x, y *crowdItem) bool {
+	return x.v < y.v || x.v == y.v && x.arm < y.arm
+}
+
+// sortCrowd sorts items by lessCrowd: quicksort with a median-of-three
+// pivot, insertion sort for short ranges and heapsort past a depth limit.
+// Specialised because a generic sort calls its comparison indirectly, which
+// dominated the cost of crowding distances.
+func sortCrowd(items []crowdItem) {
+	depth := 2 * bits.Len(uint(len(items)))
+	for len(items) > 12 {
+		if depth == 0 {
+			heapSortCrowd(items)
+			return
+		}
+		depth--
+		m := len(items) / 2
+		last := len(items) - 1
+		// Median of three to items[0].
+		if lessCrowd(&items[m], &items[0]) {
+			items[m], items[0] = items[0], items[m]
+		}
+		if lessCrowd(&items[last], &items[m]) {
+			items[last], items[m] = items[m], items[last]
+			if lessCrowd(&items[m], &items[0]) {
+				items[m], items[0] = items[0], items[m]
+			}
+		}
+		items[0], items[m] = items[m], items[0]
+		pivot := items[0]
+		a, b := 1, last
+		for {
+			for a <= b && lessCrowd(&items[a], &pivot) {
+				a++
+			}
+			for a <= b && lessCrowd(&pivot, &items[b]) {
+				b--
+			}
+			if a >= b {
+				break
+			}
+			items[a], items[b] = items[b], items[a]
+			a++
+			b--
+		}
+		items[0], items[b] = items[b], items[0]
+		// Recurse into the shorter side, loop on the longer.
+		if b < len(items)-1-b {
+			sortCrowd(items[:b])
+			items = items[b+1:]
+		} else {
+			sortCrowd(items[b+1:])
+			items = items[:b]
+		}
+	}
+	for a := 1; a < len(items); a++ {
+		x := items[a]
+		b := a
+		for b > 0 && lessCrowd(&x, &items[b-1]) {
+			items[b] = items[b-1]
+			b--
+		}
+		items[b] = x
+	}
+}
+
+func heapSortCrowd(items []crowdItem) {
+	sift := func(a, n int) {
+		for {
+			c := 2*a + 1
+			if c >= n {
+				return
+			}
+			if c+1 < n && lessCrowd(&items[c], &items[c+1]) {
+				c++
+			}
+			if !lessCrowd(&items[a], &items[c]) {
+				return
+			}
+			items[a], items[c] = items[c], items[a]
+			a = c
+		}
+	}
+	for a := len(items)/2 - 1; a >= 0; a-- {
+		sift(a, len(items))
+	}
+	for n := len(items) - 1; n > 0; n-- {
+		items[0], items[n] = items[n], items[0]
+		sift(0, n)
+	}
+}
+
+// CrowdingDistance writes into out (len(members)) the NSGA-II crowding
+// distance of each member within the set members of points; see
+// Crowding.Distance, which does the same without allocating.
+func CrowdingDistance(points [][]float64, members []int, out []float64) {
+	var c Crowding
+	c.Distance(points, members, out)
+}
+
+// PickUniform fills out with a uniformly random subset of cand of size
+// len(out), by a partial Fisher–Yates shuffle of cand (which it reorders).
+// It draws len(out) integers from rng.
+func PickUniform(cand, out []int, rng *rand.Rand) {
 	for a := range out {
 		r := a + rng.IntN(len(cand)-a)
 		cand[a], cand[r] = cand[r], cand[a]
@@ -273,25 +993,31 @@ func PickUniform(cand, out []int, rng interface{ IntN(int) int }) {
 	}
 }
 
-// PickLargestSum fills out with the members of cand of largest coordinate
-// sum of points, lowest index first on ties. It reorders cand.
-func PickLargestSum(points [][]float64, cand, out []int) {
-	sumOf := func(i int) float64 {
-		s := 0.0
-		for _, v := range points[i] {
-			s += v
-		}
-		return s
-	}
+// PickLargest fills out with the len(out) members of cand of largest
+// score[i] (score is indexed by arm), in decreasing order, the lowest arm
+// index first among equal scores. It reorders cand.
+func PickLargest(score []float64, cand, out []int) {
 	for a := range out {
 		best := a
-		bs := sumOf(cand[a])
 		for c := a + 1; c < len(cand); c++ {
-			if s := sumOf(cand[c]); s > bs || (s == bs && cand[c] < cand[best]) {
-				best, bs = c, s
+			i, b := cand[c], cand[best]
+			if score[i] > score[b] || score[i] == score[b] && i < b {
+				best = c
 			}
 		}
 		cand[a], cand[best] = cand[best], cand[a]
 		out[a] = cand[a]
+	}
+}
+
+// CoordSums writes the coordinate sum Σ_j v_ij of every vector into out
+// (len(vectors)), summing in coordinate order.
+func CoordSums(vectors [][]float64, out []float64) {
+	for i, v := range vectors {
+		s := 0.0
+		for _, x := range v {
+			s += x
+		}
+		out[i] = s
 	}
 }

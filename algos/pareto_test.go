@@ -1,26 +1,45 @@
 package algos
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 )
 
-// bruteLayers is non-dominated sorting by definition: layer r is the set of
-// points not dominated by any point outside layers < r.
+func TestDominates(t *testing.T) {
+	for _, c := range []struct {
+		a, b []float64
+		want bool
+	}{
+		{[]float64{1, 1}, []float64{0, 0}, true},
+		{[]float64{1, 0}, []float64{0, 0}, true},  // ≥ everywhere, > somewhere
+		{[]float64{1, 1}, []float64{1, 1}, false}, // equal: no
+		{[]float64{1, 0}, []float64{0, 1}, false}, // incomparable
+		{[]float64{0, 0}, []float64{1, 1}, false},
+		{[]float64{0.5, 0.5, 0.5}, []float64{0.5, 0.5, math.Nextafter(0.5, 0)}, true},
+	} {
+		if got := Dominates(c.a, c.b); got != c.want {
+			t.Errorf("Dominates(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// bruteLayers is non-dominated sorting by its definition: layer r holds the
+// points that no point outside layers < r dominates, ascending.
 func bruteLayers(points [][]float64) [][]int {
 	n := len(points)
 	done := make([]bool, n)
 	var layers [][]int
 	for left := n; left > 0; {
 		var layer []int
-		for i := 0; i < n; i++ {
+		for i := range n {
 			if done[i] {
 				continue
 			}
 			dom := false
-			for j := 0; j < n; j++ {
+			for j := range n {
 				if !done[j] && Dominates(points[j], points[i]) {
 					dom = true
 					break
@@ -39,118 +58,527 @@ func bruteLayers(points [][]float64) [][]int {
 	return layers
 }
 
+// randomPoints draws n points in d dimensions on a coarse grid (so that
+// equal coordinates, ties and exact duplicates are frequent), sometimes with
+// ulp-level differences.
+func randomPoints(rng *rand.Rand, n, d int) [][]float64 {
+	pts := make([][]float64, n)
+	levels := 2 + rng.IntN(5)
+	for i := range pts {
+		pts[i] = make([]float64, d)
+		for j := range pts[i] {
+			pts[i][j] = float64(rng.IntN(levels)) / float64(levels)
+		}
+		if i > 0 && rng.IntN(5) == 0 {
+			copy(pts[i], pts[rng.IntN(i)]) // exact duplicate
+		}
+		if i > 0 && rng.IntN(10) == 0 {
+			copy(pts[i], pts[rng.IntN(i)])
+			j := rng.IntN(d)
+			pts[i][j] = math.Nextafter(pts[i][j], float64(rng.IntN(2))) // one ulp up or down
+		}
+	}
+	return pts
+}
+
+// TestLayersMatchBruteForce compares Peel with the brute-force sort on
+// random sets with duplicates and ties, for every k, with one Layers reused
+// across unrelated sets (stale hints) and across slightly moved sets (useful
+// hints, as in successive bandit rounds).
 func TestLayersMatchBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var l Layers
-	for trial := 0; trial < 2000; trial++ {
-		n, d := 1+rng.IntN(25), 2+rng.IntN(4)
-		pts := make([][]float64, n)
-		for i := range pts {
-			pts[i] = make([]float64, d)
-			for j := range pts[i] {
-				pts[i][j] = float64(rng.IntN(4)) / 4 // ties and duplicates
-			}
-			if rng.IntN(5) == 0 && i > 0 {
-				copy(pts[i], pts[rng.IntN(i)])
-			}
-		}
-		// Ulp-level dominance that rounded sums cannot see.
-		if n > 1 && rng.IntN(4) == 0 {
-			copy(pts[1], pts[0])
-			pts[1][0] = math.Nextafter(pts[0][0], 2)
-		}
-		k := 1 + rng.IntN(n)
+	check := func(trial int, pts [][]float64, k int) {
+		t.Helper()
 		want := bruteLayers(pts)
-		var wantFull, wantOver []int
+		var wantLayers [][]int
+		var wantOver []int
+		got := 0
 		for _, layer := range want {
-			if len(wantFull)+len(layer) > k {
+			if got >= k {
+				break
+			}
+			if got+len(layer) > k {
 				wantOver = layer
 				break
 			}
-			wantFull = append(wantFull, layer...)
-			if len(wantFull) == k {
-				break
+			wantLayers = append(wantLayers, layer)
+			got += len(layer)
+		}
+		full, over := l.Peel(pts, k)
+		if !slices.Equal(over, wantOver) {
+			t.Fatalf("trial %d, k = %d, points %v: overflow %v, want %v", trial, k, pts, over, wantOver)
+		}
+		if l.FullLayers() != len(wantLayers) {
+			t.Fatalf("trial %d, k = %d, points %v: %d full layers %v, want %v", trial, k, pts, l.FullLayers(), full, wantLayers)
+		}
+		var flat []int
+		for r, layer := range wantLayers {
+			if !slices.Equal(l.FullLayer(r), layer) {
+				t.Fatalf("trial %d, k = %d, points %v: layer %d = %v, want %v", trial, k, pts, r, l.FullLayer(r), layer)
+			}
+			flat = append(flat, layer...)
+		}
+		if !slices.Equal(full, flat) {
+			t.Fatalf("trial %d: full %v, want %v", trial, full, flat)
+		}
+		if f := l.FrontSize(pts); f != len(want[0]) {
+			t.Fatalf("trial %d: FrontSize %d, want %d", trial, f, len(want[0]))
+		}
+		if f := EmpiricalFrontSize(pts); f != len(want[0]) {
+			t.Fatalf("trial %d: EmpiricalFrontSize %d, want %d", trial, f, len(want[0]))
+		}
+	}
+	for trial := range 3000 {
+		n, d := 1+rng.IntN(30), 1+rng.IntN(5)
+		pts := randomPoints(rng, n, d)
+		check(trial, pts, 1+rng.IntN(n+2))
+		// Successive rounds: move a few points a little and peel again.
+		for range 3 {
+			for range 1 + rng.IntN(3) {
+				p := pts[rng.IntN(n)]
+				p[rng.IntN(d)] += float64(rng.IntN(3)-1) / 8
+			}
+			check(trial, pts, 1+rng.IntN(n))
+		}
+	}
+}
+
+// TestFrontTracker follows random sequences of edits (a few vectors moved,
+// sometimes onto another one, sometimes a whole new set or a new size) and
+// compares the tracked front size with the brute-force one.
+func TestFrontTracker(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var f FrontTracker
+	for trial := range 500 {
+		n, d := 1+rng.IntN(25), 1+rng.IntN(5)
+		pts := randomPoints(rng, n, d)
+		for step := range 20 {
+			switch r := rng.IntN(10); {
+			case r == 0:
+				pts = randomPoints(rng, n, d)
+			case r == 1:
+				copy(pts[rng.IntN(n)], pts[rng.IntN(n)])
+			default:
+				for range 1 + rng.IntN(3) {
+					pts[rng.IntN(n)][rng.IntN(d)] = float64(rng.IntN(5)) / 4
+				}
+			}
+			want := len(bruteLayers(pts)[0])
+			if got := f.Size(pts); got != want {
+				t.Fatalf("trial %d step %d, points %v: tracked front size %d, want %d", trial, step, pts, got, want)
 			}
 		}
-		full, over := l.Select(pts, k)
-		if !slices.Equal(full, wantFull) || !slices.Equal(over, wantOver) {
-			t.Fatalf("trial %d k=%d points %v: got full %v overflow %v, want %v %v", trial, k, pts, full, over, wantFull, wantOver)
+	}
+}
+
+// frontPoints draws n points of which about half lie on the positive unit
+// sphere (mutually non-dominated: large first layers, which switch the
+// signature filter on) and the rest inside it, with exact duplicates and
+// one-ulp neighbours.
+func frontPoints(rng *rand.Rand, n, d int) [][]float64 {
+	pts := make([][]float64, n)
+	for i := range pts {
+		p := make([]float64, d)
+		var s float64
+		for j := range p {
+			p[j] = math.Abs(rng.NormFloat64())
+			s += p[j] * p[j]
+		}
+		scale := 1 / math.Sqrt(s)
+		if rng.IntN(2) == 0 {
+			scale *= rng.Float64()
+		}
+		for j := range p {
+			p[j] *= scale
+		}
+		switch r := rng.IntN(20); {
+		case i > 0 && r == 0:
+			copy(p, pts[rng.IntN(i)])
+		case i > 0 && r == 1:
+			copy(p, pts[rng.IntN(i)])
+			j := rng.IntN(d)
+			p[j] = math.Nextafter(p[j], float64(rng.IntN(2)))
+		}
+		pts[i] = p
+	}
+	return pts
+}
+
+// TestLayersLargeFronts checks Peel against the brute force on sets with
+// large first layers (signature filter on, for d ≤ 8, off for d = 9), over
+// successive calls on moving points as in a bandit run.
+func TestLayersLargeFronts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for trial := range 60 {
+		n, d := 20+rng.IntN(150), 1+rng.IntN(9)
+		pts := frontPoints(rng, n, d)
+		var l Layers
+		for step := range 8 {
+			k := 1 + rng.IntN(n)
+			want := bruteLayers(pts)
+			full, over := l.Peel(pts, k)
+			var wantFull, wantOver []int
+			for _, layer := range want {
+				if len(wantFull) >= k {
+					break
+				}
+				if len(wantFull)+len(layer) > k {
+					wantOver = layer
+					break
+				}
+				wantFull = append(wantFull, layer...)
+			}
+			if !slices.Equal(full, wantFull) || !slices.Equal(over, wantOver) {
+				t.Fatalf("trial %d step %d (n = %d, d = %d, k = %d): full %v overflow %v, want %v %v", trial, step, n, d, k, full, over, wantFull, wantOver)
+			}
+			if f := l.FrontSize(pts); f != len(want[0]) {
+				t.Fatalf("trial %d step %d: FrontSize %d, want %d", trial, step, f, len(want[0]))
+			}
+			for range 1 + rng.IntN(10) { // move some points a little
+				p := pts[rng.IntN(n)]
+				p[rng.IntN(d)] *= 1 + 0.05*rng.NormFloat64()
+			}
 		}
 	}
 }
 
-func TestCrowdingDistanceByHand(t *testing.T) {
-	// Three 2-D points on a line: (0,1), (0.25,0.75), (1,0). Objective 0 range
-	// 1: the middle point gets (1 − 0)/1 = 1; objective 1 likewise 1: total 2.
-	pts := [][]float64{{1, 0}, {0, 1}, {0.25, 0.75}}
-	out := make([]float64, 3)
-	CrowdingDistance(pts, []int{0, 1, 2}, out)
-	if !math.IsInf(out[0], 1) || !math.IsInf(out[1], 1) || out[2] != 2 {
-		t.Fatalf("crowding = %v, want [+Inf +Inf 2]", out)
-	}
-	// Four points: interior gaps differ. x: 0, .1, .5, 1 and y = 1 − x.
-	pts = [][]float64{{0, 1}, {0.1, 0.9}, {0.5, 0.5}, {1, 0}}
-	out = make([]float64, 4)
-	CrowdingDistance(pts, []int{0, 1, 2, 3}, out)
-	// Point 1: x gap (0.5 − 0)/1 = 0.5, y gap (1 − 0.5)/1 = 0.5 → 1.0;
-	// point 2: (1 − 0.1) + (0.9 − 0) = 1.8.
-	if math.Abs(out[1]-1.0) > 1e-15 || math.Abs(out[2]-1.8) > 1e-15 {
-		t.Fatalf("crowding = %v, want [Inf 1 1.8 Inf]", out)
-	}
-	// A constant objective is skipped.
-	pts = [][]float64{{0, 5}, {0.5, 5}, {1, 5}}
-	out = make([]float64, 3)
-	CrowdingDistance(pts, []int{0, 1, 2}, out)
-	if out[1] != 1 {
-		t.Fatalf("crowding with a constant objective = %v", out)
-	}
-}
-
-func TestPickLargestSum(t *testing.T) {
-	pts := [][]float64{{0.5, 0.5}, {0.9, 0.2}, {0.2, 0.8}, {0.6, 0.4}}
-	out := make([]int, 2)
-	PickLargestSum(pts, []int{0, 1, 2, 3}, out)
-	// Sums 1.0, 1.1, 1.0, 1.0: arm 1, then the lowest index of the ties.
-	if !slices.Equal(out, []int{1, 0}) {
-		t.Fatalf("got %v, want [1 0]", out)
-	}
-}
-
-// TestTopBySumMatchesSelect: the early-stopping TopBySum chooses exactly
-// what Select followed by PickLargestSum chooses, on sets with ties,
-// duplicates and ulp-level dominance, across successive calls (which reuse
-// the previous order).
-func TestTopBySumMatchesSelect(t *testing.T) {
+// TestTopBySumMatchesPeel: the early-stopping TopBySum chooses exactly the
+// set Peel followed by PickLargest on the coordinate sums chooses, on sets
+// with sum ties, duplicates and ulp-level dominance.
+func TestTopBySumMatchesPeel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
 	var a, b Layers
-	for trial := 0; trial < 3000; trial++ {
-		n, d := 1+rng.IntN(30), 2+rng.IntN(4)
-		if trial%100 == 0 {
-			a, b = Layers{}, Layers{}
+	for trial := range 4000 {
+		n, d := 1+rng.IntN(40), 1+rng.IntN(5)
+		var pts [][]float64
+		if trial%2 == 0 {
+			pts = randomPoints(rng, n, d)
+		} else {
+			pts = frontPoints(rng, n, d)
 		}
-		pts := make([][]float64, n)
-		for i := range pts {
-			pts[i] = make([]float64, d)
-			for j := range pts[i] {
-				pts[i][j] = float64(rng.IntN(5)) / 4
-			}
-		}
-		if n > 2 {
-			copy(pts[2], pts[0])
-			pts[2][0] = math.Nextafter(pts[0][0], 2)
-		}
+		sums := make([]float64, n)
+		CoordSums(pts, sums)
 		k := 1 + rng.IntN(n)
-		full, over := a.Select(pts, k)
-		want := append([]int(nil), full...)
+		full, over := a.Peel(pts, k)
+		want := slices.Clone(full)
 		rest := make([]int, k-len(full))
-		PickLargestSum(pts, append([]int(nil), over...), rest)
+		PickLargest(sums, slices.Clone(over), rest)
 		want = append(want, rest...)
 		got := make([]int, k)
 		b.TopBySum(pts, got)
 		slices.Sort(want)
 		slices.Sort(got)
 		if !slices.Equal(got, want) {
-			t.Fatalf("trial %d k=%d %v: TopBySum %v, Select+PickLargestSum %v", trial, k, pts, got, want)
+			t.Fatalf("trial %d k = %d %v: TopBySum %v, Peel + PickLargest %v", trial, k, pts, got, want)
 		}
+	}
+}
+
+func TestLayersSmallCases(t *testing.T) {
+	var l Layers
+	full, over := l.Peel(nil, 3)
+	if len(full) != 0 || over != nil {
+		t.Fatalf("no points: %v %v", full, over)
+	}
+	// Two layers of two; k = 3 overflows into the second, k = 4 takes both.
+	pts := [][]float64{{0, 1}, {1, 0}, {0, 0.5}, {0.5, 0}}
+	full, over = l.Peel(pts, 3)
+	if !slices.Equal(full, []int{0, 1}) || !slices.Equal(over, []int{2, 3}) {
+		t.Fatalf("k = 3: full %v overflow %v", full, over)
+	}
+	full, over = l.Peel(pts, 4)
+	if !slices.Equal(full, []int{0, 1, 2, 3}) || over != nil || l.FullLayers() != 2 {
+		t.Fatalf("k = 4: full %v overflow %v", full, over)
+	}
+	full, over = l.Peel(pts, 9) // k > n: everything, no overflow
+	if len(full) != 4 || over != nil {
+		t.Fatalf("k = 9: full %v overflow %v", full, over)
+	}
+	// A chain: every layer has one point.
+	chain := [][]float64{{0.1, 0.1}, {0.3, 0.3}, {0.2, 0.2}}
+	full, over = l.Peel(chain, 2)
+	if !slices.Equal(full, []int{1, 2}) || over != nil {
+		t.Fatalf("chain: full %v overflow %v", full, over)
+	}
+}
+
+func TestLayersDoNotAllocate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pts := randomPoints(rng, 150, 5)
+	var l Layers
+	l.Reserve(150)
+	slate := make([]int, 6)
+	var f FrontTracker
+	f.Reserve(150, 5)
+	if a := testing.AllocsPerRun(50, func() {
+		l.Peel(pts, 6)
+		l.FrontSize(pts)
+		l.TopBySum(pts, slate)
+		pts[3][1] += 0.01
+		f.Size(pts)
+	}); a != 0 {
+		t.Fatalf("Layers and FrontTracker allocate %v times per call", a)
+	}
+	var c Crowding
+	c.Reserve(150, 5)
+	members := make([]int, 150)
+	for i := range members {
+		members[i] = i
+	}
+	out := make([]float64, 150)
+	if a := testing.AllocsPerRun(50, func() { c.Distance(pts, members, out) }); a != 0 {
+		t.Fatalf("Crowding.Distance allocates %v times per call", a)
+	}
+}
+
+func TestCrowdingDistanceByHand(t *testing.T) {
+	inf := math.Inf(1)
+	for _, c := range []struct {
+		name    string
+		points  [][]float64
+		members []int
+		want    []float64
+	}{
+		{
+			// Three 2-D points A(0.2,0.9), B(0.5,0.6), C(0.7,0.1).
+			// Objective 0: A < B < C, range 0.5: A, C boundary (+Inf), B adds
+			// (0.7 − 0.2)/0.5 = 1. Objective 1: C < B < A, range 0.8: B adds
+			// (0.9 − 0.1)/0.8 = 1. B: 2.
+			name:    "three points",
+			points:  [][]float64{{0.2, 0.9}, {0.5, 0.6}, {0.7, 0.1}},
+			members: []int{0, 1, 2},
+			want:    []float64{inf, 2, inf},
+		},
+		{
+			// Five points of a 2-D front, x = 1, .95, .8, .55, 0 and
+			// y = 0, .4, .6, .82, 1 (ranges 1). Objective 0, ascending
+			// 4, 3, 2, 1, 0: arm 3 adds .8 − 0 = .8, arm 2 .95 − .55 = .4,
+			// arm 1 1 − .8 = .2. Objective 1, ascending 0, 1, 2, 3, 4: arm 1
+			// adds .6 − 0 = .6, arm 2 .82 − .4 = .42, arm 3 1 − .6 = .4.
+			name:    "five points",
+			points:  [][]float64{{1, 0}, {0.95, 0.4}, {0.8, 0.6}, {0.55, 0.82}, {0, 1}},
+			members: []int{0, 1, 2, 3, 4},
+			want:    []float64{inf, 0.8, 0.82, 1.2, inf},
+		},
+		{
+			// Only members count: arm 1 (between them) is not a member. The
+			// members' order in the slice does not matter; out follows it.
+			// Objective 0: 3(0), 2(.5), 0(1), range 1: arm 2 adds 1.
+			// Objective 1: 0(0), 2(.25), 3(1), range 1: arm 2 adds 1.
+			name:    "subset",
+			points:  [][]float64{{1, 0}, {0.9, 0.1}, {0.5, 0.25}, {0, 1}},
+			members: []int{3, 0, 2},
+			want:    []float64{inf, inf, 2},
+		},
+		{
+			// Objective 1 is constant: it gives +Inf to its boundary members
+			// (arm 0 and arm 2, by index) and nothing to the interior. Arm 1
+			// gets only objective 0's (1 − 0)/1.
+			name:    "constant objective",
+			points:  [][]float64{{0, 5}, {0.5, 5}, {1, 5}},
+			members: []int{0, 1, 2},
+			want:    []float64{inf, 1, inf},
+		},
+		{
+			// Duplicates: ties sorted by arm index, so arms 4 and 7 are the
+			// boundaries and arm 5 is interior with zero spans.
+			name:    "duplicates",
+			points:  [][]float64{4: {0.5, 0.5}, 5: {0.5, 0.5}, 7: {0.5, 0.5}},
+			members: []int{7, 5, 4},
+			want:    []float64{inf, 0, inf},
+		},
+		{name: "one member", points: [][]float64{{0.3, 0.3}}, members: []int{0}, want: []float64{inf}},
+		{name: "two members", points: [][]float64{{0, 1}, {1, 0}}, members: []int{1, 0}, want: []float64{inf, inf}},
+	} {
+		out := make([]float64, len(c.members))
+		for a := range out {
+			out[a] = -7 // must be overwritten
+		}
+		CrowdingDistance(c.points, c.members, out)
+		for a := range out {
+			if math.IsInf(c.want[a], 1) != math.IsInf(out[a], 1) || !math.IsInf(out[a], 1) && math.Abs(out[a]-c.want[a]) > 1e-12 {
+				t.Errorf("%s: crowding %v, want %v", c.name, out, c.want)
+				break
+			}
+		}
+	}
+}
+
+// naiveCrowding is the crowding distance from its definition: for every
+// member and objective, the nearest members below and above it in (value,
+// index) order, by linear scans.
+func naiveCrowding(points [][]float64, members []int) []float64 {
+	out := make([]float64, len(members))
+	less := func(x, y, j int) bool {
+		return points[x][j] < points[y][j] || points[x][j] == points[y][j] && x < y
+	}
+	for j := range points[members[0]] {
+		lo, hi := members[0], members[0]
+		for _, i := range members {
+			if less(i, lo, j) {
+				lo = i
+			}
+			if less(hi, i, j) {
+				hi = i
+			}
+		}
+		span := points[hi][j] - points[lo][j]
+		for a, i := range members {
+			if i == lo || i == hi {
+				out[a] = math.Inf(1)
+				continue
+			}
+			if !(span > 0) {
+				continue
+			}
+			prev, next := -1, -1
+			for _, m := range members {
+				if less(m, i, j) && (prev < 0 || less(prev, m, j)) {
+					prev = m
+				}
+				if less(i, m, j) && (next < 0 || less(m, next, j)) {
+					next = m
+				}
+			}
+			out[a] += (points[next][j] - points[prev][j]) / span
+		}
+	}
+	return out
+}
+
+// TestCrowdingMatchesNaive compares Crowding.Distance with the definition
+// on random sets with ties, both when it sorts the members (small sets) and
+// when it reads them off its kept orders (large sets, successive calls on
+// moving points).
+func TestCrowdingMatchesNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	var c Crowding
+	for trial := range 400 {
+		n, d := 1+rng.IntN(80), 1+rng.IntN(5)
+		pts := randomPoints(rng, n, d)
+		if trial%2 == 1 {
+			pts = frontPoints(rng, n, d)
+		}
+		for range 5 {
+			members := rng.Perm(n)[:1+rng.IntN(n)]
+			got := make([]float64, len(members))
+			c.Distance(pts, members, got)
+			want := naiveCrowding(pts, members)
+			for a := range want {
+				if math.IsInf(want[a], 1) != math.IsInf(got[a], 1) || !math.IsInf(got[a], 1) && math.Abs(got[a]-want[a]) > 1e-9 {
+					t.Fatalf("trial %d: members %v of %v: crowding %v, want %v", trial, members, pts, got, want)
+				}
+			}
+			for range 1 + rng.IntN(5) {
+				pts[rng.IntN(n)][rng.IntN(d)] = float64(rng.IntN(8)) / 8
+			}
+		}
+	}
+}
+
+func TestSortCrowd(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for trial := range 300 {
+		n := rng.IntN(300)
+		items := make([]crowdItem, n)
+		for a := range items {
+			items[a] = crowdItem{v: float64(rng.IntN(1 + n/4)), arm: a, pos: a}
+		}
+		rng.Shuffle(n, func(x, y int) { items[x], items[y] = items[y], items[x] })
+		if trial%10 == 0 { // already sorted and reversed inputs
+			slices.SortFunc(items, func(x, y crowdItem) int { return cmp.Compare(x.arm, y.arm) })
+			if trial%20 == 0 {
+				slices.Reverse(items)
+			}
+		}
+		want := slices.Clone(items)
+		slices.SortFunc(want, func(x, y crowdItem) int {
+			if c := cmp.Compare(x.v, y.v); c != 0 {
+				return c
+			}
+			return x.arm - y.arm
+		})
+		sortCrowd(items)
+		if !slices.Equal(items, want) {
+			t.Fatalf("trial %d: sortCrowd differs from slices.SortFunc", trial)
+		}
+	}
+	items := make([]crowdItem, 200)
+	for a := range items {
+		items[a] = crowdItem{v: float64(a % 7), arm: 200 - a}
+	}
+	heapSortCrowd(items)
+	if !slices.IsSortedFunc(items, func(x, y crowdItem) int {
+		if c := cmp.Compare(x.v, y.v); c != 0 {
+			return c
+		}
+		return x.arm - y.arm
+	}) {
+		t.Fatal("heapSortCrowd does not sort")
+	}
+}
+
+func TestPickLargest(t *testing.T) {
+	score := []float64{1.0, 1.1, 1.0, 1.0, 0.5, 2}
+	cand := []int{3, 2, 1, 0, 4}
+	out := make([]int, 3)
+	PickLargest(score, cand, out)
+	// 1.1 (arm 1), then the ties at 1.0 by lowest index: arms 0, 2. Arm 5 is
+	// not a candidate.
+	if !slices.Equal(out, []int{1, 0, 2}) {
+		t.Fatalf("got %v, want [1 0 2]", out)
+	}
+}
+
+func TestPickUniform(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const R = 30000
+	count := map[[2]int]int{}
+	for range R {
+		cand := []int{10, 11, 12, 13}
+		out := make([]int, 2)
+		PickUniform(cand, out, rng)
+		if out[0] == out[1] {
+			t.Fatalf("repeated arm %v", out)
+		}
+		count[[2]int{min(out[0], out[1]), max(out[0], out[1])}]++
+	}
+	// The six 2-subsets of four arms, each with probability 1/6.
+	if len(count) != 6 {
+		t.Fatalf("subsets seen: %v", count)
+	}
+	for s, c := range count {
+		if math.Abs(float64(c)/R-1.0/6) > 0.01 {
+			t.Errorf("subset %v chosen %d/%d times, want ≈ 1/6", s, c, R)
+		}
+	}
+}
+
+func BenchmarkPeel(b *testing.B) {
+	// 150 points of a 5-D concave front (|N(0,I)| normalised), as the UCB
+	// vectors of the paper's d = 5 setting look like once arms are learned.
+	rng := rand.New(rand.NewPCG(3, 4))
+	pts := make([][]float64, 150)
+	for i := range pts {
+		pts[i] = make([]float64, 5)
+		var s float64
+		for j := range pts[i] {
+			pts[i][j] = math.Abs(rng.NormFloat64())
+			s += pts[i][j] * pts[i][j]
+		}
+		scale := 1 / math.Sqrt(s)
+		if i >= 52 {
+			scale *= 0.3 // distractors
+		}
+		for j := range pts[i] {
+			pts[i][j] *= scale
+		}
+	}
+	var l Layers
+	l.Reserve(150)
+	b.ReportAllocs()
+	for b.Loop() {
+		l.Peel(pts, 6)
 	}
 }

@@ -1,7 +1,14 @@
 // Package paretots implements Pareto-layer Thompson sampling for top-k
-// slates: ParetoTS (Yahyaa & Manderick's Gaussian Pareto TS) and our
-// variant ParetoTS+ with a slower-decaying heuristic posterior and a
-// Σ_j θ_ij tie-break.
+// slates: ParetoTS, the top-k adaptation of Yahyaa & Manderick's Gaussian
+// Pareto Thompson sampling, and our variant ParetoTS+.
+//
+// Each round both sample θ_ij ~ N(μ̂_ij, σ_i²) independently for every arm
+// and objective, and fill the slate with whole Pareto layers of θ, best
+// layer first, while they fit. ParetoTS uses the conjugate posterior
+// σ_i² = σ_obs²/N_i and a uniformly random subset of the overflowing layer;
+// ParetoTS+ uses the slower-decaying σ_i² = (σ_prior² + σ_obs²)/N_i and the
+// largest Σ_j θ_ij in the overflowing layer (lowest index on ties).
+// σ_obs is the problem's known noise level.
 package paretots
 
 import (
@@ -11,62 +18,97 @@ import (
 	"thv/algos"
 )
 
+// DefaultSigmaPrior is ParetoTS+'s σ_prior. The paper gives no value.
+const DefaultSigmaPrior = 0.1
+
 func init() {
 	algos.Register(algos.Spec{
 		Name: "ParetoTS", Family: "paretots", Fidelity: algos.Faithful, Cite: "yahyaa2015thompson",
-		Summary: "sample θ_i ~ N(μ̂_i, σ²/N_i I), Pareto layers of the samples, uniform choice in the overflowing layer",
-		New:     func(cfg algos.Config) algos.Policy { return newPolicy(cfg, false) },
+		Summary: "θ_i ~ N(μ̂_i, σ²/N_i·I), Pareto layers of θ, a uniformly random subset of the overflowing layer",
+		New:     func(cfg algos.Config) algos.Policy { return New(cfg, false, 0) },
 	})
 	algos.Register(algos.Spec{
 		Name: "ParetoTS+", Family: "paretots", Fidelity: algos.Extension, Cite: "yahyaa2015thompson",
-		Params: []algos.Param{{Name: "sigma_prior", Default: 0.1,
-			Doc: "σ_prior of the heuristic posterior variance (σ_prior² + σ²)/N_i; our choice, the paper gives no value"}},
-		Summary: "ParetoTS with posterior variance (σ_prior² + σ²)/N_i and a Σ_j θ_ij tie-break in the overflowing layer",
-		New:     func(cfg algos.Config) algos.Policy { return newPolicy(cfg, true) },
+		Params: []algos.Param{{
+			Name: "sigma_prior", Default: DefaultSigmaPrior,
+			Doc: "σ_prior in the heuristic posterior variance (σ_prior² + σ²)/N_i; our choice, the paper gives no value",
+		}},
+		Summary: "ParetoTS with posterior variance (σ_prior² + σ²)/N_i and the largest Σ_j θ_ij in the overflowing layer",
+		New:     func(cfg algos.Config) algos.Policy { return New(cfg, true, cfg.Params["sigma_prior"]) },
 	})
 }
 
-// Policy is a Pareto Thompson-sampling learner.
+// Policy is a Pareto Thompson-sampling learner. Its fields Count and Mean
+// (the embedded Stats) may be set directly to put it in a given state.
 type Policy struct {
 	algos.Stats
 	plus   bool
-	varNum float64 // posterior variance numerator: σ² (ParetoTS) or σ_prior² + σ² (ParetoTS+)
+	varNum float64 // N_i·σ_i²: σ_obs² (ParetoTS) or σ_prior² + σ_obs² (ParetoTS+)
 	rng    *rand.Rand
+
 	theta  [][]float64
+	sum    []float64 // Σ_j θ_ij
 	layers algos.Layers
-	cand   []int
 }
 
-func newPolicy(cfg algos.Config, plus bool) *Policy {
-	p := &Policy{Stats: algos.NewStats(cfg.N, cfg.D), plus: plus, rng: cfg.Rand, varNum: cfg.Sigma * cfg.Sigma}
+// New returns ParetoTS (plus false) or ParetoTS+ (plus true, with
+// sigmaPrior). A nil cfg.Rand is replaced by a fixed stream.
+func New(cfg algos.Config, plus bool, sigmaPrior float64) *Policy {
+	n, d := cfg.N, cfg.D
+	p := &Policy{
+		Stats: algos.NewStats(n, d), plus: plus, rng: cfg.Rand,
+		varNum: cfg.Sigma * cfg.Sigma,
+		theta:  make([][]float64, n),
+		sum:    make([]float64, n),
+	}
 	if plus {
-		sp := cfg.Params["sigma_prior"]
-		p.varNum += sp * sp
+		p.varNum += sigmaPrior * sigmaPrior
 	}
-	flat := make([]float64, cfg.N*cfg.D)
-	p.theta = make([][]float64, cfg.N)
+	if p.rng == nil {
+		p.rng = rand.New(rand.NewPCG(0, 0))
+	}
+	flat := make([]float64, n*d)
 	for i := range p.theta {
-		p.theta[i] = flat[i*cfg.D : (i+1)*cfg.D : (i+1)*cfg.D]
+		p.theta[i] = flat[i*d : (i+1)*d : (i+1)*d]
 	}
+	p.layers.Reserve(n)
 	return p
 }
 
-// Select samples every arm's mean vector from its Gaussian posterior, takes
-// whole Pareto layers of the samples while they fit and resolves the
-// overflowing layer (uniformly for ParetoTS, by largest Σ_j θ_ij for ParetoTS+).
+// StdDev is the posterior standard deviation sqrt(varNum/N_i), N_i read as
+// at least 1.
+func (p *Policy) StdDev(i int) float64 {
+	return math.Sqrt(p.varNum / float64(max(1, p.Count[i])))
+}
+
+// Select samples θ (arm by arm, coordinate by coordinate, one NormFloat64
+// each; no draws when the posterior is a point mass, σ_i = 0, and then
+// θ = μ̂), takes whole Pareto layers of θ while they fit and resolves the
+// overflowing layer.
 func (p *Policy) Select(t int, slate []int) {
+	point := p.varNum == 0
 	for i, m := range p.Mean {
-		sd := math.Sqrt(p.varNum / float64(max(1, p.Count[i])))
-		for j, v := range m {
-			p.theta[i][j] = v + sd*p.rng.NormFloat64()
+		th := p.theta[i][:len(m)]
+		s := 0.0
+		if point {
+			for j, x := range m {
+				th[j] = x
+				s += x
+			}
+		} else {
+			sd := p.StdDev(i)
+			for j, x := range m {
+				th[j] = x + sd*p.rng.NormFloat64()
+				s += th[j]
+			}
 		}
+		p.sum[i] = s
 	}
-	if p.plus { // the Σ θ tie-break lets peeling stop early
+	if p.plus { // Peel + PickLargest on Σ θ, found early
 		p.layers.TopBySum(p.theta, slate)
 		return
 	}
-	full, overflow := p.layers.Select(p.theta, len(slate))
+	full, over := p.layers.Peel(p.theta, len(slate))
 	n := copy(slate, full)
-	p.cand = append(p.cand[:0], overflow...)
-	algos.PickUniform(p.cand, slate[n:], p.rng)
+	algos.PickUniform(over, slate[n:], p.rng)
 }

@@ -3,80 +3,370 @@ package paretots
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"thv/algos"
+	"thv/envs"
 )
 
-func policy(t *testing.T, name string, sigma float64, params map[string]float64, means [][]float64, pulls int) *Policy {
+var family = []string{"ParetoTS", "ParetoTS+"}
+
+func TestRegistration(t *testing.T) {
+	ts, err := algos.Lookup("ParetoTS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts.Family != "paretots" || ts.Fidelity != algos.Faithful || ts.UsesEta || ts.Cite != "yahyaa2015thompson" || len(ts.Params) != 0 {
+		t.Errorf("ParetoTS registered as %+v", ts)
+	}
+	plus, err := algos.Lookup("ParetoTS+")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plus.Family != "paretots" || plus.Fidelity != algos.Extension || plus.UsesEta || plus.Cite != "yahyaa2015thompson" ||
+		len(plus.Params) != 1 || plus.Params[0].Name != "sigma_prior" || plus.Params[0].Default != 0.1 ||
+		!strings.Contains(plus.Params[0].Doc, "our choice") {
+		t.Errorf("ParetoTS+ registered as %+v", plus)
+	}
+}
+
+// state builds the named policy with σ_obs = sigma, the given parameters,
+// means and pull counts, and the policy stream PCG(seed, 1).
+func state(t *testing.T, name string, sigma float64, params map[string]float64, means [][]float64, counts []int, seed uint64) *Policy {
 	t.Helper()
 	spec, err := algos.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := spec.NewPolicy(algos.Problem{N: len(means), D: len(means[0]), K: 2, T: 100, Sigma: sigma}, 0, params, rand.New(rand.NewPCG(2, 3)))
+	pol, err := spec.NewPolicy(algos.Problem{N: len(means), D: len(means[0]), K: 3, T: 1000, Sigma: sigma}, 0, params, rand.New(rand.NewPCG(seed, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := pol.(*Policy)
 	for i, m := range means {
 		copy(p.Mean[i], m)
-		p.Count[i] = pulls
+		p.Count[i] = 100
+		if counts != nil {
+			p.Count[i] = counts[i]
+		}
 	}
 	return p
 }
 
-var front = [][]float64{{1, 0}, {0.75, 0.25}, {0.5, 0.5}, {0.26, 0.74}, {0, 1}, {0.55, 0.55}, {0.1, 0.1}}
+func choose(p *Policy, k int) []int {
+	s := make([]int, k)
+	p.Select(50, s)
+	slices.Sort(s)
+	return s
+}
 
-// TestPointMassPosterior: with σ = 0 (and σ_prior = 0) θ = μ̂, so ParetoTS+
-// takes the largest Σ θ in the first layer, deterministically, with no NaN.
-func TestPointMassPosterior(t *testing.T) {
-	p := policy(t, "ParetoTS+", 0, map[string]float64{"sigma_prior": 0}, front, 5)
-	for r := 0; r < 10; r++ {
-		s := make([]int, 2)
-		p.Select(10, s)
-		slices.Sort(s)
-		if !slices.Equal(s, []int{0, 5}) {
-			t.Fatalf("chose %v, want [0 5] (Σ 1.1, then the lowest-index Σ-1 arm)", s)
+// The layers of the hand-built instance (2-D):
+//
+//	layer 1: 0 (1, 0), 1 (.95, .4), 2 (.8, .6), 3 (.55, .82), 4 (0, 1)
+//	         sums 1, 1.35, 1.4, 1.37, 1
+//	layer 2: 5 (.5, .5), 7 (.3, .55), 8 (.6, .2)     sums 1, .85, .8
+//	layer 3: 6 (.1, .1)
+//
+// Every dominance and sum gap is ≥ .02.
+var layered = [][]float64{
+	{1, 0}, {0.95, 0.4}, {0.8, 0.6}, {0.55, 0.82}, {0, 1},
+	{0.5, 0.5}, {0.1, 0.1}, {0.3, 0.55}, {0.6, 0.2},
+}
+
+// bruteLayers is non-dominated sorting by its definition, ascending.
+func bruteLayers(points [][]float64) [][]int {
+	done := make([]bool, len(points))
+	var layers [][]int
+	for left := len(points); left > 0; {
+		var layer []int
+		for i := range points {
+			if done[i] {
+				continue
+			}
+			dominated := false
+			for j := range points {
+				if !done[j] && algos.Dominates(points[j], points[i]) {
+					dominated = true
+				}
+			}
+			if !dominated {
+				layer = append(layer, i)
+			}
 		}
-	}
-	q := policy(t, "ParetoTS", 0, nil, front, 5)
-	count := make([]int, len(front))
-	for r := 0; r < 1000; r++ {
-		s := make([]int, 2)
-		q.Select(10, s)
-		for _, i := range s {
-			count[i]++
+		for _, i := range layer {
+			done[i] = true
 		}
+		left -= len(layer)
+		layers = append(layers, layer)
 	}
-	if count[2] != 0 || count[6] != 0 || slices.Min([]int{count[0], count[1], count[3], count[4], count[5]}) < 300 {
-		t.Fatalf("ParetoTS with a point-mass posterior chose %v: want uniform over layer 1 {0,1,3,4,5}", count)
+	return layers
+}
+
+// TestSamplesAndSlate recomputes a round from the definition with a copy of
+// the policy's stream: θ_ij = μ̂_ij + σ_i·z, z from NormFloat64 arm by arm,
+// coordinate by coordinate, σ_i² = σ_obs²/N_i (ParetoTS) or
+// (σ_prior² + σ_obs²)/N_i (ParetoTS+); then whole layers of θ and, for
+// ParetoTS, a uniform subset of the overflowing layer drawn from the same
+// stream (partial Fisher–Yates over the layer in ascending order), for
+// ParetoTS+ its largest Σ_j θ_ij.
+func TestSamplesAndSlate(t *testing.T) {
+	counts := []int{1, 4, 9, 16, 25, 36, 49, 64, 81}
+	for _, c := range []struct {
+		name     string
+		params   map[string]float64
+		variance float64 // N_i·σ_i²
+	}{
+		{"ParetoTS", nil, 0.3 * 0.3},
+		{"ParetoTS+", map[string]float64{"sigma_prior": 0.2}, 0.2*0.2 + 0.3*0.3},
+	} {
+		for seed := range uint64(20) {
+			p := state(t, c.name, 0.3, c.params, layered, counts, seed)
+			slate := make([]int, 4)
+			p.Select(50, slate)
+			rng := rand.New(rand.NewPCG(seed, 1))
+			theta := make([][]float64, len(layered))
+			for i, m := range layered {
+				sd := math.Sqrt(c.variance / float64(counts[i]))
+				theta[i] = make([]float64, len(m))
+				for j := range m {
+					theta[i][j] = m[j] + sd*rng.NormFloat64()
+					if theta[i][j] != p.theta[i][j] {
+						t.Fatalf("%s seed %d: θ[%d][%d] = %v, want %v", c.name, seed, i, j, p.theta[i][j], theta[i][j])
+					}
+				}
+			}
+			var want []int
+			for _, layer := range bruteLayers(theta) {
+				if len(want)+len(layer) <= len(slate) {
+					want = append(want, layer...)
+					continue
+				}
+				rest := make([]int, len(slate)-len(want))
+				if c.name == "ParetoTS" {
+					algos.PickUniform(slices.Clone(layer), rest, rng)
+				} else {
+					sums := make([]float64, len(theta))
+					algos.CoordSums(theta, sums)
+					algos.PickLargest(sums, slices.Clone(layer), rest)
+				}
+				want = append(want, rest...)
+				break
+			}
+			got := slices.Clone(slate)
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s seed %d: slate %v, want %v (θ = %v)", c.name, seed, got, want, theta)
+			}
+		}
 	}
 }
 
-// TestPosteriorSpread: the sample spread is sqrt(σ²/N) for ParetoTS and
-// sqrt((σ_prior² + σ²)/N) for ParetoTS+.
-func TestPosteriorSpread(t *testing.T) {
+// TestTieBreaks: with σ_i about 10⁻⁴, far below every gap of the instance,
+// ParetoTS+ takes the largest Σ θ of the overflowing layer, and ParetoTS a
+// uniformly random subset of it; both take whole layers first.
+func TestTieBreaks(t *testing.T) {
+	tiny := map[string]float64{"sigma_prior": 1e-3}
 	for _, c := range []struct {
-		name   string
-		params map[string]float64
-		want   float64
+		k    int
+		want []int
+		why  string
 	}{
-		{"ParetoTS", nil, math.Sqrt(0.05 * 0.05 / 25)},
-		{"ParetoTS+", map[string]float64{"sigma_prior": 0.2}, math.Sqrt((0.04 + 0.0025) / 25)},
+		{3, []int{1, 2, 3}, "layer 1 overflows: largest Σ θ 2 (1.4), 3 (1.37), 1 (1.35)"},
+		{6, []int{0, 1, 2, 3, 4, 5}, "layer 1 whole, then the largest Σ θ of layer 2: 5 (1.0)"},
+		{7, []int{0, 1, 2, 3, 4, 5, 7}, "then 7 (.85) before 8 (.8)"},
+		{8, []int{0, 1, 2, 3, 4, 5, 7, 8}, "layers 1 and 2 whole"},
 	} {
-		p := policy(t, c.name, 0.05, c.params, [][]float64{{0.5, 0.5}, {0.4, 0.4}}, 25)
-		var sq float64
-		const R = 20000
-		s := make([]int, 2)
-		for r := 0; r < R; r++ {
-			p.Select(10, s)
-			d := p.theta[0][0] - 0.5
-			sq += d * d
+		p := state(t, "ParetoTS+", 1e-3, tiny, layered, nil, 1)
+		for range 20 {
+			if got := choose(p, c.k); !slices.Equal(got, c.want) {
+				t.Fatalf("ParetoTS+ k = %d: chose %v, want %v (%s)", c.k, got, c.want, c.why)
+			}
 		}
-		if got := math.Sqrt(sq / R); math.Abs(got-c.want)/c.want > 0.03 {
-			t.Errorf("%s: θ spread %v, want %v", c.name, got, c.want)
+	}
+	p := state(t, "ParetoTS", 1e-3, nil, layered, nil, 1)
+	count := make([]int, len(layered))
+	const R = 3000
+	for range R {
+		for _, i := range choose(p, 6) {
+			count[i]++
+		}
+	}
+	for i, c := range count {
+		switch {
+		case i <= 4 && c != R, i == 6 && c != 0:
+			t.Fatalf("ParetoTS counts %v: layer 1 every time, arm 6 never", count)
+		case (i == 5 || i == 7 || i == 8) && math.Abs(float64(c)/R-1.0/3) > 0.04:
+			t.Fatalf("ParetoTS counts %v: each layer-2 arm ≈ 1/3 of the time", count)
+		}
+	}
+}
+
+// TestPointMass: with σ_obs = 0 (and σ_prior = 0) the posterior is a point
+// mass: θ = μ̂ exactly, no NaN even for an arm never pulled, no normal
+// draws (the stream serves the uniform choice only).
+func TestPointMass(t *testing.T) {
+	counts := []int{0, 3, 3, 3, 3, 3, 3, 3, 3}
+	p := state(t, "ParetoTS", 0, nil, layered, counts, 5)
+	slate := make([]int, 6)
+	p.Select(50, slate)
+	for i, m := range layered {
+		if !slices.Equal(p.theta[i], m) {
+			t.Fatalf("θ[%d] = %v, want μ̂ = %v", i, p.theta[i], m)
+		}
+	}
+	rest := make([]int, 1)
+	algos.PickUniform([]int{5, 7, 8}, rest, rand.New(rand.NewPCG(5, 1)))
+	if want := append([]int{0, 1, 2, 3, 4}, rest[0]); !slices.Equal(slate, want) {
+		t.Fatalf("slate %v, want %v (the stream's first draw picks in layer 2)", slate, want)
+	}
+	q := state(t, "ParetoTS+", 0, map[string]float64{"sigma_prior": 0}, layered, counts, 5)
+	if got := choose(q, 6); !slices.Equal(got, []int{0, 1, 2, 3, 4, 5}) {
+		t.Fatalf("ParetoTS+ point mass: %v", got)
+	}
+	// σ > 0 with N = 0 (read as 1): finite samples.
+	r := state(t, "ParetoTS+", 0.1, nil, layered, counts, 5)
+	r.Select(50, slate)
+	for i := range r.theta {
+		for _, x := range r.theta[i] {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				t.Fatalf("θ[%d] = %v", i, r.theta[i])
+			}
+		}
+	}
+}
+
+// simulate runs one algorithm through algos.Simulate; the policy is told
+// σ_obs = policySigma, the bandit's noise is envSigma.
+func simulate(t *testing.T, name string, in *envs.Instance, envSigma, policySigma float64, k, T int, envSeed, policySeed uint64) *algos.Trace {
+	t.Helper()
+	spec, err := algos.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := spec.NewPolicy(algos.Problem{N: in.N(), D: in.D(), K: k, T: T, Sigma: policySigma}, 0, nil, rand.New(rand.NewPCG(policySeed, 7)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := envs.NewBandit(in, envSigma, envSeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := algos.Simulate(p, b, k, T, algos.DefaultMinPulls, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return tr
+}
+
+// TestSimulate runs both algorithms on every geometry: valid slates
+// (Simulate rejects anything else), identical runs for identical seeds,
+// different runs for different policy streams.
+func TestSimulate(t *testing.T) {
+	for _, name := range family {
+		for _, g := range envs.Geometries {
+			for _, s := range []struct{ d, n, k int }{{2, 20, 3}, {3, 24, 4}, {5, 30, 6}} {
+				in, err := envs.Generate(g, s.d, s.n, 3)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a := simulate(t, name, in, 0.05, 0.05, s.k, 300, 3, 1)
+				b := simulate(t, name, in, 0.05, 0.05, s.k, 300, 3, 1)
+				c := simulate(t, name, in, 0.05, 0.05, s.k, 300, 3, 2)
+				if !slices.EqualFunc(a.Slates, b.Slates, slices.Equal) {
+					t.Fatalf("%s on %s d=%d: identical seeds, different slates", name, g, s.d)
+				}
+				if slices.EqualFunc(a.Slates, c.Slates, slices.Equal) {
+					t.Fatalf("%s on %s d=%d: another policy seed gives the same slates", name, g, s.d)
+				}
+			}
+		}
+	}
+}
+
+// paretoOptimal marks the arms no other arm dominates.
+func paretoOptimal(means [][]float64) []bool {
+	opt := make([]bool, len(means))
+	for i := range means {
+		opt[i] = !slices.ContainsFunc(means, func(m []float64) bool { return algos.Dominates(m, means[i]) })
+	}
+	return opt
+}
+
+// TestLearnsFront: on noiseless instances, after 10,000 rounds at least
+// 90% of the last 1,000 slates are made of Pareto-optimal arms only, and so
+// is the slate played most often, whether the policy knows the noise is 0
+// (point-mass posterior) or believes σ_obs = 0.05 and must learn. (A random
+// slate would be about 10%. The linear front is left out: its clipped arms
+// are weakly dominated by others, with gaps too small to leave.)
+func TestLearnsFront(t *testing.T) {
+	for _, name := range family {
+		for _, sigmaObs := range []float64{0, 0.05} {
+			for _, g := range []envs.Geometry{envs.Concave, envs.Convex, envs.Clusters} {
+				for _, s := range []struct{ d, n, k int }{{2, 20, 3}, {3, 24, 3}} {
+					in, err := envs.Generate(g, s.d, s.n, 1)
+					if err != nil {
+						t.Fatal(err)
+					}
+					opt := paretoOptimal(in.Means)
+					tr := simulate(t, name, in, 0, sigmaObs, s.k, 10000, 1, 1)
+					good := 0
+					freq := map[[8]int]int{}
+					var mode [8]int
+					for _, sl := range tr.Slates[len(tr.Slates)-1000:] {
+						if !slices.ContainsFunc(sl, func(i int) bool { return !opt[i] }) {
+							good++
+						}
+						var key [8]int
+						copy(key[:], sl)
+						if freq[key]++; freq[key] > freq[mode] {
+							mode = key
+						}
+					}
+					if good < 900 {
+						t.Errorf("%s (σ_obs %v) on %s d=%d: %d of the last 1000 slates are Pareto-optimal only, want ≥ 900", name, sigmaObs, g, s.d, good)
+					}
+					for _, i := range mode[:s.k] {
+						if !opt[i] {
+							t.Errorf("%s (σ_obs %v) on %s d=%d: most played slate %v has a dominated arm", name, sigmaObs, g, s.d, mode[:s.k])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSelectDoesNotAllocate: not on the first call after New, nor later.
+func TestSelectDoesNotAllocate(t *testing.T) {
+	in, err := envs.Generate(envs.Concave, 5, 150, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range family {
+		spec, _ := algos.Lookup(name)
+		pol, err := spec.NewPolicy(algos.Problem{N: 150, D: 5, K: 6, T: 1000, Sigma: 0.02}, 0, nil, rand.New(rand.NewPCG(1, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := pol.(*Policy)
+		for i, m := range in.Means {
+			copy(p.Mean[i], m)
+			p.Count[i] = 2 + i%5
+		}
+		slate := make([]int, 6)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		p.Select(300, slate)
+		runtime.ReadMemStats(&after)
+		if n := after.Mallocs - before.Mallocs; n != 0 {
+			t.Errorf("%s: first Select after New allocated %d times", name, n)
+		}
+		if a := testing.AllocsPerRun(20, func() { p.Select(301, slate) }); a != 0 {
+			t.Errorf("%s: Select allocates %v times per call", name, a)
 		}
 	}
 }
