@@ -28,7 +28,7 @@ func (p *Plan) addFigure(s Setting, sum *Task) {
 			for _, a := range bestPerFamily(cfg, cells, g) {
 				panel.Algorithms = append(panel.Algorithms, a.Name)
 				for _, seed := range cfg.Seeds {
-					r, err := p.run(s, g, a, a.etaStar, seed)
+					r, err := p.run(s, g, a.AlgoConfig, a.etaStar, seed)
 					if err != nil {
 						return err
 					}

@@ -297,8 +297,12 @@ func kindGraph(p *pipeline.Plan) graph {
 			}
 		}
 	}
-	if counts["collect"] > 0 && !seen[[2]string{"run", "collect"}] {
-		g.edges = append(g.edges, [2]string{"run", "collect"}) // added at η* selection
+	// Edges added when a task expands (collect at η* selection, figures
+	// once the statistics name the algorithms to draw).
+	for _, late := range []string{"collect", "figures"} {
+		if e := [2]string{"run", late}; counts[late] > 0 && !seen[e] {
+			g.edges = append(g.edges, e)
+		}
 	}
 	return g
 }
