@@ -390,3 +390,33 @@ func sameBytes(path string, data []byte) bool {
 	b, err := os.ReadFile(path)
 	return err == nil && bytes.Equal(b, data)
 }
+
+// Objects lists the digests of the objects present in the store, from
+// directory listings only (no hashing, one read per fan-out directory): a
+// cheap presence index for checking thousands of outputs at once. Objects
+// are verified when read, as always.
+func (s *Store) Objects() (map[Digest]bool, error) {
+	out := map[Digest]bool{}
+	top, err := os.ReadDir(filepath.Join(s.root, objectsDir))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return out, nil
+		}
+		return nil, err
+	}
+	for _, fan := range top {
+		if !fan.IsDir() {
+			continue
+		}
+		names, err := os.ReadDir(filepath.Join(s.root, objectsDir, fan.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range names {
+			if h, ok := parseHexName(e.Name()); ok && e.Type().IsRegular() {
+				out[Digest(h)] = true
+			}
+		}
+	}
+	return out, nil
+}

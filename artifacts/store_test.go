@@ -621,3 +621,30 @@ func fileSize(t *testing.T, p string) int64 {
 	}
 	return fi.Size()
 }
+
+func TestObjectsListsWhatIsStored(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Objects(); err != nil || len(got) != 0 {
+		t.Fatalf("empty store lists %v, %v", got, err)
+	}
+	want := map[Digest]bool{}
+	for i := 0; i < 50; i++ {
+		d, err := s.Put([]byte{byte(i), 1, 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[d] = true
+	}
+	got, err := s.Objects()
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("listed %d objects (%v), want %d", len(got), err, len(want))
+	}
+	for d := range want {
+		if !got[d] {
+			t.Fatalf("%v not listed", d)
+		}
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 
 	"thv/stages"
 )
@@ -56,16 +55,17 @@ type keyParts struct {
 }
 
 func (k keyParts) preimage() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\nkind %s\n", keyVersion, k.Kind)
+	b := make([]byte, 0, 1024)
+	b = append(append(append(b, keyVersion...), "\nkind "...), k.Kind...)
+	b = append(b, '\n')
 	for _, u := range sortedKeys(k.Code) {
-		fmt.Fprintf(&b, "code %s %s\n", u, k.Code[u])
+		b = append(append(append(append(append(b, "code "...), u...), ' '), k.Code[u]...), '\n')
 	}
-	fmt.Fprintf(&b, "params %s\n", k.Params)
+	b = append(append(append(b, "params "...), k.Params...), '\n')
 	for _, name := range sortedKeys(k.Inputs) {
-		fmt.Fprintf(&b, "input %s %s\n", name, k.Inputs[name])
+		b = append(append(append(append(append(b, "input "...), name...), ' '), k.Inputs[name]...), '\n')
 	}
-	return b.String()
+	return string(b)
 }
 
 func (k keyParts) key() string {

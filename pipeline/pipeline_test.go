@@ -96,13 +96,16 @@ func TestChangingTRerunsOnlyThatSetting(t *testing.T) {
 	}
 	rep := repro(t, p, 2)
 	for _, id := range executedIDs(rep) {
-		if !strings.Contains(id, "/d3/") || strings.HasPrefix(id, "instance/") || strings.HasPrefix(id, "benchmark/") {
+		downstream := id == "summarize/d3" || id == "figures/d3" || id == "tables"
+		if !downstream && (!strings.Contains(id, "/d3/") || strings.HasPrefix(id, "instance/") || strings.HasPrefix(id, "benchmark/")) {
 			t.Errorf("changing settings.d3.T reran %s", id)
 		}
 	}
-	// d3 runs (2 geometries × (2 algos × 2 η + RandomK) × 2 seeds = 20), selects (4), collects (6).
-	if rep.Executed != 30 {
-		t.Fatalf("executed %d tasks, want 30: %v", rep.Executed, executedIDs(rep))
+	// d3 runs (2 geometries × (2 algos × 2 η + RandomK) × 2 seeds = 20),
+	// selects (4), collects (6), then d3's statistics and figure, and the
+	// tables (which gather every setting).
+	if rep.Executed != 33 {
+		t.Fatalf("executed %d tasks, want 33: %v", rep.Executed, executedIDs(rep))
 	}
 }
 
@@ -340,5 +343,17 @@ func TestProfilesAndOverrides(t *testing.T) {
 	}
 	if s, _ := paper.SettingFor(5); s.N != 150 || s.K != 6 || s.T != 5000 || s.Sigma != 0.02 || len(paper.Seeds) != 10 || len(paper.Algorithms) != 14 {
 		t.Fatalf("embedded protocol is not the paper's: %+v, %d seeds, %d algorithms", s, len(paper.Seeds), len(paper.Algorithms))
+	}
+}
+
+// TestFigureOptionRerunsOnlyFigures: the moving-average window is a
+// parameter of the figure tasks alone.
+func TestFigureOptionRerunsOnlyFigures(t *testing.T) {
+	dir := t.TempDir()
+	repro(t, tiny(t, dir), 2)
+	rep := repro(t, tiny(t, dir, "figures.moving_average=20"), 2)
+	ids := executedIDs(rep)
+	if len(ids) != 2 || ids[0] != "figures/d2" || ids[1] != "figures/d3" {
+		t.Fatalf("changing figures.moving_average reran %v, want only the two figure tasks", ids)
 	}
 }

@@ -71,19 +71,37 @@ func (p *Project) Repro(opt Options) (*Report, error) {
 	if err != nil || opt.DryRun {
 		return rep, err
 	}
-	p.writeRunLog(rep)
-	lock, err := r.NewLock(p.Config.Profile)
-	if err != nil {
-		return rep, err
+	if rep.Executed > 0 || !p.lockCurrent(rep) {
+		p.writeRunLog(rep)
+		lock, err := r.NewLock(p.Config.Profile)
+		if err != nil {
+			return rep, err
+		}
+		if err := lock.Write(p.LockPath); err != nil {
+			return rep, fmt.Errorf("writing %s: %w", p.LockPath, err)
+		}
+		p.Lock = lock
 	}
-	if err := lock.Write(p.LockPath); err != nil {
-		return rep, fmt.Errorf("writing %s: %w", p.LockPath, err)
-	}
-	p.Lock = lock
 	if _, err := p.ExportResults(rep); err != nil {
 		return rep, fmt.Errorf("exporting results: %w", err)
 	}
 	return rep, nil
+}
+
+// lockCurrent reports whether the lock already records exactly the tasks of
+// a pass in which nothing ran: then rewriting it would write the same bytes
+// (the no-op fast path skips it).
+func (p *Project) lockCurrent(rep *Report) bool {
+	if len(p.Lock.Tasks) != len(rep.Results) {
+		return false
+	}
+	for i, r := range rep.Results {
+		rec := &p.Lock.Tasks[i]
+		if r.Status != Cached || rec.ID != r.Task.ID || rec.Key != r.Key {
+			return false
+		}
+	}
+	return true
 }
 
 // Status decides what is stale and why, running nothing.

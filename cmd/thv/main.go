@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +13,9 @@ import (
 )
 
 func main() {
+	// thv allocates many short-lived objects and runs briefly: trading
+	// memory for fewer collections speeds up the no-op path noticeably.
+	debug.SetGCPercent(400)
 	root := &cobra.Command{
 		Use:           "thv",
 		Short:         "Top-k Pareto bandits: exact hypervolume, THV-UCB and baselines, and the paper-reproduction pipeline",
