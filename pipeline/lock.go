@@ -2,8 +2,6 @@ package pipeline
 
 import (
 	"bufio"
-	"runtime"
-	"sync"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -11,7 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 )
 
 // The lock file (thv.lock for the paper profile, thv.<profile>.lock for
