@@ -299,6 +299,9 @@ func testsTable(p TablesParams, tests map[string][]TestRow) string {
 // FormatSigned prints v with digits decimals and an explicit minus sign in math mode.
 func FormatSigned(v float64, digits int) string {
 	s := FormatValue(v, digits)
+	if strings.Trim(s, "-0.") == "" {
+		return strings.TrimPrefix(s, "-") // no "−0.0000"
+	}
 	if strings.HasPrefix(s, "-") {
 		return "$-$" + s[1:]
 	}
