@@ -72,7 +72,7 @@ run again; thv.lock is rewritten at the end.`,
 			if dry {
 				printStale(out, rep, 20)
 			} else {
-				fmt.Fprintf(out, "%d tasks: %d executed, %d cached, %d failed, %d blocked in %s; lock written to %s\n",
+				fmt.Fprintf(out, "%d tasks: %d executed, %d cached, %d failed, %d blocked in %s; lock %s\n",
 					len(rep.Results), rep.Executed, rep.Cached, rep.Failed, rep.Blocked, time.Since(start).Round(time.Millisecond), proj.LockPath)
 			}
 			if jsonOut {
