@@ -6,6 +6,7 @@ package thvucb
 import (
 	"container/heap"
 	"math"
+	"slices"
 
 	"thv/algos"
 )
@@ -42,6 +43,28 @@ type Policy struct {
 	// The gain of u_i is box(u_i) − Σ_T sign_T · box(min(u_i, m_T)).
 	terms []float64
 	signs []float64
+
+	// Bounds carried over from the previous round. The UCB vectors move
+	// little between rounds, and the gain of arm i given S grows with u_i
+	// and shrinks with every u_s, s ∈ S, at rates bounded by face areas:
+	// ∂gain/∂u_ic ≤ Π_{l≠c}(u_il − r_l) and |∂gain/∂u_sc| ≤
+	// Π_{l≠c}(min(u_il, u_sl) − r_l) (taking the larger of the two rounds'
+	// values). So when this round's greedy prefix equals last round's, last
+	// round's bound at that step plus that drift bounds this round's gain:
+	// far tighter than the pairwise bounds.
+	prev, next  carried
+	prevUpper   [][]float64
+	hiUpper     [][]float64 // max(u(t−1), u(t)) per coordinate
+	rise, fall  [][]float64 // per arm and coordinate: max(0, ±(u(t) − u(t−1)))
+	riseDrift   []float64   // per arm: Σ_c rise_ic · face_c(hiUpper_i)
+	drift       []float64   // per arm: riseDrift plus the falls of the chosen arms so far
+}
+
+// carried is what one greedy run leaves for the next round.
+type carried struct {
+	valid bool
+	slate []int     // the slate in selection order
+	key   []float64 // key[j*n+i]: a bound on arm i's gain at step j (given slate[:j])
 }
 
 // New returns a THV-UCB policy.
@@ -61,6 +84,13 @@ func New(cfg algos.Config) *Policy {
 	}
 	if p.prob.Ref == nil {
 		p.prob.Ref = make([]float64, d)
+	}
+	p.prevUpper, p.hiUpper = matrix(n, d), matrix(n, d)
+	p.rise, p.fall = matrix(n, d), matrix(n, d)
+	p.riseDrift, p.drift = make([]float64, n), make([]float64, n)
+	for _, c := range []*carried{&p.prev, &p.next} {
+		c.slate = make([]int, cfg.K)
+		c.key = make([]float64, cfg.K*n)
 	}
 	for i := range p.lastDom {
 		p.lastDom[i] = -1
@@ -99,8 +129,26 @@ func (p *Policy) Select(t int, slate []int) {
 		}
 		p.pruned[i] = 0
 	}
+	if p.prev.valid {
+		ref := p.prob.Ref
+		for i, u := range p.upper {
+			for j, v := range u {
+				old := p.prevUpper[i][j]
+				p.hiUpper[i][j] = max(v, old)
+				p.rise[i][j], p.fall[i][j] = max(0, v-old), max(0, old-v)
+			}
+			p.riseDrift[i] = faceDot(p.rise[i], p.hiUpper[i], nil, ref)
+		}
+	}
 	if !p.greedy(slate, true) {
 		p.greedy(slate, false) // |A_t| < k: A_t = [n]
+	}
+	// Keep this round's bounds for the next one.
+	p.prev, p.next = p.next, p.prev
+	p.prev.valid = len(slate) == len(p.prev.slate)
+	copy(p.prev.slate, slate)
+	for i, u := range p.upper {
+		copy(p.prevUpper[i], u)
 	}
 }
 
@@ -128,6 +176,19 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 	heap.Init(h)
 	p.terms, p.signs = p.terms[:0], p.signs[:0]
 	k := len(slate)
+	n := len(p.upper)
+	record := len(p.next.key) >= k*n // keep bounds for the next round
+	if record {
+		// Arms that leave the heap early (chosen or pruned) get no bound at
+		// later steps: +Inf, never a stale value from an older round.
+		for i := range p.next.key[:k*n] {
+			p.next.key[i] = math.Inf(1)
+		}
+	}
+	samePrefix := p.prev.valid && len(p.prev.slate) == k
+	if samePrefix {
+		copy(p.drift, p.riseDrift)
+	}
 	for chosen := 0; chosen < k; {
 		if h.Len() == 0 {
 			return false
@@ -139,26 +200,46 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 			heap.Fix(h, 0)
 			continue
 		}
-		arm := heap.Pop(h).(entry).arm
-		if prune && p.dominated(arm) {
+		e := heap.Pop(h).(entry)
+		if record && chosen > 0 {
+			p.next.key[chosen*n+e.arm] = e.key
+		}
+		if prune && p.dominated(e.arm) {
 			continue
+		}
+		arm := e.arm
+		if record && chosen > 0 {
+			for _, it := range h.items {
+				p.next.key[chosen*n+it.arm] = it.key
+			}
 		}
 		slate[chosen] = arm
 		chosen++
 		us := p.upper[arm]
 		p.addTerm(us)
+		samePrefix = samePrefix && p.prev.slate[chosen-1] == arm
 		// Every remaining gain is now a bound: tighten it with the gain
-		// against the new arm alone, and inflate it by a slack so that a
-		// rounding error never lets it hide below a fresh gain it may tie.
+		// against the new arm alone and, if last round's greedy had the
+		// same prefix, with last round's bound plus the drift; inflate it
+		// by a slack so that a rounding error never lets it hide below a
+		// fresh gain it may tie.
+		carry := samePrefix && chosen < k
+		fallArm := slices.ContainsFunc(p.fall[arm], func(v float64) bool { return v > 0 })
 		for e := range h.items {
 			it := &h.items[e]
 			ui := p.upper[it.arm]
-			pair := it.box - boxMin(ui, us, ref)
+			bound := it.box - boxMin(ui, us, ref)
+			if carry {
+				if fallArm {
+					p.drift[it.arm] += faceDot(p.fall[arm], p.hiUpper[it.arm], p.hiUpper[arm], ref)
+				}
+				bound = min(bound, p.prev.key[chosen*n+it.arm]+p.drift[it.arm])
+			}
 			if it.fresh {
 				it.key += slack
 				it.fresh = false
 			}
-			it.key = min(it.key, pair+slack)
+			it.key = min(it.key, bound+slack)
 		}
 		heap.Init(h)
 	}
@@ -201,6 +282,58 @@ func (p *Policy) Gain(u []float64) float64 {
 		g -= sign * v
 	}
 	return g
+}
+
+// faceDot returns Σ_c delta_c · Π_{l≠c} (m_l − r_l), with m = min(a, b)
+// (m = a if b is nil), negative factors read as 0: how much a box's volume
+// can change when its corner moves by delta. With every side positive it is
+// P · Σ_c delta_c/side_c, P the box volume: O(d).
+func faceDot(delta, a, b, ref []float64) float64 {
+	var side [16]float64
+	if len(a) > len(side) {
+		return faceDotSlow(delta, a, b, ref)
+	}
+	vol := 1.0
+	for l := range a {
+		m := a[l]
+		if b != nil {
+			m = min(m, b[l])
+		}
+		side[l] = m - ref[l]
+		if !(side[l] > 0) {
+			return faceDotSlow(delta, a, b, ref)
+		}
+		vol *= side[l]
+	}
+	var s float64
+	for c, dc := range delta {
+		s += dc / side[c]
+	}
+	// The division rounds: inflate by a relative 1e-12 so the bound stays
+	// a bound.
+	return vol * s * (1 + 1e-12)
+}
+
+func faceDotSlow(delta, a, b, ref []float64) float64 {
+	var s float64
+	for c, dc := range delta {
+		if dc == 0 {
+			continue
+		}
+		f := dc
+		for l := range a {
+			if l == c {
+				continue
+			}
+			m := a[l]
+			if b != nil {
+				m = min(m, b[l])
+			}
+			f *= max(0, m-ref[l])
+		}
+		s += f
+	}
+	return s
 }
 
 // boxMin is the volume of box(min(a, b)) above ref.

@@ -222,3 +222,58 @@ func BenchmarkSelectN10000(b *testing.B) {
 		t++
 	}
 }
+
+// TestSelectMatchesAlgorithm1OverRuns replays whole runs and checks every
+// round's slate against the literal algorithm, so that the bounds carried
+// from round to round are exercised (noise, ties from clipping, pruning).
+func TestSelectMatchesAlgorithm1OverRuns(t *testing.T) {
+	for _, c := range []struct {
+		g        envs.Geometry
+		d, n, k  int
+		eta, sig float64
+		clip     float64
+	}{
+		{envs.Concave, 3, 30, 4, 0.01, 0.03, 1},
+		{envs.Linear, 5, 40, 6, 0.1, 0.02, 1},
+		{envs.Clusters, 2, 20, 3, 1, 0.05, 1},
+		{envs.Convex, 4, 30, 5, 0.01, 0.0, 0},
+	} {
+		in, _ := envs.Generate(c.g, c.d, c.n, 3)
+		b, _ := envs.NewBandit(in, c.sig, 3)
+		const T = 1500
+		p := New(algos.Config{Problem: algos.Problem{N: c.n, D: c.d, K: c.k, T: T}, Eta: c.eta, Params: map[string]float64{"clip": c.clip}})
+		counts := make([]int, c.n)
+		slate := make([]int, c.k)
+		rewards := make([][]float64, c.k)
+		for a := range rewards {
+			rewards[a] = make([]float64, c.d)
+		}
+		for tt := 1; tt <= T; tt++ {
+			if slices.Min(counts) < 2 {
+				for a := range slate { // round robin as Simulate does
+					slate[a] = -1
+				}
+				idx := make([]int, c.n)
+				for i := range idx {
+					idx[i] = i
+				}
+				slices.SortStableFunc(idx, func(x, y int) int { return counts[x] - counts[y] })
+				copy(slate, idx[:c.k])
+			} else {
+				p.Select(tt, slate)
+				got := slices.Clone(slate)
+				terms, signs := slices.Clone(p.terms), slices.Clone(p.signs)
+				want := reference(p, c.k)
+				p.terms, p.signs = terms, signs
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s d=%d round %d: Select = %v, Algorithm 1 = %v", c.g, c.d, tt, got, want)
+				}
+			}
+			for a, i := range slate {
+				b.Pull(i, rewards[a])
+				counts[i]++
+			}
+			p.Observe(slate, rewards)
+		}
+	}
+}
