@@ -52,12 +52,12 @@ type Policy struct {
 	// values). So when this round's greedy prefix equals last round's, last
 	// round's bound at that step plus that drift bounds this round's gain:
 	// far tighter than the pairwise bounds.
-	prev, next  carried
-	prevUpper   [][]float64
-	hiUpper     [][]float64 // max(u(t−1), u(t)) per coordinate
-	rise, fall  [][]float64 // per arm and coordinate: max(0, ±(u(t) − u(t−1)))
-	riseDrift   []float64   // per arm: Σ_c rise_ic · face_c(hiUpper_i)
-	drift       []float64   // per arm: riseDrift plus the falls of the chosen arms so far
+	prev, next carried
+	prevUpper  [][]float64
+	hiUpper    [][]float64 // max(u(t−1), u(t)) per coordinate
+	rise, fall [][]float64 // per arm and coordinate: max(0, ±(u(t) − u(t−1)))
+	riseDrift  []float64   // per arm: Σ_c rise_ic · face_c(hiUpper_i)
+	drift      []float64   // per arm: riseDrift plus the falls of the chosen arms so far
 }
 
 // carried is what one greedy run leaves for the next round.
