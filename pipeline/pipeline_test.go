@@ -357,3 +357,31 @@ func TestFigureOptionRerunsOnlyFigures(t *testing.T) {
 		t.Fatalf("changing figures.moving_average reran %v, want only the two figure tasks", ids)
 	}
 }
+
+// TestGCKeepsCurrentArtifacts: after a parameter change, gc removes the
+// superseded artifacts and nothing the current protocol needs.
+func TestGCKeepsCurrentArtifacts(t *testing.T) {
+	dir := t.TempDir()
+	repro(t, tiny(t, dir), 2)
+	p := tiny(t, dir, "settings.d3.T=110")
+	repro(t, p, 2)
+	dry, err := p.GC(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := p.GC(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The old d3 runs' summaries and trajectories, collects, statistics…
+	if st.Objects == 0 || st.Entries == 0 || st.Objects != dry.Objects || st.Entries != dry.Entries {
+		t.Fatalf("gc removed %+v (dry run said %+v)", st, dry)
+	}
+	if rep := repro(t, tiny(t, dir, "settings.d3.T=110"), 2); rep.Executed != 0 {
+		t.Fatalf("gc removed current artifacts: %v reran", executedIDs(rep))
+	}
+	again, _ := p.GC(false)
+	if again.Objects != 0 || again.Entries != 0 {
+		t.Fatalf("second gc removed %+v", again)
+	}
+}
