@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"container/heap"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -386,8 +387,9 @@ func (r *Runner) explain(t *Task, parts keyParts) string {
 		why = append(why, "code changed in "+strings.Join(units, ", "))
 	}
 	var inputs []string
+	recInputs := rec.InputDigests()
 	for _, name := range sortedKeys(parts.Inputs) {
-		if rec.Inputs[name] != parts.Inputs[name] {
+		if recInputs[name] != parts.Inputs[name] {
 			inputs = append(inputs, name)
 		}
 	}
@@ -490,7 +492,11 @@ func (r *Runner) NewLock(profile string) (*Lock, error) {
 		for u, h := range parts.Code {
 			l.Code[u] = h
 		}
-		l.Tasks = append(l.Tasks, Record{ID: t.ID, Kind: t.Kind, Key: res.Key, Params: parts.Params, Inputs: parts.Inputs, Outputs: res.Outputs})
+		var inputs json.RawMessage
+		if len(parts.Inputs) > 0 {
+			inputs, _ = json.Marshal(parts.Inputs) // map keys sorted: canonical
+		}
+		l.Tasks = append(l.Tasks, Record{ID: t.ID, Kind: t.Kind, Key: res.Key, Params: parts.Params, Inputs: inputs, Outputs: res.Outputs})
 	}
 	l.index()
 	return l, nil

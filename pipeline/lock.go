@@ -24,12 +24,23 @@ import (
 
 // Record is one task's line in the lock file.
 type Record struct {
-	ID      string            `json:"id"`
-	Kind    string            `json:"kind"`
-	Key     string            `json:"key"`
-	Params  json.RawMessage   `json:"params"`
-	Inputs  map[string]string `json:"inputs,omitempty"`
+	ID     string          `json:"id"`
+	Kind   string          `json:"kind"`
+	Key    string          `json:"key"`
+	Params json.RawMessage `json:"params"`
+	// Inputs maps role → digest. It is kept as raw JSON and decoded only to
+	// explain staleness (InputDigests): the no-op path never needs it.
+	Inputs  json.RawMessage   `json:"inputs,omitempty"`
 	Outputs map[string]string `json:"outputs"`
+}
+
+// InputDigests decodes the record's inputs (role → digest).
+func (r *Record) InputDigests() map[string]string {
+	m := map[string]string{}
+	if len(r.Inputs) > 0 {
+		json.Unmarshal(r.Inputs, &m)
+	}
+	return m
 }
 
 // Lock is the content of a lock file.
