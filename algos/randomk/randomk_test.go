@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"thv/algos"
+	"thv/algos/algotest"
 	"thv/envs"
 )
 
@@ -131,35 +132,8 @@ func TestSelectAllocFree(t *testing.T) {
 	}
 }
 
-// BenchmarkSelect times, at the paper's d = 5 setting (concave, n = 150,
-// k = 6, T = 5000, σ = 0.02), whole runs ("run", Simulate's bookkeeping
-// and hypervolumes included; ns/round is per round) and Select alone
-// ("select").
+// BenchmarkSelect times whole runs and learned-state rounds in the paper's
+// d = 5 setting (algotest.BenchmarkRuns).
 func BenchmarkSelect(b *testing.B) {
-	const n, d, k, T = 150, 5, 6, 5000
-	inst, err := envs.Generate(envs.Concave, d, n, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	prob := algos.Problem{N: n, D: d, K: k, T: T, Sigma: 0.02}
-	b.Run("run", func(b *testing.B) {
-		runs := 0
-		for b.Loop() {
-			bandit, _ := envs.NewBandit(inst, 0.02, 1)
-			p := build(b, prob, envs.NewStream(1, "policy"))
-			if _, err := algos.Simulate(p, bandit, k, T, algos.DefaultMinPulls, nil); err != nil {
-				b.Fatal(err)
-			}
-			runs++
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(runs*T), "ns/round")
-	})
-	b.Run("select", func(b *testing.B) {
-		p := build(b, prob, envs.NewStream(1, "policy"))
-		slate := make([]int, k)
-		b.ReportAllocs()
-		for b.Loop() {
-			p.Select(T, slate)
-		}
-	})
+	algotest.BenchmarkRuns(b, []string{"RandomK"}, 0)
 }
