@@ -77,16 +77,16 @@ func PairedCohensD(d []float64) float64 {
 		return math.NaN()
 	}
 	if len(d) < 2 {
-		return signedInf(m)
+		return cohensDInf(m)
 	}
 	sd, _ := stats.StandardDeviationSample(d)
 	if sd == 0 {
-		return signedInf(m)
+		return cohensDInf(m)
 	}
 	return m / sd
 }
 
-func signedInf(m float64) float64 {
+func cohensDInf(m float64) float64 {
 	switch {
 	case m > 0:
 		return math.Inf(1)
@@ -110,8 +110,9 @@ const MaxExactWilcoxonN = 50
 // differences:
 //
 //   - n = 0 (all differences zero, e.g. identical runs): p = 1, method
-//     "none: all differences zero". SciPy 1.10.1 raises ValueError here;
-//     p = 1 is P(W+ ≥ 0) and what current SciPy's permutation test gives.
+//     "none: all differences zero (p = 1)". SciPy 1.10.1 raises ValueError
+//     here (and returns NaN for empty input); p = 1 = P(W+ ≥ 0): no
+//     evidence at all for H1. Empty d gives the same.
 //   - n ≤ 50 and no ties among |d|: exact, p = P(W+ ≥ w) with W+ the sum of
 //     a uniformly random subset of {1, …, n} (the null distribution, counted
 //     by dynamic programming over rank sums). This is SciPy's
@@ -144,7 +145,7 @@ func WilcoxonSignedRank(d []float64) (p float64, method string) {
 	if n == 0 {
 		return 1, "none: all differences zero (p = 1)"
 	}
-	ranks, ties := absRanks(nz)
+	ranks, ties := wilcoxonAbsRanks(nz)
 	var wPlus float64
 	for i, x := range nz {
 		if x > 0 {
@@ -153,11 +154,11 @@ func WilcoxonSignedRank(d []float64) (p float64, method string) {
 	}
 	var notes []string
 	if zeros > 0 {
-		notes = append(notes, fmt.Sprintf("%d zero difference(s) dropped", zeros))
+		notes = append(notes, wilcoxonCount(zeros, "zero difference")+" dropped")
 	}
 	if len(ties) == 0 && n <= MaxExactWilcoxonN {
 		// Without ties W+ is an integer sum of ranks.
-		return wilcoxonExactSF(n, int(wPlus)), join("exact", notes)
+		return wilcoxonExactSF(n, int(wPlus)), wilcoxonMethodName("exact", notes)
 	}
 	nn := float64(n)
 	mean := nn * (nn + 1) / 4
@@ -169,38 +170,50 @@ func WilcoxonSignedRank(d []float64) (p float64, method string) {
 	se := math.Sqrt(v / 24) // > 0 for n ≥ 1
 	z := (wPlus - mean) / se
 	if len(ties) > 0 {
-		notes = append(notes, fmt.Sprintf("%d tie group(s)", len(ties)))
+		notes = append(notes, wilcoxonCount(len(ties), "tie group"))
 	}
 	if n > MaxExactWilcoxonN {
 		notes = append(notes, fmt.Sprintf("n = %d > %d", n, MaxExactWilcoxonN))
 	}
-	return normalSF(z), join("normal approximation (tie-corrected, no continuity correction)", notes)
+	return wilcoxonNormalSF(z), wilcoxonMethodName("normal approximation (tie-corrected, no continuity correction)", notes)
 }
 
-func join(method string, notes []string) string {
+func wilcoxonCount(k int, noun string) string {
+	if k == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", k, noun)
+}
+
+func wilcoxonMethodName(method string, notes []string) string {
 	if len(notes) == 0 {
 		return method
 	}
 	return method + "; " + strings.Join(notes, ", ")
 }
 
-// normalSF is P(Z > z) for a standard normal Z, computed as SciPy's
-// norm.sf (Cephes ndtr(−z)): through erf near 0, erfc in the tails.
-func normalSF(z float64) float64 {
-	x := -z / math.Sqrt2
-	if math.Abs(x) < 1/math.Sqrt2 {
+// wilcoxonNormalSF is P(Z > z) for a standard normal Z, computed as SciPy's
+// norm.sf (Cephes ndtr(−z)): through erf near 0, erfc in the tails, and 0
+// beyond z ≈ 37.7 where Cephes' erfc underflows (Go's would be subnormal).
+func wilcoxonNormalSF(z float64) float64 {
+	const sqrtHalf = 1 / math.Sqrt2
+	x := -z * sqrtHalf
+	if math.Abs(x) < sqrtHalf {
 		return 0.5 + 0.5*math.Erf(x)
 	}
-	y := 0.5 * math.Erfc(math.Abs(x))
+	y := 0.0 // Cephes erfc underflows to 0 once x² > MAXLOG = log(max float64)
+	if ax := math.Abs(x); ax*ax <= 7.09782712893383996843e2 {
+		y = 0.5 * math.Erfc(ax)
+	}
 	if x > 0 {
 		return 1 - y
 	}
 	return y
 }
 
-// absRanks ranks |x| from 1 with average ranks for ties, and returns the
+// wilcoxonAbsRanks ranks |x| from 1 with average ranks for ties, and returns the
 // sizes (> 1) of the tie groups, in increasing order of |x|.
-func absRanks(x []float64) ([]float64, []int) {
+func wilcoxonAbsRanks(x []float64) ([]float64, []int) {
 	idx := make([]int, len(x))
 	for i := range idx {
 		idx[i] = i
@@ -297,7 +310,7 @@ func BootstrapMeanCI(d []float64, resamples int, seed uint64, level float64) (lo
 	for b := range means {
 		var s float64
 		for range n {
-			s += d[uniformIndex(src, uint64(n))]
+			s += d[bootstrapIndex(src, uint64(n))]
 		}
 		means[b] = s / float64(n)
 	}
@@ -307,10 +320,10 @@ func BootstrapMeanCI(d []float64, resamples int, seed uint64, level float64) (lo
 	return lo, hi
 }
 
-// uniformIndex returns a uniform integer in [0, n), n ≥ 1, from src by
+// bootstrapIndex returns a uniform integer in [0, n), n ≥ 1, from src by
 // Lemire's nearly-divisionless method ("Fast random integer generation in
 // an interval", 2019).
-func uniformIndex(src *rand.PCG, n uint64) int {
+func bootstrapIndex(src *rand.PCG, n uint64) int {
 	hi, lo := bits.Mul64(src.Uint64(), n)
 	if lo < n {
 		thresh := -n % n

@@ -35,6 +35,10 @@ thv
         correction: SciPy's default). p_with_continuity_correction is the same
         call with correction=True, for information only.
 
+norm_sf
+    [z, scipy.stats.norm.sf(z)] pairs: the upper normal tail used by the
+    normal approximation.
+
 cohens_d
     Paired Cohen's d = mean(d) / std(d, ddof=1) with NumPy; null when it is not
     finite (then cohens_d_nonfinite says what NumPy gives).
@@ -168,6 +172,10 @@ def main():
         auto = case["scipy_auto"]
         case["scipy_auto_equals_thv"] = auto.get("p") is not None and auto["p"] == case["thv"]["p"]
         out["cases"].append(case)
+    # The standard normal upper tail that the normal approximation uses.
+    zs = [-40.0, -8.0, -3.0, -1.0, -0.7, -0.1, 0.0, 0.2, 0.7071067811865476, 1.0, 1.5, 2.2360679774997896,
+          3.3, 8.0, 12.0, 20.0, 38.0]
+    out["norm_sf"] = [[z, float(stats.norm.sf(z))] for z in zs]
     json.dump(out, sys.stdout, indent=1, allow_nan=False)
     print()
 
