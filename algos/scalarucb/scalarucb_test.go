@@ -27,24 +27,6 @@ func build(t testing.TB, name string, prob algos.Problem, eta float64, rng *rand
 	return p.(*Policy)
 }
 
-func simulate(t testing.TB, name string, g envs.Geometry, d, n, k, T int, sigma, eta float64, seed uint64) (*algos.Trace, *envs.Instance) {
-	t.Helper()
-	inst, err := envs.Generate(g, d, n, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := envs.NewBandit(inst, sigma, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := build(t, name, algos.Problem{N: n, D: d, K: k, T: T, Sigma: sigma}, eta, envs.NewStream(seed, "policy/"+name))
-	tr, err := algos.Simulate(p, b, k, T, algos.DefaultMinPulls, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr, inst
-}
-
 func TestRegistered(t *testing.T) {
 	for _, c := range []struct{ name, cite string }{{"ScalarUCB", "auer2002finite"}, {"ScalarUCB-RandW", "paria2020flexible"}} {
 		s, err := algos.Lookup(c.name)
@@ -62,8 +44,8 @@ func TestSimulateDeterministic(t *testing.T) {
 		for _, g := range envs.Geometries {
 			for _, d := range []int{2, 3} {
 				t.Run(fmt.Sprintf("%s/%s/d%d", name, g, d), func(t *testing.T) {
-					a, _ := simulate(t, name, g, d, 20, 3, 300, 0.05, 0.3, 7)
-					b, _ := simulate(t, name, g, d, 20, 3, 300, 0.05, 0.3, 7)
+					a, _ := algotest.Simulate(t, name, g, d, 20, 3, 300, 0.05, 0.3, 7)
+					b, _ := algotest.Simulate(t, name, g, d, 20, 3, 300, 0.05, 0.3, 7)
 					if !slices.EqualFunc(a.Slates, b.Slates, slices.Equal) {
 						t.Fatal("same seed, different slates")
 					}
@@ -177,73 +159,10 @@ func TestScalarUCBRandWByHand(t *testing.T) {
 	}
 }
 
-// Noiseless runs (σ = 0) at the paper's d = 2 setting (n = 36, k = 3), long
-// horizon, small η, seeds 1–3.
-//
-// On the clusters, concave and convex fronts, the last 200 slates hold
-// only Pareto-optimal arms. On the linear front that is not a property of
-// the algorithm (the front is flat, and the clip at 0.01 makes some
-// generated front arms dominated with a larger coordinate sum, so the
-// true top-k of the scalarization can hold a dominated arm); there, and on
-// every front once exploration is negligible, what must hold is that a
-// slate is closed upward: every arm that dominates a played arm is played
-// too. The linear fronts of seeds 1–2 have near-ties (score gaps of 10⁻³ and
-// below) that η = 0.01 does not resolve in 50000 rounds, so the linear
-// runs use η = 10⁻⁶.
-func TestNoiselessPlaysFront(t *testing.T) {
-	const name = "ScalarUCB"
-	for _, g := range envs.Geometries {
-		for seed := uint64(1); seed <= 3; seed++ {
-			t.Run(fmt.Sprintf("%s/seed%d", g, seed), func(t *testing.T) {
-				eta := 0.01
-				if g == envs.Linear {
-					eta = 1e-6 // near-ties: make exploration negligible
-				}
-				tr, inst := simulate(t, name, g, 2, 36, 3, 50000, 0, eta, seed)
-				means := inst.Means
-				for r, s := range tr.Slates[len(tr.Slates)-200:] {
-					for _, i := range s {
-						for j := range means {
-							if !paretoDominates(means[j], means[i]) {
-								continue
-							}
-							if g != envs.Linear {
-								t.Fatalf("round %d of the last 200: arm %d (%v) is dominated by arm %d (%v)", r, i, means[i], j, means[j])
-							}
-							if !slices.Contains(s, j) {
-								t.Fatalf("round %d of the last 200: arm %d (%v) is played without arm %d (%v) that dominates it", r, i, means[i], j, means[j])
-							}
-						}
-					}
-				}
-			})
-		}
-	}
-}
+// TestNoiselessPlaysFront: see algotest.CheckPlaysFront.
+func TestNoiselessPlaysFront(t *testing.T) { algotest.CheckPlaysFront(t, "ScalarUCB") }
 
-func paretoDominates(a, b []float64) bool {
-	ge, gt := true, false
-	for l := range a {
-		ge = ge && a[l] >= b[l]
-		gt = gt || a[l] > b[l]
-	}
-	return ge && gt
-}
-
-func TestSelectAllocFree(t *testing.T) {
-	for _, name := range names {
-		inst, _ := envs.Generate(envs.Concave, 5, 150, 1)
-		b, _ := envs.NewBandit(inst, 0.02, 1)
-		p := build(t, name, algos.Problem{N: 150, D: 5, K: 6, T: 5000}, 0.3, envs.NewStream(1, "policy"))
-		if _, err := algos.Simulate(p, b, 6, 200, algos.DefaultMinPulls, nil); err != nil {
-			t.Fatal(err)
-		}
-		slate := make([]int, 6)
-		if a := testing.AllocsPerRun(100, func() { p.Select(201, slate) }); a != 0 {
-			t.Errorf("%s: Select allocates %v times per call", name, a)
-		}
-	}
-}
+func TestSelectAllocFree(t *testing.T) { algotest.CheckSelectAllocFree(t, names, 0.3) }
 
 // BenchmarkSelect times whole runs and learned-state rounds in the paper's
 // d = 5 setting (algotest.BenchmarkRuns).
