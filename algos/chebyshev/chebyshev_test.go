@@ -9,7 +9,6 @@ import (
 
 	"thv/algos"
 	"thv/algos/algotest"
-	"thv/envs"
 )
 
 var names = []string{"ChebyshevUCB", "ChebyshevUCB+"}
@@ -44,21 +43,8 @@ func TestRegistered(t *testing.T) {
 
 // Every geometry: Simulate accepts every slate (k distinct valid arms) and
 // the same seeds give the same slates.
-func TestSimulateDeterministic(t *testing.T) {
-	for _, name := range names {
-		for _, g := range envs.Geometries {
-			for _, d := range []int{2, 3} {
-				t.Run(fmt.Sprintf("%s/%s/d%d", name, g, d), func(t *testing.T) {
-					a, _ := algotest.Simulate(t, name, g, d, 20, 3, 300, 0.05, 0.3, 7)
-					b, _ := algotest.Simulate(t, name, g, d, 20, 3, 300, 0.05, 0.3, 7)
-					if !slices.EqualFunc(a.Slates, b.Slates, slices.Equal) {
-						t.Fatal("same seed, different slates")
-					}
-				})
-			}
-		}
-	}
-}
+// Determinism for a seed on every geometry is checked for all fourteen
+// algorithms at once in algos/all (TestEveryPolicy).
 
 func binom(n, k int) int {
 	r := 1

@@ -1,7 +1,6 @@
 package hvscalar
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -9,7 +8,6 @@ import (
 
 	"thv/algos"
 	"thv/algos/algotest"
-	"thv/envs"
 )
 
 var names = []string{"HVScalarUCB", "HVScalarUCB+"}
@@ -39,21 +37,8 @@ func TestRegistered(t *testing.T) {
 	}
 }
 
-func TestSimulateDeterministic(t *testing.T) {
-	for _, name := range names {
-		for _, g := range envs.Geometries {
-			for _, d := range []int{2, 3} {
-				t.Run(fmt.Sprintf("%s/%s/d%d", name, g, d), func(t *testing.T) {
-					a, _ := algotest.Simulate(t, name, g, d, 20, 3, 300, 0.05, 0.3, 7)
-					b, _ := algotest.Simulate(t, name, g, d, 20, 3, 300, 0.05, 0.3, 7)
-					if !slices.EqualFunc(a.Slates, b.Slates, slices.Equal) {
-						t.Fatal("same seed, different slates")
-					}
-				})
-			}
-		}
-	}
-}
+// Determinism for a seed on every geometry is checked for all fourteen
+// algorithms at once in algos/all (TestEveryPolicy).
 
 // Directions lie on the positive unit sphere and are uniform there: for
 // d = 2 the angle is uniform on [0, π/2]; for d = 3 each coordinate of a

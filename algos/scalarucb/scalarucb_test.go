@@ -1,7 +1,6 @@
 package scalarucb
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -9,7 +8,6 @@ import (
 
 	"thv/algos"
 	"thv/algos/algotest"
-	"thv/envs"
 )
 
 var names = []string{"ScalarUCB", "ScalarUCB-RandW"}
@@ -39,21 +37,8 @@ func TestRegistered(t *testing.T) {
 	}
 }
 
-func TestSimulateDeterministic(t *testing.T) {
-	for _, name := range names {
-		for _, g := range envs.Geometries {
-			for _, d := range []int{2, 3} {
-				t.Run(fmt.Sprintf("%s/%s/d%d", name, g, d), func(t *testing.T) {
-					a, _ := algotest.Simulate(t, name, g, d, 20, 3, 300, 0.05, 0.3, 7)
-					b, _ := algotest.Simulate(t, name, g, d, 20, 3, 300, 0.05, 0.3, 7)
-					if !slices.EqualFunc(a.Slates, b.Slates, slices.Equal) {
-						t.Fatal("same seed, different slates")
-					}
-				})
-			}
-		}
-	}
-}
+// Determinism for a seed on every geometry is checked for all fourteen
+// algorithms at once in algos/all (TestEveryPolicy).
 
 // Dirichlet(1) draws are positive, sum to 1, and are uniform on the
 // simplex: the first coordinate is Beta(1, d−1), so 1 − (1 − w₁)^{d−1} is
