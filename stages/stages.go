@@ -57,16 +57,6 @@ func Lookup(name string) (Kind, error) {
 	return k, nil
 }
 
-// Kinds returns every stage kind name, sorted.
-func Kinds() []string {
-	var names []string
-	for n := range kinds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
 // decode unmarshals canonical JSON parameters, rejecting unknown fields so
 // that a mismatched task spec fails loudly instead of running with defaults.
 func decode[P any](b []byte) (P, error) {
