@@ -50,7 +50,6 @@ import (
 
 	"golang.org/x/image/font/sfnt"
 	"golang.org/x/image/math/fixed"
-	"gonum.org/v1/gonum/stat/distuv"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -164,10 +163,7 @@ func MeanCIBand(hv [][]float64, level float64) (mean, lo, hi []float64) {
 		}
 	}
 	mean, lo, hi = make([]float64, T), make([]float64, T), make([]float64, T)
-	q := 0.0
-	if n > 1 {
-		q = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1 - (1-level)/2)
-	}
+	q := TCritical(n, level)
 	for t := range T {
 		sum := 0.0
 		for _, s := range hv {

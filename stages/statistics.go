@@ -27,7 +27,15 @@ func MeanWithCI(xs []float64, level float64) MeanCI {
 		return out
 	}
 	sd, _ := stats.StandardDeviationSample(xs)
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}.Quantile(1 - (1-level)/2)
-	out.HalfWidth = t * sd / math.Sqrt(float64(len(xs)))
+	out.HalfWidth = TCritical(len(xs), level) * sd / math.Sqrt(float64(len(xs)))
 	return out
+}
+
+// TCritical is the two-sided Student-t critical value of a CI at level for
+// the mean of n ≥ 2 values (n − 1 degrees of freedom); 0 for n < 2.
+func TCritical(n int, level float64) float64 {
+	if n < 2 {
+		return 0
+	}
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1 - (1-level)/2)
 }

@@ -4,6 +4,7 @@ package algotest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -17,6 +18,38 @@ var D5 = struct {
 	Sigma      float64
 }{5, 150, 6, 5000, 0.02}
 
+// New builds the registered algorithm name for prob with confidence
+// parameter eta and random stream rng, failing tb on any error.
+func New(tb testing.TB, name string, prob algos.Problem, eta float64, rng *rand.Rand) algos.Policy {
+	tb.Helper()
+	spec, err := algos.Lookup(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := spec.NewPolicy(prob, eta, nil, rng)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// RunOn simulates name on instance in for T rounds with slates of k arms:
+// the bandit's noise is envSigma (seeded by envSeed), the policy is told
+// σ = policySigma and draws from rng.
+func RunOn(tb testing.TB, name string, in *envs.Instance, eta, envSigma, policySigma float64, k, T int, envSeed uint64, rng *rand.Rand) *algos.Trace {
+	tb.Helper()
+	p := New(tb, name, algos.Problem{N: in.N(), D: in.D(), K: k, T: T, Sigma: policySigma}, eta, rng)
+	b, err := envs.NewBandit(in, envSigma, envSeed)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tr, err := algos.Simulate(p, b, k, T, algos.DefaultMinPulls, nil)
+	if err != nil {
+		tb.Fatalf("%s: %v", name, err)
+	}
+	return tr
+}
+
 // NewD5 returns the registered algorithm name, with confidence parameter
 // eta, and a bandit of the d = 5 setting, both seeded by seed.
 func NewD5(tb testing.TB, name string, eta float64, seed uint64) (algos.Policy, *envs.Bandit) {
@@ -26,14 +59,7 @@ func NewD5(tb testing.TB, name string, eta float64, seed uint64) (algos.Policy, 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	spec, err := algos.Lookup(name)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	p, err := spec.NewPolicy(algos.Problem{N: s.N, D: s.D, K: s.K, T: s.T, Sigma: s.Sigma}, eta, nil, envs.NewStream(seed, "policy"))
-	if err != nil {
-		tb.Fatal(err)
-	}
+	p := New(tb, name, algos.Problem{N: s.N, D: s.D, K: s.K, T: s.T, Sigma: s.Sigma}, eta, envs.NewStream(seed, "policy"))
 	bandit, err := envs.NewBandit(in, s.Sigma, seed)
 	if err != nil {
 		tb.Fatal(err)
@@ -79,23 +105,7 @@ func Simulate(tb testing.TB, name string, g envs.Geometry, d, n, k, T int, sigma
 	if err != nil {
 		tb.Fatal(err)
 	}
-	b, err := envs.NewBandit(inst, sigma, seed)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	spec, err := algos.Lookup(name)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	p, err := spec.NewPolicy(algos.Problem{N: n, D: d, K: k, T: T, Sigma: sigma}, eta, nil, envs.NewStream(seed, "policy/"+name))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tr, err := algos.Simulate(p, b, k, T, algos.DefaultMinPulls, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return tr, inst
+	return RunOn(tb, name, inst, eta, sigma, sigma, k, T, seed, envs.NewStream(seed, "policy/"+name)), inst
 }
 
 // CheckPlaysFront runs name without noise (σ = 0) in the paper's d = 2

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"thv/algos"
+	"thv/algos/algotest"
 	"thv/envs"
 )
 
@@ -243,23 +244,7 @@ func TestPointMass(t *testing.T) {
 // σ_obs = policySigma, the bandit's noise is envSigma.
 func simulate(t *testing.T, name string, in *envs.Instance, envSigma, policySigma float64, k, T int, envSeed, policySeed uint64) *algos.Trace {
 	t.Helper()
-	spec, err := algos.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := spec.NewPolicy(algos.Problem{N: in.N(), D: in.D(), K: k, T: T, Sigma: policySigma}, 0, nil, rand.New(rand.NewPCG(policySeed, 7)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := envs.NewBandit(in, envSigma, envSeed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := algos.Simulate(p, b, k, T, algos.DefaultMinPulls, nil)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return tr
+	return algotest.RunOn(t, name, in, 0, envSigma, policySigma, k, T, envSeed, rand.New(rand.NewPCG(policySeed, 7)))
 }
 
 // TestSimulate runs both algorithms on every geometry: valid slates

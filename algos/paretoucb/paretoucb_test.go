@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"thv/algos"
+	"thv/algos/algotest"
 	"thv/envs"
 )
 
@@ -240,23 +241,7 @@ func TestTieBreakRules(t *testing.T) {
 // simulate runs one algorithm on instance in through algos.Simulate.
 func simulate(t *testing.T, name string, in *envs.Instance, sigma float64, k, T int, envSeed, policySeed uint64) *algos.Trace {
 	t.Helper()
-	spec, err := algos.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := spec.NewPolicy(algos.Problem{N: in.N(), D: in.D(), K: k, T: T, Sigma: sigma}, 0.1, nil, rand.New(rand.NewPCG(policySeed, 7)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := envs.NewBandit(in, sigma, envSeed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := algos.Simulate(p, b, k, T, algos.DefaultMinPulls, nil)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return tr
+	return algotest.RunOn(t, name, in, 0.1, sigma, sigma, k, T, envSeed, rand.New(rand.NewPCG(policySeed, 7)))
 }
 
 // TestSimulate runs every algorithm on every geometry: valid slates (Simulate

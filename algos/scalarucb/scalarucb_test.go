@@ -14,15 +14,7 @@ var names = []string{"ScalarUCB", "ScalarUCB-RandW"}
 
 func build(t testing.TB, name string, prob algos.Problem, eta float64, rng *rand.Rand) *Policy {
 	t.Helper()
-	spec, err := algos.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := spec.NewPolicy(prob, eta, nil, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p.(*Policy)
+	return algotest.New(t, name, prob, eta, rng).(*Policy)
 }
 
 func TestRegistered(t *testing.T) {
