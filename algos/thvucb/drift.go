@@ -1,0 +1,138 @@
+package thvucb
+
+import "math"
+
+// Drift bounds: how much an arm's gain given a fixed set S can have grown
+// since an earlier round. The gain of u_i given S grows with u_i and shrinks
+// with every u_s, s ∈ S; ∂gain/∂u_ic is at most the face area
+// Π_{l≠c}(u_il − r_l) of u_i's box, and |∂gain/∂u_sc| at most that of u_s's
+// box. Moving u_s along the straight line from its old value to its new one
+// (u_i held fixed), then u_i, bounds the growth by
+//
+//	Σ_{s∈S} Σ_c fall_sc · face_c(max(old u_s, new u_s))   (see fallOf)
+//	+ the rise of u_i, weighted the same way               (see riseBound)
+//
+// Both are inflated by a relative 1e-12 so that rounding never makes them
+// too small.
+
+// faces sets face[c] = Π_{l≠c} max(0, max(a_l, b_l) − r_l) without divisions.
+func faces(face, a, b, ref []float64) {
+	acc := 1.0
+	for c := range a {
+		face[c] = acc
+		acc *= max(0, max(a[c], b[c])-ref[c])
+	}
+	acc = 1
+	for c := len(a) - 1; c >= 0; c-- {
+		face[c] *= acc
+		acc *= max(0, max(a[c], b[c])-ref[c])
+	}
+}
+
+// fallOf bounds how much any gain given a set containing s can have grown
+// while u_s moved from old to now: Σ_c max(0, old_c − now_c) · face_c.
+func fallOf(face, now, old, ref []float64) float64 {
+	fell := false
+	for c := range now {
+		fell = fell || now[c] < old[c]
+	}
+	if !fell {
+		return 0
+	}
+	faces(face, now, old, ref)
+	var s float64
+	for c := range now {
+		s += max(0, old[c]-now[c]) * face[c]
+	}
+	return s * (1 + 1e-12)
+}
+
+// riseOf is fallOf's twin for the coordinates that rose.
+func riseOf(face, now, old, ref []float64) float64 {
+	faces(face, now, old, ref)
+	var s float64
+	for c := range now {
+		s += max(0, now[c]-old[c]) * face[c]
+	}
+	return s * (1 + 1e-12)
+}
+
+// riseBound keeps, for every arm, a potential R_i(t) such that for any two
+// Selects r < t the rise of u_i between them raises any gain of arm i by at
+// most R_i(t) − R_i(r). It costs nothing per round for the arms that were
+// not played: between two pulls the mean and count of arm i are fixed, so
+// each coordinate of u_i rises by at most (√c_t − √c_r)/√N_i (clipping only
+// lowers it; c_t = 2η log(n d t²/δ) grows with t), and the face areas stay
+// below those at u_i's value at the horizon, clip(μ̂_i + √(c_H/N_i)). So
+// within such an epoch R_i(t) = a_i + w_i·√c_t with
+// w_i = Σ_c face_c(u_i at the horizon)/√N_i. When the arm's statistics
+// change (it was played), the jump from last Select's u_i is added by riseOf
+// and a new epoch starts.
+type riseBound struct {
+	horizon  int       // H: the epochs' weights hold for t ≤ H
+	now      []float64 // R_i(t) at the current Select
+	largest  float64   // a bound on max_i |R_i(t)|
+	maxA     float64   // max |a_i| and max w_i over all epochs so far
+	maxW     float64
+	a, w     []float64
+	count    []int // N_i when the epoch started; −1: no epoch yet
+	face, hi []float64
+}
+
+func (r *riseBound) init(n, d, T int) {
+	r.horizon = T
+	r.now, r.a, r.w = make([]float64, n), make([]float64, n), make([]float64, n)
+	r.count = make([]int, n)
+	for i := range r.count {
+		r.count[i] = -1
+	}
+	r.face, r.hi = make([]float64, d), make([]float64, d)
+}
+
+// update sets now[i] = R_i(t) for every arm, after Select has computed this
+// round's UCB vectors with c = c_t.
+func (r *riseBound) update(p *Policy, t int, c float64) {
+	restart := false
+	if t > r.horizon {
+		// Past the horizon the weights no longer bound the faces: start
+		// every epoch again with a horizon far enough ahead.
+		r.horizon = 2 * t
+		restart = true
+	}
+	n, d := p.prob.N, p.prob.D
+	ref := p.prob.Ref
+	sqrtC := math.Sqrt(c)
+	cH := c
+	for i := 0; i < n; i++ {
+		if p.Count[i] == r.count[i] && !restart {
+			r.now[i] = r.a[i] + r.w[i]*sqrtC
+			continue
+		}
+		// A new epoch: add the jump from last Select's u_i, if any.
+		if r.count[i] >= 0 {
+			r.now[i] += riseOf(r.face, p.upper[i], p.prevUpper[i], ref)
+		}
+		if cH == c {
+			cH = 2 * p.eta * math.Log(float64(n)*float64(d)*float64(r.horizon)*float64(r.horizon)/p.delta)
+		}
+		bH := math.Sqrt(cH / float64(max(1, p.Count[i])))
+		for j, m := range p.Mean[i] {
+			v := m + bH
+			if p.clip {
+				v = min(1, max(0, v))
+			}
+			r.hi[j] = v
+		}
+		faces(r.face, r.hi, r.hi, ref)
+		var sum float64
+		for _, f := range r.face {
+			sum += f
+		}
+		r.w[i] = sum / math.Sqrt(float64(max(1, p.Count[i]))) * (1 + 1e-12)
+		r.a[i] = r.now[i] - r.w[i]*sqrtC
+		r.count[i] = p.Count[i]
+		r.maxA = max(r.maxA, math.Abs(r.a[i]))
+		r.maxW = max(r.maxW, r.w[i])
+	}
+	r.largest = r.maxA + r.maxW*sqrtC
+}
