@@ -43,6 +43,7 @@ func Simulate(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64) (*Trace, er
 		ref = make([]float64, d)
 	}
 	tr := &Trace{HV: make([]float64, T), Slates: make([][]int, T)}
+	slates := make([]int, T*k) // one allocation for every S_t
 	counts := make([]int, n)
 	slate := make([]int, k)
 	rewards := make([][]float64, k)
@@ -72,7 +73,8 @@ func Simulate(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64) (*Trace, er
 			counts[i]++
 		}
 		p.Observe(slate, rewards)
-		sorted := slices.Clone(slate)
+		sorted := slates[(t-1)*k : t*k : t*k]
+		copy(sorted, slate)
 		slices.Sort(sorted)
 		tr.Slates[t-1] = sorted
 		tr.HV[t-1] = hvOf(sorted)

@@ -20,8 +20,10 @@ type lazyGreedy struct {
 	key    []float64 // key[i] + R_i: upper bound on arm i's gain at this step
 	gain   []float64 // exact gain, current when gainAt[i] == the step's stamp
 	gainAt []int64
-	out    []bool // chosen or pruned in this greedy call
-	evals  int    // exact gains computed in the current step
+	out    []bool      // chosen or pruned in this greedy call
+	evals  int         // exact gains computed in the current step
+	pruned []candidate // arms pruned in this greedy call, with their last keys
+	total  int64       // exact gains computed over the policy's life (for tests and benchmarks)
 }
 
 func (g *lazyGreedy) init(n int) {
@@ -38,6 +40,11 @@ type stepCache struct {
 	zobrist []uint64 // per arm; the XOR over a set names the set
 	sorted  []int    // the current prefix, sorted
 	face    []float64
+	// fall[s] is fallOf for arm s since the snapshot of greedy call
+	// fallFrom[s], computed in call fallAt[s]: the entries a round uses
+	// were mostly written in one earlier call, and share their snapshots.
+	fall             []float64
+	fallFrom, fallAt []int64
 }
 
 // stepEntry holds one greedy step's bounds for one prefix set.
@@ -60,6 +67,7 @@ func (c *stepCache) init(n, d, k int, rng *rand.Rand) {
 	}
 	c.sorted = make([]int, 0, k)
 	c.face = make([]float64, d)
+	c.fall, c.fallFrom, c.fallAt = make([]float64, n), make([]int64, n), make([]int64, n)
 	if k < 2 {
 		return
 	}
@@ -112,6 +120,20 @@ func (p *Policy) store(e *stepEntry, hash uint64, next int) {
 		e.snap = append(e.snap, p.upper[s]...)
 	}
 	copy(e.key, g.key)
+	for _, q := range g.pruned {
+		e.key[q.arm] = q.bound // still a bound, for rounds where the arm is not pruned
+	}
+}
+
+// exclude takes arm i out of this greedy call, chosen or pruned. Its key
+// becomes −Inf, so that the passes skip it without a test; a pruned arm's
+// last bound is kept for the cached steps, where it may be a candidate.
+func (g *lazyGreedy) exclude(i int, pruned bool) {
+	if pruned {
+		g.pruned = append(g.pruned, candidate{g.key[i], i})
+	}
+	g.out[i] = true
+	g.key[i] = math.Inf(-1)
 }
 
 // greedy runs lazy greedy selection on the UCB vectors. With prune set, a
@@ -131,6 +153,7 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 	p.ie.reset()
 	c.sorted = c.sorted[:0]
 	clear(g.out)
+	g.pruned = g.pruned[:0]
 	rise := p.rise.now
 	for i, v := range p.boxes {
 		g.key[i] = v + g.slack - rise[i]
@@ -159,13 +182,13 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 			if !prune || !p.dominated(best) {
 				break
 			}
-			g.out[best] = true
+			g.exclude(best, true)
 		}
 		if j > 0 {
 			p.store(cached, hash, best)
 		}
 		slate[j] = best
-		g.out[best] = true
+		g.exclude(best, false)
 		p.ie.add(p.upper[best])
 		hash ^= c.zobrist[best]
 		at, _ := slices.BinarySearch(c.sorted, best)
@@ -198,7 +221,7 @@ func (p *Policy) bestGain(stamp int64, cached *stepEntry) int {
 		d := p.prob.D
 		grown = g.slack
 		for x, s := range c.sorted {
-			grown += fallOf(c.face, p.upper[s], cached.snap[x*d:(x+1)*d], p.prob.Ref)
+			grown += p.fallSince(s, cached.call, cached.snap[x*d:(x+1)*d])
 		}
 	}
 	best := -1
@@ -213,7 +236,7 @@ func (p *Policy) bestGain(stamp int64, cached *stepEntry) int {
 		}
 		top := math.Inf(-1)
 		for i, v := range g.key {
-			if b := v + rise[i]; b > top && !g.out[i] {
+			if b := v + rise[i]; b > top {
 				best, top = i, b
 			}
 		}
@@ -231,7 +254,7 @@ func (p *Policy) bestGain(stamp int64, cached *stepEntry) int {
 			v = min(v, key[i]+grown)
 			g.key[i] = v
 		}
-		if v+rise[i] < bar || g.out[i] || i == best {
+		if v+rise[i] < bar { // arms out of the call have key −Inf
 			continue
 		}
 		if gi := p.exact(i, stamp); gi > bar || gi == bar && i < best {
@@ -249,6 +272,24 @@ func (p *Policy) exact(i int, stamp int64) float64 {
 		g.gain[i] = p.ie.gain(p.upper[i])
 		g.key[i] = min(g.key[i], g.gain[i]+g.slack-p.rise.now[i])
 		g.evals++
+		g.total++
 	}
 	return g.gain[i]
+}
+
+// candidate is an arm with a bound.
+type candidate struct {
+	bound float64
+	arm   int
+}
+
+// fallSince returns fallOf for arm s from its snapshot old, taken in greedy
+// call from, to now, computed once per call and snapshot.
+func (p *Policy) fallSince(s int, from int64, old []float64) float64 {
+	c := &p.steps
+	if c.fallAt[s] != p.lazy.call || c.fallFrom[s] != from {
+		c.fallAt[s], c.fallFrom[s] = p.lazy.call, from
+		c.fall[s] = fallOf(c.face, p.upper[s], old, p.prob.Ref)
+	}
+	return c.fall[s]
 }
