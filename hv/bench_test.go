@@ -22,6 +22,9 @@ func TestWriteFronts(t *testing.T) {
 	if *frontsDir == "" {
 		t.Skip("no -fronts directory")
 	}
+	if err := os.MkdirAll(*frontsDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, d := range []int{3, 4, 5} {
 		for _, n := range []int{10, 100, 1000, 5000} {
 			var b strings.Builder
