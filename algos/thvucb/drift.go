@@ -102,7 +102,7 @@ func (r *riseBound) update(p *Policy, t int, c float64) {
 	n, d := p.prob.N, p.prob.D
 	ref := p.prob.Ref
 	sqrtC := math.Sqrt(c)
-	cH := c
+	cH := -1.0 // c at the horizon, computed when an epoch first needs it
 	for i := 0; i < n; i++ {
 		if p.Count[i] == r.count[i] && !restart {
 			r.now[i] = r.a[i] + r.w[i]*sqrtC
@@ -112,16 +112,12 @@ func (r *riseBound) update(p *Policy, t int, c float64) {
 		if r.count[i] >= 0 {
 			r.now[i] += riseOf(r.face, p.upper[i], p.prevUpper[i], ref)
 		}
-		if cH == c {
-			cH = 2 * p.eta * math.Log(float64(n)*float64(d)*float64(r.horizon)*float64(r.horizon)/p.delta)
+		if cH < 0 {
+			cH = width(p.eta, n, d, r.horizon, p.delta)
 		}
-		bH := math.Sqrt(cH / float64(max(1, p.Count[i])))
+		bH := radius(cH, p.Count[i])
 		for j, m := range p.Mean[i] {
-			v := m + bH
-			if p.clip {
-				v = min(1, max(0, v))
-			}
-			r.hi[j] = v
+			r.hi[j] = p.ucb(m, bH)
 		}
 		faces(r.face, r.hi, r.hi, ref)
 		var sum float64

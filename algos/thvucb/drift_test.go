@@ -88,10 +88,11 @@ func TestDriftBoundsHold(t *testing.T) {
 			t.Fatal(err)
 		}
 		rng := rand.New(rand.NewPCG(7, 8))
+		origin := make([]float64, c.d)
 		at := func(s snapshot, i int) []float64 { return s.upper[i*c.d : (i+1)*c.d] }
 		gainAt := func(s snapshot, i int, set []int) float64 {
 			var ts terms
-			ts.init(c.d, make([]float64, c.d))
+			ts.init(c.d, origin)
 			for _, q := range set {
 				ts.add(at(s, q))
 			}
@@ -108,7 +109,7 @@ func TestDriftBoundsHold(t *testing.T) {
 			old, now := snaps[r], snaps[tt]
 			bound := gainAt(old, i, set) + now.rise[i] - old.rise[i]
 			for _, s := range set {
-				bound += fallOf(face, at(now, s), at(old, s), make([]float64, c.d))
+				bound += fallOf(face, at(now, s), at(old, s), origin)
 			}
 			got := gainAt(now, i, set)
 			if got > bound+1e-15 {

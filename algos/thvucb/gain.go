@@ -86,9 +86,3 @@ func (ts *terms) gain5(g float64, u []float64) float64 {
 // Gain returns the optimistic marginal gain HV(S ∪ {u}) − HV(S) of the
 // current greedy step.
 func (p *Policy) Gain(u []float64) float64 { return p.ie.gain(u) }
-
-// resetTerms empties the slate of the current greedy step.
-func (p *Policy) resetTerms() { p.ie.reset() }
-
-// addTerm adds u to the slate of the current greedy step.
-func (p *Policy) addTerm(u []float64) { p.ie.add(u) }

@@ -93,7 +93,30 @@ func matrix(n, d int) [][]float64 {
 
 // Radius is THV-UCB's confidence radius β_i(t) = sqrt(2η log(n d t²/δ) / max(1, N_i)).
 func Radius(eta float64, n, d, t int, delta float64, pulls int) float64 {
-	return math.Sqrt(2 * eta * math.Log(float64(n)*float64(d)*float64(t)*float64(t)/delta) / float64(max(1, pulls)))
+	return radius(width(eta, n, d, t, delta), pulls)
+}
+
+// width is c_t = 2η log(n d t²/δ), the numerator of β_i(t)².
+func width(eta float64, n, d, t int, delta float64) float64 {
+	return 2 * eta * math.Log(float64(n)*float64(d)*float64(t)*float64(t)/delta)
+}
+
+// radius is β_i(t) = sqrt(c_t / max(1, N_i)).
+func radius(c float64, pulls int) float64 { return math.Sqrt(c / float64(max(1, pulls))) }
+
+// ucb is one coordinate of u_i: μ̂ + β, clipped to [0, 1] if the policy
+// clips. Comparisons, not min and max: those also order NaNs and signed
+// zeros, at several times the cost on this hot path, and none occur here.
+func (p *Policy) ucb(mean, beta float64) float64 {
+	v := mean + beta
+	if p.clip {
+		if v > 1 {
+			v = 1
+		} else if v < 0 {
+			v = 0
+		}
+	}
+	return v
 }
 
 // Select builds S_t greedily on optimistic marginal gains among the arms that
@@ -102,24 +125,16 @@ func (p *Policy) Select(t int, slate []int) {
 	n, d := p.prob.N, p.prob.D
 	ref := p.prob.Ref
 	p.upper, p.prevUpper = p.prevUpper, p.upper
-	c := 2 * p.eta * math.Log(float64(n)*float64(d)*float64(t)*float64(t)/p.delta)
+	c := width(p.eta, n, d, t, p.delta)
 	scale := 0.0
 	upper, lower, boxes, counts := p.upper, p.lower, p.boxes, p.Count
-	clip := p.clip
 	for i, mean := range p.Mean {
-		b := math.Sqrt(c / float64(max(1, counts[i])))
+		b := radius(c, counts[i])
 		u := upper[i][:len(mean)]
 		l := lower[i*d : (i+1)*d][:len(mean)]
 		bx := 1.0 // box(u, ref), formed as u is
 		for j, m := range mean {
-			v := m + b
-			if clip { // comparisons: min and max order NaNs and signed zeros at 4× the cost
-				if v > 1 {
-					v = 1
-				} else if v < 0 {
-					v = 0
-				}
-			}
+			v := p.ucb(m, b)
 			u[j] = v
 			l[j] = m - b
 			if v > ref[j] {

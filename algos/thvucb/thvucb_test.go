@@ -48,7 +48,7 @@ func reference(p *Policy, k int) []int {
 			cand = append(cand, i)
 		}
 	}
-	p.resetTerms()
+	p.ie.reset()
 	used := map[int]bool{}
 	var out []int
 	for len(out) < k {
@@ -63,7 +63,7 @@ func reference(p *Policy, k int) []int {
 		}
 		used[best] = true
 		out = append(out, best)
-		p.addTerm(p.upper[best])
+		p.ie.add(p.upper[best])
 	}
 	return out
 }
@@ -74,7 +74,7 @@ func TestGainMatchesHV(t *testing.T) {
 	for trial := 0; trial < 2000; trial++ {
 		d, k := 2+rng.IntN(4), 1+rng.IntN(6)
 		p := newPolicy(t, k+1, d, k, 100, 0.1)
-		p.resetTerms()
+		p.ie.reset()
 		var set [][]float64
 		for s := 0; s < k; s++ {
 			u := make([]float64, d)
@@ -90,7 +90,7 @@ func TestGainMatchesHV(t *testing.T) {
 				t.Fatalf("trial %d: Gain %v, hv.Contribution %v (|S| = %d, d = %d)", trial, got, want, len(set), d)
 			}
 			set = append(set, u)
-			p.addTerm(u)
+			p.ie.add(u)
 		}
 	}
 }
@@ -197,13 +197,17 @@ func BenchmarkRunD5(b *testing.B) {
 	for _, g := range envs.Geometries {
 		b.Run(string(g), func(b *testing.B) {
 			in, _ := envs.Generate(g, 5, 150, 0)
+			var evals int64
 			for b.Loop() {
 				bd, _ := envs.NewBandit(in, 0.02, 0)
 				p := New(algos.Config{Problem: algos.Problem{N: 150, D: 5, K: 6, T: 5000}, Eta: 0.01, Params: map[string]float64{"clip": 1}})
 				if _, err := algos.Simulate(p, bd, 6, 5000, 2, nil); err != nil {
 					b.Fatal(err)
 				}
+				evals = p.lazy.total
 			}
+			rounds := 5000 - algos.InitRounds(150, 6, 2)
+			b.ReportMetric(float64(evals)/float64(rounds), "gains/round")
 		})
 	}
 }
