@@ -28,18 +28,17 @@ type Calculator struct {
 	tree   bitTree   // the 2-D front of the 3-D sweep, by rank of coordinate 0
 	sx, sy []float64 // its points, indexed by rank of coordinate 0
 	added  []int32   // ranks inserted into tree, to clear it
+	h4     []h4node  // the nodes of HV4D+
 }
 
 // level holds one frame of the WFG recursion: its points (stride k) with the
 // index of the input point each one derives from, the kept set of its sweep
 // (positions into x), and flags for rebuilding that set.
 type level struct {
-	x       []float64
-	id      []int32
-	s, s2   []int32
-	sx, sx2 []int32 // frame 4 only: the kept set in order of x
-	xpos    []int32 // frame 4 only: positions in sx
-	rm      []bool
+	x     []float64
+	id    []int32
+	s, s2 []int32
+	rm    []bool
 }
 
 // iexMax is the largest number of points measured by inclusion–exclusion
@@ -188,7 +187,7 @@ func (c *Calculator) volume() float64 {
 			l.id[i] = id
 		}
 		if d == 4 {
-			return c.wfg4(n)
+			return c.hv4d(l.x, n)
 		}
 		return c.wfg(d, n)
 	}
@@ -199,9 +198,9 @@ func (c *Calculator) volume() float64 {
 func (c *Calculator) prepare(d int) {
 	n := c.n
 	if d == 3 {
-		c.ranks(0)
+		c.ranks(0, 0)
 	} else {
-		c.ranks(d)
+		c.ranks(3, d-2) // frame k keeps its set in order of coordinate k−2
 	}
 	for len(c.lv) <= d {
 		c.lv = append(c.lv, level{})
@@ -214,13 +213,17 @@ func (c *Calculator) prepare(d int) {
 			l.rm = make([]bool, n)
 			l.s = make([]int32, 0, n)
 			l.s2 = make([]int32, 0, n)
-			if k == 4 {
-				l.sx = make([]int32, 0, n)
-				l.sx2 = make([]int32, 0, n)
-				l.xpos = make([]int32, n)
-			}
 		}
 		l.x, l.id, l.rm = l.x[:k*n], l.id[:n], l.rm[:n]
+	}
+	if d > 3 {
+		// HV4D+ nodes for every point, t and the sentinels, at once: frame
+		// 5 measures sets of every size up to n, and growing the slice on
+		// demand would cost O(n²) in allocation on a Calculator's first call.
+		if cap(c.h4) < h4first+1+n {
+			c.h4 = make([]h4node, h4first+1+n)
+		}
+		return
 	}
 	if c.tree.size() < n {
 		c.tree.reset(n)
@@ -230,17 +233,14 @@ func (c *Calculator) prepare(d int) {
 	}
 }
 
-// ranks fills c.rank[j] for coordinate 0 and, when d ≥ 4, for coordinates
-// 2 … d−1: the orders used by the 3-D sweep and by the WFG frames.
-func (c *Calculator) ranks(d int) {
-	if cap(c.rank) < max(d, 1) {
-		c.rank = make([][]int32, max(d, 1))
+// ranks fills c.rank[j] for the coordinates lo ≤ j ≤ hi: the orders used
+// by the 3-D sweep (coordinate 0) and by the WFG frames.
+func (c *Calculator) ranks(lo, hi int) {
+	if cap(c.rank) < hi+1 {
+		c.rank = make([][]int32, hi+1)
 	}
-	c.rank = c.rank[:max(d, 1)]
-	for j := range c.rank {
-		if j == 1 {
-			continue
-		}
+	c.rank = c.rank[:max(hi+1, len(c.rank))]
+	for j := lo; j <= hi; j++ {
 		r := c.rank[j]
 		if cap(r) < c.n {
 			r = make([]int32, c.n)

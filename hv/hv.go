@@ -20,13 +20,17 @@
 //   - d = 3: a sweep by decreasing third coordinate that keeps the 2-D front
 //     of the points seen so far as a staircase in a 64-ary bit tree over the
 //     ranks of the first coordinate, O(n log n);
-//   - d ≥ 4: the WFG algorithm (While, Bradstreet and Barone, 2012): the
+//   - d = 4: HV4D+ (Guerreiro and Fonseca, 2018): a sweep by decreasing
+//     fourth coordinate that keeps the 3-D front of the points seen so far
+//     as a list with, for each point, its two outer delimiters, and adds the
+//     3-D contribution of each new point in time linear in the front, O(n²);
+//   - d ≥ 5: the WFG algorithm (While, Bradstreet and Barone, 2012): the
 //     volume is a sum over the points, by decreasing last coordinate, of the
 //     (d−1)-dimensional volume each adds to the points before it, computed
-//     as its box minus the volume of those points limited by it, recursively
-//     down to the 3-D sweep. The coordinate orders of every limited set are
-//     the global ones, so nothing is sorted below the top level; for d = 4
-//     this is O(n²), like HV4D.
+//     as its box minus the volume of those points limited by it, recursively;
+//     at d − 1 = 4 the contribution is measured directly by the HV4D+ sweep.
+//     The coordinate orders of every limited set are the global ones, so
+//     nothing is sorted below the top level.
 //
 // Coordinates are expected to be finite; a point with a NaN coordinate
 // dominates nothing. Inputs are never modified. The package-level functions

@@ -201,8 +201,8 @@ func TestVolumeHSO(t *testing.T) {
 		})
 	}
 	// Cylinders: a concave front in the first d−1 coordinates and a random
-	// last one, so that the kept sets of WFG hold every earlier point and
-	// the 3-D sweeps below get more than 64 points.
+	// last one, so that nothing is ever dropped: the kept sets of WFG hold
+	// every earlier point and the 3-D fronts of HV4D+ grow to every point.
 	for _, tc := range []struct{ d, n int }{{4, 200}, {5, 80}} {
 		t.Run(fmt.Sprintf("cylinder/d=%d/n=%d", tc.d, tc.n), func(t *testing.T) {
 			pts := concave(tc.n, tc.d-1, 5)

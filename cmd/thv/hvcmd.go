@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -35,7 +34,7 @@ The result is printed alone on standard output, with 17 significant
 digits. Any malformed input is an error that names its line.
 
 The algorithm is exact for every d: a sweep for d = 2 and d = 3
-(O(n log n)), WFG down to the 3-D sweep for d >= 4.`,
+(O(n log n)), HV4D+ for d = 4 (O(n^2)), and WFG down to HV4D+ for d >= 5.`,
 		Example: `  $ printf '1 3\n2 2\n3 1\n' | thv hv
   6
   $ cat front.csv
@@ -89,62 +88,75 @@ func parseRef(s string) ([]float64, error) {
 
 // readPoints reads one point per line. If d > 0 (the dimension of --ref)
 // every point must have d coordinates, otherwise as many as the first one.
+// The coordinates share one backing array: parsing allocates little, which
+// matters when a process measures one large front and exits.
 func readPoints(r io.Reader, d int) ([][]float64, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
-	var pts [][]float64
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	var coords []float64
 	fromRef := d > 0
-	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(sc.Text())
+	line := 0
+	for text := range strings.Lines(string(data)) {
+		line++
+		text = strings.TrimSpace(text)
 		if text == "" || text[0] == '#' {
 			continue
 		}
-		p, err := parseFields(text)
-		if err != nil {
+		before := len(coords)
+		if coords, err = appendFields(coords, text); err != nil {
 			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
+		got := len(coords) - before
 		if d == 0 {
-			d = len(p)
+			d = got
 		}
-		if len(p) != d {
+		if got != d {
 			if fromRef {
-				return nil, fmt.Errorf("line %d: expected %d coordinates (as many as --ref), got %d", line, d, len(p))
+				return nil, fmt.Errorf("line %d: expected %d coordinates (as many as --ref), got %d", line, d, got)
 			}
-			return nil, fmt.Errorf("line %d: expected %d coordinates, got %d", line, d, len(p))
+			return nil, fmt.Errorf("line %d: expected %d coordinates, got %d", line, d, got)
 		}
-		pts = append(pts, p)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(pts) == 0 {
+	if len(coords) == 0 {
 		return nil, errors.New("no points")
+	}
+	pts := make([][]float64, len(coords)/d)
+	for i := range pts {
+		pts[i] = coords[i*d : (i+1)*d : (i+1)*d]
 	}
 	return pts, nil
 }
 
-// parseFields splits s at commas and runs of white space and parses each
-// field as a finite number. An empty field between two commas, or before or
-// after one, is an error.
+// parseFields parses s as appendFields does.
 func parseFields(s string) ([]float64, error) {
-	var out []float64
+	return appendFields(nil, s)
+}
+
+// appendFields splits s at commas and runs of white space, parses each
+// field as a finite number and appends it to dst. An empty field between two
+// commas, or before or after one, is an error.
+func appendFields(dst []float64, s string) ([]float64, error) {
 	field := 0
-	for _, part := range strings.Split(s, ",") {
-		words := strings.Fields(part)
-		if len(words) == 0 && strings.Contains(s, ",") {
-			return nil, fmt.Errorf("field %d is empty", field+1)
-		}
-		for _, w := range words {
+	commas := strings.IndexByte(s, ',') >= 0
+	for part := range strings.SplitSeq(s, ",") {
+		words := 0
+		for w := range strings.FieldsSeq(part) {
+			words++
 			field++
 			x, err := strconv.ParseFloat(w, 64)
 			if err != nil && !errors.Is(err, strconv.ErrRange) {
-				return nil, fmt.Errorf("field %d: %q is not a number", field, w)
+				return dst, fmt.Errorf("field %d: %q is not a number", field, w)
 			}
 			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, fmt.Errorf("field %d: %q is not a finite number", field, w)
+				return dst, fmt.Errorf("field %d: %q is not a finite number", field, w)
 			}
-			out = append(out, x)
+			dst = append(dst, x)
+		}
+		if words == 0 && commas {
+			return dst, fmt.Errorf("field %d is empty", field+1)
 		}
 	}
-	return out, nil
+	return dst, nil
 }
