@@ -68,6 +68,10 @@ func riseOf(face, now, old, ref []float64) float64 {
 // w_i = Σ_c face_c(u_i at the horizon)/√N_i. When the arm's statistics
 // change (it was played), the jump from last Select's u_i is added by riseOf
 // and a new epoch starts.
+//
+// The potentials also bound how far an arm's UCB box has risen since its
+// UCB vector was last computed (Policy.boxes), which is what lets Select
+// leave most vectors uncomputed.
 type riseBound struct {
 	horizon  int       // H: the epochs' weights hold for t ≤ H
 	now      []float64 // R_i(t) at the current Select
@@ -75,7 +79,8 @@ type riseBound struct {
 	maxA     float64   // max |a_i| and max w_i over all epochs so far
 	maxW     float64
 	a, w     []float64
-	count    []int // N_i when the epoch started; −1: no epoch yet
+	count    []int   // N_i when the epoch started; −1: no epoch yet
+	cH       float64 // c at the horizon, computed in update when an epoch first needs it
 	face, hi []float64
 }
 
@@ -89,9 +94,11 @@ func (r *riseBound) init(n, d, T int) {
 	r.face, r.hi = make([]float64, d), make([]float64, d)
 }
 
-// update sets now[i] = R_i(t) for every arm, after Select has computed this
-// round's UCB vectors with c = c_t.
-func (r *riseBound) update(p *Policy, t int, c float64) {
+// update sets now[i] = R_i(t) for every arm at the Select of round t = p.t
+// (c = p.c), and computes the UCB vectors of the arms whose statistics
+// changed since the last one (and of all arms when the epochs restart).
+func (r *riseBound) update(p *Policy) {
+	t := p.t
 	restart := false
 	if t > r.horizon {
 		// Past the horizon the weights no longer bound the faces: start
@@ -99,36 +106,53 @@ func (r *riseBound) update(p *Policy, t int, c float64) {
 		r.horizon = 2 * t
 		restart = true
 	}
-	n, d := p.prob.N, p.prob.D
-	ref := p.prob.Ref
-	sqrtC := math.Sqrt(c)
-	cH := -1.0 // c at the horizon, computed when an epoch first needs it
-	for i := 0; i < n; i++ {
-		if p.Count[i] == r.count[i] && !restart {
-			r.now[i] = r.a[i] + r.w[i]*sqrtC
-			continue
+	n := p.prob.N
+	sqrtC := math.Sqrt(p.c)
+	r.cH = -1
+	count, now, a, w := p.Count[:n], r.now[:n], r.a[:n], r.w[:n]
+	for i, ci := range r.count[:n] {
+		if count[i] == ci && !restart {
+			now[i] = a[i] + w[i]*sqrtC
+		} else {
+			r.newEpoch(p, i, sqrtC)
 		}
-		// A new epoch: add the jump from last Select's u_i, if any.
-		if r.count[i] >= 0 {
-			r.now[i] += riseOf(r.face, p.upper[i], p.prevUpper[i], ref)
-		}
-		if cH < 0 {
-			cH = width(p.eta, n, d, r.horizon, p.delta)
-		}
-		bH := radius(cH, p.Count[i])
-		for j, m := range p.Mean[i] {
-			r.hi[j] = p.ucb(m, bH)
-		}
-		faces(r.face, r.hi, r.hi, ref)
-		var sum float64
-		for _, f := range r.face {
-			sum += f
-		}
-		r.w[i] = sum / math.Sqrt(float64(max(1, p.Count[i]))) * (1 + 1e-12)
-		r.a[i] = r.now[i] - r.w[i]*sqrtC
-		r.count[i] = p.Count[i]
-		r.maxA = max(r.maxA, math.Abs(r.a[i]))
-		r.maxW = max(r.maxW, r.w[i])
 	}
 	r.largest = r.maxA + r.maxW*sqrtC
+}
+
+// newEpoch starts a new epoch of arm i at the current Select, whose
+// √c_t is sqrtC, and computes u_i.
+func (r *riseBound) newEpoch(p *Policy, i int, sqrtC float64) {
+	ref := p.prob.Ref
+	// Add the jump from last Select's u_i, if any. The u_i kept has the
+	// statistics of last Select (each Select recomputes the arms whose
+	// statistics changed) but may have been computed in an earlier round,
+	// if greedy did not look at the arm then. Within those statistics u_i
+	// only rose since (the radius grows), and gains only grow with u_i, so
+	// the jump from the kept u_i bounds the jump from last Select's.
+	if r.count[i] >= 0 {
+		copy(p.old, p.upper[i])
+		p.compute(i)
+		r.now[i] += riseOf(r.face, p.upper[i], p.old, ref)
+	} else {
+		p.compute(i)
+	}
+	if r.cH < 0 {
+		r.cH = width(p.eta, p.prob.N, p.prob.D, r.horizon, p.delta)
+	}
+	bH := radius(r.cH, p.Count[i])
+	for j, m := range p.Mean[i] {
+		r.hi[j] = p.ucb(m, bH)
+	}
+	faces(r.face, r.hi, r.hi, ref)
+	var sum float64
+	for _, f := range r.face {
+		sum += f
+	}
+	r.w[i] = sum / math.Sqrt(float64(max(1, p.Count[i]))) * (1 + 1e-12)
+	r.a[i] = r.now[i] - r.w[i]*sqrtC
+	r.count[i] = p.Count[i]
+	p.riseAt[i] = r.now[i]
+	r.maxA = max(r.maxA, math.Abs(r.a[i]))
+	r.maxW = max(r.maxW, r.w[i])
 }

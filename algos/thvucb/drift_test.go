@@ -11,9 +11,10 @@ import (
 	"thv/envs"
 )
 
-// TestGainBitIdentical: the unrolled d = 5 gain equals the plain loop
-// (gainLoop) bitwise, with exact ties (coordinates on a grid), sides ≤ 0 and a
-// reference point other than the origin.
+// TestGainBitIdentical: the unrolled d = 5 gain and the loop over shifted
+// corners (gainLoop) both equal the textbook formula (plainGain) bitwise,
+// with exact ties (coordinates on a grid), sides ≤ 0 and a reference point
+// other than the origin.
 func TestGainBitIdentical(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	vec := func(d int) []float64 {
@@ -42,14 +43,55 @@ func TestGainBitIdentical(t *testing.T) {
 		}
 		var ts terms
 		ts.init(d, ref)
+		var set [][]float64
 		for s := rng.IntN(6); s > 0; s-- {
-			ts.add(vec(d))
+			set = append(set, vec(d))
+			ts.add(set[len(set)-1])
 		}
 		u := vec(d)
-		if got, want := ts.gain(u), ts.gainLoop(box(u, ref), u); math.Float64bits(got) != math.Float64bits(want) {
-			t.Fatalf("trial %d (d=%d, %d terms): gain %v, plain loop %v", trial, d, len(ts.signs), got, want)
+		want := plainGain(set, u, ref)
+		if got := ts.gain(u); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("trial %d (d=%d, %d terms): gain %v, textbook %v", trial, d, len(ts.signs), got, want)
+		}
+		if got := ts.gainLoop(box(u, ref), u); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("trial %d (d=%d, %d terms): gainLoop %v, textbook %v", trial, d, len(ts.signs), got, want)
 		}
 	}
+}
+
+// plainGain is the textbook formula box(u) − Σ_T sign_T · box(min(u, min T)),
+// with corners min T kept as they are (not shifted by ref) and the terms in
+// the order terms.add makes them.
+func plainGain(set [][]float64, u, ref []float64) float64 {
+	type term struct {
+		corner []float64
+		sign   float64
+	}
+	var ts []term
+	for _, s := range set {
+		for _, t := range slices.Clone(ts) {
+			c := make([]float64, len(u))
+			for j := range c {
+				c[j] = min(t.corner[j], s[j])
+			}
+			ts = append(ts, term{c, -t.sign})
+		}
+		ts = append(ts, term{slices.Clone(s), 1})
+	}
+	g := box(u, ref)
+	for _, t := range ts {
+		b := 1.0
+		for j := range u {
+			c := min(u[j], t.corner[j]) - ref[j]
+			if !(c > 0) {
+				b = 0
+				break
+			}
+			b *= c
+		}
+		g -= t.sign * b
+	}
+	return g
 }
 
 // TestDriftBoundsHold checks the inequality the carried bounds rest on,
@@ -58,18 +100,23 @@ func TestGainBitIdentical(t *testing.T) {
 //	gain_t(i | S) ≤ gain_r(i | S) + R_i(t) − R_i(r) + Σ_{s∈S} fallOf(u_s(t), u_s(r)),
 //
 // with gains evaluated directly on each round's UCB vectors. It covers
-// clipped and unclipped UCBs and a run longer than the policy's horizon T
-// (which restarts the rise potentials).
+// clipped and unclipped UCBs, a run longer than the policy's horizon T
+// (which restarts the rise potentials), and runs where the rewards of some
+// rounds go to other arms than the slate's (arms observed without having
+// been looked at, whose UCB vectors were never computed in that Select).
 func TestDriftBoundsHold(t *testing.T) {
 	for _, c := range []struct {
 		g          envs.Geometry
 		d, n, k, T int
 		policyT    int
 		eta, clip  float64
+		elsewhere  bool // observe a random slate every third round
 	}{
-		{envs.Concave, 5, 40, 6, 600, 600, 0.01, 1},
-		{envs.Linear, 3, 30, 4, 600, 600, 0.1, 0},
-		{envs.Clusters, 4, 30, 5, 600, 250, 0.01, 1}, // past the horizon
+		{envs.Concave, 5, 40, 6, 600, 600, 0.01, 1, false},
+		{envs.Linear, 3, 30, 4, 600, 600, 0.1, 0, false},
+		{envs.Clusters, 4, 30, 5, 600, 250, 0.01, 1, false}, // past the horizon
+		{envs.Concave, 3, 40, 4, 600, 600, 0.1, 1, true},
+		{envs.Convex, 4, 40, 3, 600, 200, 0.1, 1, true}, // and past the horizon
 	} {
 		in, _ := envs.Generate(c.g, c.d, c.n, 2)
 		bd, _ := envs.NewBandit(in, 0.03, 2)
@@ -78,12 +125,22 @@ func TestDriftBoundsHold(t *testing.T) {
 		var snaps []snapshot
 		rec := &recorder{Policy: p, after: func() {
 			var s snapshot
-			for _, u := range p.upper {
+			upper, _ := freshVectors(p)
+			for _, u := range upper {
 				s.upper = append(s.upper, u...)
 			}
 			s.rise = slices.Clone(p.rise.now)
 			snaps = append(snaps, s)
 		}}
+		if c.elsewhere {
+			rng := rand.New(rand.NewPCG(9, 10))
+			rec.observe = func(slate []int) []int {
+				if len(snaps)%3 != 0 {
+					return slate
+				}
+				return rng.Perm(c.n)[:len(slate)]
+			}
+		}
 		if _, err := algos.Simulate(rec, bd, c.k, c.T, 2, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -125,15 +182,24 @@ func TestDriftBoundsHold(t *testing.T) {
 	}
 }
 
-// recorder calls after once each Select is done.
+// recorder calls after once each Select is done, and if observe is set,
+// hands the rewards of each round to the arms it returns instead.
 type recorder struct {
 	*Policy
-	after func()
+	after   func()
+	observe func(slate []int) []int
 }
 
 func (r *recorder) Select(t int, slate []int) {
 	r.Policy.Select(t, slate)
 	r.after()
+}
+
+func (r *recorder) Observe(slate []int, rewards [][]float64) {
+	if r.observe != nil && r.Policy.t > 0 {
+		slate = r.observe(slate)
+	}
+	r.Policy.Observe(slate, rewards)
 }
 
 func TestSelectAllocFree(t *testing.T) {

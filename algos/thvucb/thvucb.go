@@ -6,7 +6,9 @@
 // every remaining arm evaluated at every greedy step, lowest index on ties)
 // but evaluates few gains exactly: greedy.go keeps upper bounds on the gains,
 // carried across rounds through the drift bounds of drift.go, and gain.go
-// evaluates a gain by inclusion–exclusion over the chosen arms.
+// evaluates a gain by inclusion–exclusion over the chosen arms. Even the UCB
+// vectors are computed only for the arms greedy looks at closely (about a
+// third at d = 5); the others are bounded through the same drift bounds.
 package thvucb
 
 import (
@@ -39,12 +41,25 @@ type Policy struct {
 	delta float64
 	clip  bool
 
-	upper     [][]float64 // u_i(t)
-	lower     []float64   // L_i(t), flattened: lower[i*d+c]
-	prevUpper [][]float64 // u_i at the previous Select
-	boxes     []float64   // box(u_i): arm i's gain given the empty slate
-	pruned    []int8      // per round: 0 unknown, 1 kept, 2 pruned
-	lastDom   []int       // the arm that last proved i dominated: checked first
+	// The UCB vectors are computed lazily: upper[i], lower[c*n+i] (by
+	// coordinate, so that the domination test scans one coordinate of all
+	// arms contiguously) and boxes[i] hold u_i, L_i and box(u_i) as of round
+	// at[i] ≤ t, with the statistics arm i has now (Select recomputes the
+	// arms whose statistics changed), and riseAt[i] is the rise potential
+	// R_i at that round. So boxes[i] + R_i(t) − riseAt[i] bounds
+	// box(u_i(t)), and lower[c*n+i] ≥ L_ic(t), as the radius only grows
+	// while the statistics stay.
+	upper  [][]float64
+	lower  []float64
+	boxes  []float64
+	at     []int
+	riseAt []float64
+	old    []float64 // scratch: a u_i before it is recomputed
+	t      int       // the round of the current (or last) Select, 0 before the first
+	c      float64   // its c_t
+
+	pruned  []int8 // per round: 0 unknown, 1 kept, 2 pruned
+	lastDom []int  // the arm that last proved i dominated: checked first
 
 	ie    terms // inclusion–exclusion terms of the slate chosen so far
 	rise  riseBound
@@ -61,8 +76,9 @@ func New(cfg algos.Config) *Policy {
 		eta:   cfg.Eta,
 		delta: cfg.Params["delta"],
 		clip:  cfg.Params["clip"] != 0,
-		upper: matrix(n, d), lower: make([]float64, n*d), prevUpper: matrix(n, d),
-		boxes:  make([]float64, n),
+		upper: matrix(n, d), lower: make([]float64, n*d),
+		boxes: make([]float64, n), at: make([]int, n), riseAt: make([]float64, n),
+		old:    make([]float64, d),
 		pruned: make([]int8, n), lastDom: make([]int, n),
 	}
 	if p.delta <= 0 {
@@ -123,40 +139,58 @@ func (p *Policy) ucb(mean, beta float64) float64 {
 // are not confidently dominated (all arms if fewer than k remain).
 func (p *Policy) Select(t int, slate []int) {
 	n, d := p.prob.N, p.prob.D
-	ref := p.prob.Ref
-	p.upper, p.prevUpper = p.prevUpper, p.upper
-	c := width(p.eta, n, d, t, p.delta)
-	scale := 0.0
-	upper, lower, boxes, counts := p.upper, p.lower, p.boxes, p.Count
-	for i, mean := range p.Mean {
-		b := radius(c, counts[i])
-		u := upper[i][:len(mean)]
-		l := lower[i*d : (i+1)*d][:len(mean)]
-		bx := 1.0 // box(u, ref), formed as u is
-		for j, m := range mean {
-			v := p.ucb(m, b)
-			u[j] = v
-			l[j] = m - b
-			if v > ref[j] {
-				bx *= v - ref[j]
-			} else {
-				bx = 0
-			}
-		}
-		boxes[i] = bx
-		scale = max(scale, bx)
-	}
+	p.t, p.c = t, width(p.eta, n, d, t, p.delta)
 	clear(p.pruned)
-	p.rise.update(p, t, c)
+	p.rise.update(p) // also recomputes the arms whose statistics changed
 	// A rounding error must never let a bound hide below a gain it may
 	// tie: every bound carries this slack, far above the rounding of the
 	// sums that form bounds (relative to the gains, and to the rise
 	// potentials they are shifted by) and far below any gap between gains
 	// that matters (ties closer than this only cost an exact evaluation).
+	scale := 0.0 // a bound on the largest box
+	for i, b := range p.boxes {
+		scale = max(scale, b+p.rise.now[i]-p.riseAt[i])
+	}
 	p.lazy.slack = 1e-11*scale + 1e-13*p.rise.largest
 	if !p.greedy(slate, true) {
 		p.greedy(slate, false) // |A_t| < k: A_t = [n]
 	}
+}
+
+// refresh makes arm i's UCB vector current, during a Select.
+func (p *Policy) refresh(i int) {
+	if p.at[i] != p.t {
+		p.compute(i)
+		p.riseAt[i] = p.rise.now[i]
+	}
+}
+
+// compute computes u_i, L_i and box(u_i) for the round of the current
+// Select from arm i's statistics.
+func (p *Policy) compute(i int) {
+	p.boxes[i] = p.vectors(i, p.c, p.upper[i], p.lower[i:], p.prob.N)
+	p.at[i] = p.t
+}
+
+// vectors writes u_i and L_i for width c into u and l (L_ic at l[c*stride])
+// and returns box(u_i), formed as u_i is.
+func (p *Policy) vectors(i int, c float64, u, l []float64, stride int) float64 {
+	ref := p.prob.Ref
+	mean := p.Mean[i]
+	b := radius(c, p.Count[i])
+	u = u[:len(mean)]
+	bx := 1.0
+	for j, m := range mean {
+		v := p.ucb(m, b)
+		u[j] = v
+		l[j*stride] = m - b
+		if v > ref[j] {
+			bx *= v - ref[j]
+		} else {
+			bx = 0
+		}
+	}
+	return bx
 }
 
 // dominated reports whether u_i ≤ L_j coordinate-wise for some j ≠ i.
@@ -167,25 +201,31 @@ func (p *Policy) dominated(i int) bool {
 	case 2:
 		return true
 	}
-	u := p.upper[i]
+	u := p.upper[i] // current: i was evaluated exactly before this test
 	if j := p.lastDom[i]; j >= 0 && j != i && p.below(u, j) {
-		p.pruned[i] = 2
-		return true
+		if p.refresh(j); p.below(u, j) {
+			p.pruned[i] = 2
+			return true
+		}
 	}
 	// Scan the coordinate where u_i is largest first: few arms have a
-	// lower bound above it there.
+	// lower bound above it there. A stale L_j is an upper bound on the
+	// current one, so it can only let through arms to look at closely:
+	// u_i ≤ L_j holds now only if it holds for the stale L_j.
 	first := 0
 	for c, v := range u {
 		if v > u[first] {
 			first = c
 		}
 	}
-	uf, d := u[first], len(u)
-	for j, x := 0, first; x < len(p.lower); j, x = j+1, x+d {
-		if uf <= p.lower[x] && j != i && p.below(u, j) {
-			p.lastDom[i] = j
-			p.pruned[i] = 2
-			return true
+	uf, n := u[first], p.prob.N
+	for j, l := range p.lower[first*n : (first+1)*n] {
+		if uf <= l && j != i && p.below(u, j) {
+			if p.refresh(j); p.below(u, j) {
+				p.lastDom[i] = j
+				p.pruned[i] = 2
+				return true
+			}
 		}
 	}
 	p.pruned[i] = 1
@@ -194,9 +234,9 @@ func (p *Policy) dominated(i int) bool {
 
 // below reports whether u ≤ L_j coordinate-wise.
 func (p *Policy) below(u []float64, j int) bool {
-	l := p.lower[j*len(u) : (j+1)*len(u)]
+	n := p.prob.N
 	for c, v := range u {
-		if v > l[c] {
+		if v > p.lower[c*n+j] {
 			return false
 		}
 	}

@@ -26,14 +26,24 @@ func newPolicy(t *testing.T, n, d, k, T int, eta float64) *Policy {
 // every candidate's gain evaluated at every step, the largest taken, lowest
 // index on ties. Gains use the policy's own Gain, whose agreement with
 // hv.Contribution is tested separately (TestGainMatchesHV), so that exact
-// ties compare equal in both.
+// ties compare equal in both. The UCB vectors of every arm are computed
+// afresh for the round of the last Select, without touching the policy's own.
 func reference(p *Policy, k int) []int {
-	n := len(p.upper)
+	upper, lower := freshVectors(p)
+	n := len(upper)
+	below := func(u []float64, j int) bool {
+		for c, v := range u {
+			if v > lower[j][c] {
+				return false
+			}
+		}
+		return true
+	}
 	var cand []int
 	for i := 0; i < n; i++ {
 		dom := false
 		for j := 0; j < n; j++ {
-			if j != i && p.below(p.upper[i], j) {
+			if j != i && below(upper[i], j) {
 				dom = true
 				break
 			}
@@ -57,15 +67,27 @@ func reference(p *Policy, k int) []int {
 			if used[i] {
 				continue
 			}
-			if g := p.Gain(p.upper[i]); g > bestGain {
+			if g := p.Gain(upper[i]); g > bestGain {
 				best, bestGain = i, g
 			}
 		}
 		used[best] = true
 		out = append(out, best)
-		p.ie.add(p.upper[best])
+		p.ie.add(upper[best])
 	}
 	return out
+}
+
+// freshVectors returns u_i and L_i of every arm for the round of the last
+// Select, computed from the statistics as the policy computes them.
+func freshVectors(p *Policy) (upper, lower [][]float64) {
+	n, d := p.prob.N, p.prob.D
+	upper, lower = make([][]float64, n), make([][]float64, n)
+	for i := range upper {
+		upper[i], lower[i] = make([]float64, d), make([]float64, d)
+		p.vectors(i, p.c, upper[i], lower[i], 1)
+	}
+	return upper, lower
 }
 
 // TestGainMatchesHV: the inclusion–exclusion gain equals hv.Contribution.
@@ -312,5 +334,102 @@ func TestSelectMatchesAlgorithm1OverRuns(t *testing.T) {
 			}
 			p.Observe(slate, rewards)
 		}
+	}
+}
+
+// TestSelectMatchesAlgorithm1Irregular drives the policy the way Simulate
+// never does, to exercise the lazily computed UCB vectors: rounds that jump
+// far ahead (radii grow, so vectors and lower bounds computed earlier are
+// stale), arms observed without having been selected, and rounds past the
+// policy's horizon. Every slate must still be Algorithm 1's.
+func TestSelectMatchesAlgorithm1Irregular(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for trial := 0; trial < 60; trial++ {
+		d := 2 + rng.IntN(4)
+		n := 8 + rng.IntN(60)
+		k := 1 + rng.IntN(6)
+		eta := []float64{1e-3, 0.01, 0.1}[rng.IntN(3)]
+		in, _ := envs.Generate(envs.Geometries[trial%len(envs.Geometries)], d, n, uint64(trial))
+		b, _ := envs.NewBandit(in, 0.05, uint64(trial))
+		p := New(algos.Config{Problem: algos.Problem{N: n, D: d, K: k, T: 400}, Eta: eta, Params: map[string]float64{"clip": float64(trial % 2)}})
+		slate := make([]int, k)
+		rewards := make([][]float64, k)
+		for a := range rewards {
+			rewards[a] = make([]float64, d)
+		}
+		observe := func(arms []int) {
+			for a, i := range arms {
+				b.Pull(i, rewards[a])
+			}
+			p.Observe(arms, rewards[:len(arms)])
+		}
+		for i := 0; i < n; i += k { // every arm twice, as the initialisation does
+			arms := make([]int, 0, k)
+			for a := i; a < min(i+k, n); a++ {
+				arms = append(arms, a)
+			}
+			observe(arms)
+			observe(arms)
+		}
+		tt := 2*((n+k-1)/k) + 1
+		for round := 0; round < 80; round++ {
+			p.Select(tt, slate)
+			if want := reference(p, k); !slices.Equal(slate, want) {
+				t.Fatalf("trial %d (n=%d d=%d k=%d η=%v) round %d, t=%d: Select = %v, Algorithm 1 = %v", trial, n, d, k, eta, round, tt, slate, want)
+			}
+			switch rng.IntN(4) {
+			case 0: // arms other than the slate
+				observe(rng.Perm(n)[:k])
+			case 1: // nothing observed
+			default:
+				observe(slate)
+			}
+			switch rng.IntN(5) {
+			case 0:
+				tt = min(10*tt, tt+1e7) // far ahead, past the horizon soon
+			default:
+				tt += 1 + rng.IntN(3)
+			}
+		}
+	}
+}
+
+// TestStaleLowerBoundsOnlyFilter: a lower bound L_j computed in an earlier
+// round is above the current one (the radius has grown since), so it may
+// only select arms to look at, never prove domination by itself. Arm 1 is
+// dominated by arm 0 at t = 2 and no longer at t = 10^9.
+func TestStaleLowerBoundsOnlyFilter(t *testing.T) {
+	p := newPolicy(t, 2, 2, 1, 10, 0.01)
+	p.Count[0], p.Count[1] = 10, 1000
+	copy(p.Mean[0], []float64{0.8, 0.8})
+	copy(p.Mean[1], []float64{0.5, 0.5})
+	slate := make([]int, 1)
+	p.Select(2, slate)
+	if upper, lower := freshVectors(p); upper[1][0] > lower[0][0] || upper[1][1] > lower[0][1] {
+		t.Fatalf("set-up: arm 1 (u = %v) not dominated by arm 0 (L = %v) at t = 2", upper[1], lower[0])
+	}
+	for _, viaLast := range []bool{false, true} {
+		p.dominated(1) // at t = 2: lastDom[1] = 0
+		// Move to t = 10^9 looking at arm 1 only, as a Select would.
+		p.t, p.c = 1e9, width(p.eta, 2, 2, 1e9, p.delta)
+		clear(p.pruned)
+		if !viaLast {
+			p.lastDom[1] = -1
+		}
+		p.refresh(1)
+		if p.at[0] == p.t {
+			t.Fatal("set-up: arm 0 is current")
+		}
+		upper, lower := freshVectors(p)
+		if upper[1][0] <= lower[0][0] && upper[1][1] <= lower[0][1] {
+			t.Fatalf("set-up: arm 1 still dominated at t = 10^9")
+		}
+		if p.dominated(1) {
+			t.Errorf("lastDom tried first: %v: arm 1 pruned at t = 10^9 on arm 0's stale lower bound", viaLast)
+		}
+		p.t, p.c = 2, width(p.eta, 2, 2, 2, p.delta) // back, for the second pass
+		p.compute(0)
+		p.compute(1)
+		clear(p.pruned)
 	}
 }
