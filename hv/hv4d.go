@@ -149,12 +149,13 @@ func h4covers(nd []h4node, a, b int32) bool {
 	return x[0] <= y[0] && x[1] <= y[1] && x[2] <= y[2]
 }
 
-// h4place replays the front up to the place of new in (z, y, x) order,
-// rebuilding the staircase there, and finds the outer delimiters of new. It
-// reports false, changing nothing in the front, if a point of the front
-// weakly dominates new (in three coordinates, hence in four).
-func h4place(nd []h4node, new int32, relink bool) int32 {
-	n0, n1, n2 := nd[new].x[0], nd[new].x[1], nd[new].x[2]
+// h4place replays the front up to the place of node t in (z, y, x) order,
+// rebuilding the staircase there if relink is set (h4contribution needs it),
+// and finds the outer delimiters of t. It returns −1, or, changing nothing
+// in the front, a point of the front that weakly dominates t (in three
+// coordinates, hence in four).
+func h4place(nd []h4node, t int32, relink bool) int32 {
+	n0, n1, n2 := nd[t].x[0], nd[t].x[1], nd[t].x[2]
 	close0, close1 := int32(h4right), int32(h4left)
 	c0x0, c0x1 := nd[close0].x[0], nd[close0].x[1]
 	c1x0, c1x1 := nd[close1].x[0], nd[close1].x[1]
@@ -168,9 +169,9 @@ func h4place(nd []h4node, new int32, relink bool) int32 {
 			return p
 		}
 		if !(p2 < n2 || p2 == n2 && (p1 < n1 || p1 == n1 && p0 <= n0)) {
-			nw := &nd[new]
-			nw.closest = [2]int32{close0, close1}
-			nw.prev, nw.next = q.prev, p
+			tn := &nd[t]
+			tn.closest = [2]int32{close0, close1}
+			tn.prev, tn.next = q.prev, p
 			return -1
 		}
 		if relink { // link p into the staircase between its delimiters
@@ -187,18 +188,18 @@ func h4place(nd []h4node, new int32, relink bool) int32 {
 	}
 }
 
-// h4contribution returns the 3-D volume that new, placed by h4place, adds to
+// h4contribution returns the 3-D volume that t, placed by h4place, adds to
 // the front: its exclusive area on the staircase, swept up the front and
 // reduced by each later point that cuts into it, until a point dominates it
 // in (x, y) (the top sentinel at the latest).
-func h4contribution(nd []h4node, new int32) float64 {
-	nw := &nd[new]
-	nw.cnext = nw.closest
-	n0, n1, n2 := nw.x[0], nw.x[1], nw.x[2]
-	area := h4area(nd, n0, n1, nw.cnext[0], 1)
+func h4contribution(nd []h4node, t int32) float64 {
+	tn := &nd[t]
+	tn.cnext = tn.closest
+	n0, n1, n2 := tn.x[0], tn.x[1], tn.x[2]
+	area := h4area(nd, n0, n1, tn.cnext[0], 1)
 	var vol float64
 	lastZ := n2
-	p := nw.next
+	p := tn.next
 	for {
 		q := &nd[p]
 		p0, p1, p2 := q.x[0], q.x[1], q.x[2]
@@ -208,21 +209,21 @@ func h4contribution(nd []h4node, new int32) float64 {
 		}
 		q.cnext = q.closest
 		switch {
-		case p0 < n0: // left of new, cutting its region from below in y
-			if l := nw.cnext[1]; p1 <= nd[l].x[1] {
+		case p0 < n0: // left of t, cutting its region from below in y
+			if l := tn.cnext[1]; p1 <= nd[l].x[1] {
 				area -= h4area(nd, n0, p1, l, 0)
 				q.cnext[1] = l
 				nd[q.cnext[0]].cnext[1] = p
-				nw.cnext[1] = p
+				tn.cnext[1] = p
 			}
-		case p1 < n1: // below new, cutting its region from the left in x
-			if r := nw.cnext[0]; p0 <= nd[r].x[0] {
+		case p1 < n1: // below t, cutting its region from the left in x
+			if r := tn.cnext[0]; p0 <= nd[r].x[0] {
 				area -= h4area(nd, p0, n1, r, 1)
 				q.cnext[0] = r
 				nd[q.cnext[1]].cnext[0] = p
-				nw.cnext[0] = p
+				tn.cnext[0] = p
 			}
-		default: // inside the region of new
+		default: // inside the region of t
 			area -= h4area(nd, p0, p1, q.cnext[0], 1)
 			nd[q.cnext[1]].cnext[0] = p
 			nd[q.cnext[0]].cnext[1] = p
@@ -252,30 +253,30 @@ func h4area(nd []h4node, a0, a1 float64, q int32, i int) float64 {
 	return area
 }
 
-// h4insert links new, placed and measured, into the front, drops the points
+// h4insert links t, placed and measured, into the front, drops the points
 // it weakly dominates, and makes it the outer delimiter of the later points
 // for which it is closer than their current one.
-func h4insert(nd []h4node, new int32) {
-	nw := &nd[new]
-	nw.next = nd[nw.prev].next // the point after it may have been dropped
-	nd[nw.next].prev = new
-	nd[nw.prev].next = new
-	n0, n1, n2 := nw.x[0], nw.x[1], nw.x[2]
-	for p := nw.next; p != h4top; {
+func h4insert(nd []h4node, t int32) {
+	tn := &nd[t]
+	tn.next = nd[tn.prev].next // the point after it may have been dropped
+	nd[tn.next].prev = t
+	nd[tn.prev].next = t
+	n0, n1, n2 := tn.x[0], tn.x[1], tn.x[2]
+	for p := tn.next; p != h4top; {
 		q := &nd[p]
 		p0, p1 := q.x[0], q.x[1]
 		if p0 <= n0 && p1 <= n1 && (p0 < n0 || p1 < n1) {
-			return // p covers new in (x, y) for every later point
+			return // p covers t in (x, y) for every later point
 		}
 		if n0 <= p0 {
 			if n1 <= p1 {
 				nd[q.prev].next = q.next
 				nd[q.next].prev = q.prev
 			} else if n0 < p0 && lexLess(n1, n0, n2, &nd[q.closest[1]].x, 1, 0) {
-				q.closest[1] = new
+				q.closest[1] = t
 			}
 		} else if n1 < p1 && lexLess(n0, n1, n2, &nd[q.closest[0]].x, 0, 1) {
-			q.closest[0] = new
+			q.closest[0] = t
 		}
 		p = q.next
 	}
