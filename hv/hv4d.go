@@ -22,6 +22,13 @@ import "math"
 // coordinates, which turns our maximisation with the origin as reference into
 // minimisation with the origin as reference without changing a single
 // difference or product.
+//
+// The steps follow the paper's reference implementation (A. P. Guerreiro's
+// HV4D+ code as distributed in moocore, MPL 2.0), read for the details and
+// rewritten here: h4place, h4contribution and h4insert do what its
+// restart_base_setup_z_and_closest, one_contribution_3d and update_links do.
+// hv4dContribution (the 4-D contribution of one point, for WFG's frame 5) is
+// ours.
 
 // h4node is a point of the HV4D+ sweep; links are indices into Calculator.h4.
 type h4node struct {
