@@ -205,7 +205,9 @@ func (c *Calculator) prepare(d int) {
 	for len(c.lv) <= d {
 		c.lv = append(c.lv, level{})
 	}
-	for k := 3; k <= d; k++ {
+	// Level 3 is the top level of d = 3; for d ≥ 4 the levels are 4 … d
+	// (level 4 holds d = 4's points, or frame 5's limited sets).
+	for k := min(d, 4); k <= d; k++ {
 		l := &c.lv[k]
 		if cap(l.id) < n {
 			l.x = make([]float64, k*n)

@@ -53,14 +53,9 @@ func (c *Calculator) hv4d(pts []float64, n int) float64 {
 	var vol3, vol float64
 	last := int32(-1) // the point that dominated the last dominated point
 	for i := range n {
-		id := int32(h4first + i)
-		if last < 0 || !h4covers(nd, last, id) {
-			if dom := h4place(nd, id, true); dom < 0 {
-				vol3 += h4contribution(nd, id)
-				h4insert(nd, id)
-			} else {
-				last = dom
-			}
+		if id := int32(h4first + i); !h4dominated(nd, id, &last, true) {
+			vol3 += h4contribution(nd, id)
+			h4insert(nd, id)
 		}
 		w, next := pts[4*i+3], 0.0
 		if i+1 < n {
@@ -87,13 +82,8 @@ func (c *Calculator) hv4dContribution(t, pts []float64, n int) float64 {
 	last := int32(-1)
 	i := 0
 	for ; i < n && pts[4*i+3] == tw; i++ {
-		id := int32(h4first + 1 + i)
-		if last < 0 || !h4covers(nd, last, id) {
-			if dom := h4place(nd, id, false); dom < 0 {
-				h4insert(nd, id)
-			} else {
-				last = dom
-			}
+		if id := int32(h4first + 1 + i); !h4dominated(nd, id, &last, false) {
+			h4insert(nd, id)
 		}
 	}
 	if h4place(nd, tid, true) >= 0 {
@@ -110,13 +100,9 @@ func (c *Calculator) hv4dContribution(t, pts []float64, n int) float64 {
 		if h4covers(nd, id, tid) {
 			return vol
 		}
-		if last < 0 || !h4covers(nd, last, id) {
-			if dom := h4place(nd, id, true); dom < 0 {
-				area -= h4contribution(nd, id)
-				h4insert(nd, id)
-			} else {
-				last = dom
-			}
+		if !h4dominated(nd, id, &last, true) {
+			area -= h4contribution(nd, id)
+			h4insert(nd, id)
 		}
 	}
 	return vol + area*prevW
@@ -147,6 +133,20 @@ func (c *Calculator) h4nodes(pts []float64, n, extra int) []h4node {
 		nd[h4first+extra+i].x = [3]float64{-p[0], -p[1], -p[2]}
 	}
 	return nd
+}
+
+// h4dominated reports whether a point of the front weakly dominates node
+// id, trying *last (the point that dominated the previous dominated one)
+// first and updating it; otherwise it places id with h4place.
+func h4dominated(nd []h4node, id int32, last *int32, relink bool) bool {
+	if *last >= 0 && h4covers(nd, *last, id) {
+		return true
+	}
+	if dom := h4place(nd, id, relink); dom >= 0 {
+		*last = dom
+		return true
+	}
+	return false
 }
 
 // h4covers reports whether node a weakly dominates node b in the first three

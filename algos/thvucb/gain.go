@@ -105,21 +105,14 @@ func (ts *terms) gain5(g float64, u []float64) float64 {
 	if !(v0 > 0 && v1 > 0 && v2 > 0 && v3 > 0 && v4 > 0) {
 		return g // every term is 0, as is g = box(u)
 	}
-	corners := ts.corners[:len(ts.signs)*5]
-	if ts.positive {
-		// Every minimum is > 0: the test below would always pass. This is
-		// the common case, and a third of the work per term.
-		for t, sign := range ts.signs {
-			m := corners[t*5 : t*5+5 : t*5+5]
-			c0 := min(m[0], v0)
-			c1 := min(m[1], v1)
-			c2 := min(m[2], v2)
-			c3 := min(m[3], v3)
-			c4 := min(m[4], v4)
-			g -= sign * ((((c0 * c1) * c2) * c3) * c4)
-		}
-		return g
+	if !ts.positive {
+		// Some corner is not above r (an arm clipped to the reference
+		// point): the plain loop, which tests every term.
+		return ts.gainLoop(g, u)
 	}
+	// Every corner and u are above r, so every minimum is > 0 and no term
+	// needs the test: a third of the work per term.
+	corners := ts.corners[:len(ts.signs)*5]
 	for t, sign := range ts.signs {
 		m := corners[t*5 : t*5+5 : t*5+5]
 		c0 := min(m[0], v0)
@@ -127,9 +120,7 @@ func (ts *terms) gain5(g float64, u []float64) float64 {
 		c2 := min(m[2], v2)
 		c3 := min(m[3], v3)
 		c4 := min(m[4], v4)
-		if c0 > 0 && c1 > 0 && c2 > 0 && c3 > 0 && c4 > 0 {
-			g -= sign * ((((c0 * c1) * c2) * c3) * c4)
-		}
+		g -= sign * ((((c0 * c1) * c2) * c3) * c4)
 	}
 	return g
 }
