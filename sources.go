@@ -2,10 +2,22 @@ package thv
 
 import "embed"
 
-// Sources is the Go source of the packages whose code decides the pipeline's
-// artifacts, embedded at build time. The pipeline fingerprints a task's code
-// from it, so a fingerprint always describes the code that is actually
-// compiled into the running binary and can never go stale.
+// Sources is the source tree of the packages whose code decides the
+// pipeline's artifacts (hv, envs, algos, stages, artifacts and everything
+// below them), embedded at build time. The pipeline derives a task's code
+// identity from it (package thv/pipeline/codeid: the import closure of the
+// task's packages, hashed from these files, plus the third-party modules of
+// ThirdParty and the toolchain), so an identity always describes the code
+// actually compiled into the running binary and can never go stale.
 //
-//go:embed hv/*.go envs/*.go algos/*.go algos/*/*.go stages/*.go
+// The directories are embedded whole, recursively. go:embed leaves out files
+// and directories whose names begin with "_" or "." — which the go command
+// ignores too, so they are never compiled — and embeds test files and
+// testdata, which codeid skips. Data files read through //go:embed by a
+// fingerprinted package would lie outside the identity;
+// TestIdentityMatchesGoList fails if there is one. A package that the
+// fingerprinted code imports from outside these directories makes codeid
+// fail, naming it: add its directory here.
+//
+//go:embed hv envs algos stages artifacts
 var Sources embed.FS

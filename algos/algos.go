@@ -70,8 +70,15 @@ type Spec struct {
 	UsesEta  bool // whether η is grid-searched for this algorithm
 	Params   []Param
 	Cite     string // the cited work, as the paper's bibliography key
-	Summary  string
-	New      func(cfg Config) Policy
+	// Cost is the relative cost of one round against the other
+	// algorithms (measured with go test -bench PaperRun ./algos/all/): a
+	// pipeline schedules expensive runs first and weighs its ETA by it.
+	Cost float64
+	// Learns is false for a policy that ignores its feedback (RandomK):
+	// the figures compare learning families only.
+	Learns  bool
+	Summary string
+	New     func(cfg Config) Policy
 }
 
 // PaperOrder lists the fourteen algorithms in the order of the paper's tables.

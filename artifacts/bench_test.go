@@ -69,27 +69,3 @@ func BenchmarkPut100kBExisting(b *testing.B) {
 		}
 	}
 }
-
-func BenchmarkEncodeParquet50kRows(b *testing.B) {
-	t := largeTable(50000)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := EncodeParquet(t); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkDecodeParquet50kRows(b *testing.B) {
-	data, err := EncodeParquet(largeTable(50000))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := DecodeParquet(data); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

@@ -36,6 +36,12 @@ func (d Digest) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
 // UnmarshalText implements encoding.TextUnmarshaler with ParseDigest's rules.
 func (d *Digest) UnmarshalText(b []byte) error {
+	// The well-formed case decodes without converting b to a string: lock
+	// files hold tens of thousands of digests.
+	if len(b) == len(digestPrefix)+2*len(d) && string(b[:len(digestPrefix)]) == digestPrefix &&
+		decodeLowerHex(d[:], b[len(digestPrefix):]) {
+		return nil
+	}
 	v, err := ParseDigest(string(b))
 	if err != nil {
 		return err
@@ -69,6 +75,10 @@ func (k Key) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 // UnmarshalText implements encoding.TextUnmarshaler with ParseKey's rules.
 func (k *Key) UnmarshalText(b []byte) error {
+	if len(b) == len(digestPrefix)+2*len(k) && string(b[:len(digestPrefix)]) == digestPrefix &&
+		decodeLowerHex(k[:], b[len(digestPrefix):]) {
+		return nil
+	}
 	v, err := ParseKey(string(b))
 	if err != nil {
 		return err
@@ -98,11 +108,40 @@ func parseHash(s string, dst []byte) error {
 	if len(hexPart) != 2*len(dst) {
 		return fmt.Errorf("%q has %d hex digits, want %d", s, len(hexPart), 2*len(dst))
 	}
-	if !isLowerHex(hexPart) {
+	if !decodeLowerHex(dst, hexPart) {
 		return fmt.Errorf("%q: only lowercase hex digits 0-9a-f are allowed after %q", s, digestPrefix)
 	}
-	_, err := hex.Decode(dst, []byte(hexPart))
-	return err
+	return nil
+}
+
+// lowerHexValue maps a byte to its value as a lowercase hex digit, or 0xff.
+var lowerHexValue = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c - '0'
+	}
+	for c := byte('a'); c <= 'f'; c++ {
+		t[c] = c - 'a' + 10
+	}
+	return t
+}()
+
+// decodeLowerHex decodes s (exactly 2·len(dst) lowercase hex digits) into
+// dst in one pass; it reports false for any other byte. (Lock files and the
+// object listing decode tens of thousands of these on the no-op path.)
+func decodeLowerHex[S ~string | ~[]byte](dst []byte, s S) bool {
+	if len(s) != 2*len(dst) {
+		return false
+	}
+	bad := byte(0)
+	for i := range dst {
+		hi, lo := lowerHexValue[s[2*i]], lowerHexValue[s[2*i+1]]
+		bad |= hi | lo
+		dst[i] = hi<<4 | lo&0x0f
+	}
+	return bad&0xf0 == 0
 }
 
 func isLowerHex(s string) bool {
@@ -118,9 +157,6 @@ func isLowerHex(s string) bool {
 // parseHexName decodes a bare 64-hex file name (no prefix), as found under
 // objects/ and index/. ok is false for anything else.
 func parseHexName(name string) (h [sha256.Size]byte, ok bool) {
-	if len(name) != 2*sha256.Size || !isLowerHex(name) {
-		return h, false
-	}
-	_, err := hex.Decode(h[:], []byte(name))
-	return h, err == nil
+	ok = decodeLowerHex(h[:], name)
+	return h, ok
 }

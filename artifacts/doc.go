@@ -1,5 +1,4 @@
-// Package artifacts is the content-addressed store of the THV pipeline and
-// the Parquet encoding of its tables.
+// Package artifacts is the content-addressed store of the THV pipeline.
 //
 // The model is Go's build cache (cmd/go/internal/cache): the pipeline hashes
 // everything a task depends on into a [Key] (kind, code fingerprint, canonical
@@ -51,14 +50,9 @@
 // computed its keep set is not in that set and will be removed, which shows up
 // later as a cache miss, never as wrong data.
 //
-// # Parquet tables
+// # Tables
 //
-// [Table] is a list of flat, required columns of int64, float64 or string.
-// [EncodeParquet] writes it with fixed settings (Snappy compression, PLAIN for
-// numbers, dictionary for strings, data page v1, page statistics, one row
-// group per [RowGroupRows] rows, a constant created_by, no key/value metadata),
-// so equal tables give byte-identical files and hence equal digests, which is
-// what lets the pipeline cut off reruns early. NaN is allowed and canonicalised
-// to one bit pattern (that of math.NaN) because different NaN payloads are the
-// same value to every consumer; -0 and ±Inf are kept as they are.
+// The Parquet encoding of the pipeline's tables lives in the subpackage
+// thv/artifacts/table, so that code which only reads and writes tables (the
+// stages) does not depend on the store.
 package artifacts

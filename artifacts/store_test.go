@@ -3,6 +3,7 @@ package artifacts
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -646,5 +647,25 @@ func TestObjectsListsWhatIsStored(t *testing.T) {
 		if !got[d] {
 			t.Fatalf("%v not listed", d)
 		}
+	}
+}
+
+// TestDecodeLowerHex agrees with encoding/hex on lowercase input and
+// rejects every other byte, in strings and byte slices.
+func TestDecodeLowerHex(t *testing.T) {
+	var want, got [4]byte
+	for c := 0; c < 256; c++ {
+		s := "0a" + string([]byte{byte(c)}) + "1f9ff"
+		_, err := hex.Decode(want[:], []byte(s))
+		lower := err == nil && s == strings.ToLower(s)
+		if ok := decodeLowerHex(got[:], s); ok != lower || ok && got != want {
+			t.Errorf("%q: ok %v (%x), encoding/hex %v (%x)", s, ok, got, lower, want)
+		}
+		if ok := decodeLowerHex(got[:], []byte(s)); ok != lower {
+			t.Errorf("%q as bytes: ok %v", s, ok)
+		}
+	}
+	if decodeLowerHex(got[:], "0a0b0c") {
+		t.Error("short input accepted")
 	}
 }

@@ -2,43 +2,39 @@ package pipeline
 
 import (
 	"crypto/sha256"
+	"encoding"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"sort"
 
-	"thv/stages"
+	"thv/artifacts"
+	"thv/pipeline/codeid"
 )
 
 // Task keys follow the Go build cache's action IDs: the SHA-256 of a short
-// text (the preimage) naming the stage kind, the hash of every code unit the
-// task runs, its canonical parameters and the content digest of every input.
-// Inputs enter by content, so an upstream task that reruns and yields the
-// same bytes leaves its dependents' keys unchanged (early cutoff).
+// text, the preimage, that describes the computation completely: the stage
+// kind, one line per code unit its identity holds (every in-module package
+// the kind's code reaches, every third-party module, the toolchain), its
+// canonical parameters and the content digest of every input. Inputs enter
+// by content, so an upstream task that reruns and yields the same bytes
+// leaves its dependents' keys unchanged (early cutoff).
 
-const keyVersion = "thv task v1"
+const keyVersion = "thv task v2"
 
-// sources returns the code units of t, sorted and without duplicates.
-func (t *Task) sources() ([]string, error) {
-	k, err := stages.Lookup(t.Kind)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	var out []string
-	for _, u := range append(append([]string(nil), k.Sources...), t.Sources...) {
-		if !seen[u] {
-			seen[u] = true
-			out = append(out, u)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
+// keyParts is everything a key is made of, kept to explain staleness.
+type keyParts struct {
+	Kind   string
+	Code   []codeid.Unit // sorted by name
+	Params json.RawMessage
+	Inputs map[string]artifacts.Digest // role → digest
 }
 
 // canonicalParams encodes params as JSON: struct fields in declaration
 // order, map keys sorted, floats in shortest round-trip form.
 func canonicalParams(params any) (json.RawMessage, error) {
+	if raw, ok := params.(json.RawMessage); ok {
+		return raw, nil
+	}
 	b, err := json.Marshal(params)
 	if err != nil {
 		return nil, fmt.Errorf("encoding task parameters: %w", err)
@@ -46,38 +42,58 @@ func canonicalParams(params any) (json.RawMessage, error) {
 	return b, nil
 }
 
-// keyParts is everything a key is made of, kept to explain staleness.
-type keyParts struct {
-	Kind   string
-	Code   map[string]string // unit → hash
-	Params json.RawMessage
-	Inputs map[string]string // role → digest
-}
+// preimage is the whole text the key hashes: a head shared by every task
+// of one kind and code identity, then the task's own tail.
+func (k keyParts) preimage() []byte { return k.tail(k.head()) }
 
-func (k keyParts) preimage() string {
-	b := make([]byte, 0, 1024)
+func (k keyParts) head() []byte {
+	b := make([]byte, 0, 4096)
 	b = append(append(append(b, keyVersion...), "\nkind "...), k.Kind...)
 	b = append(b, '\n')
-	for _, u := range sortedKeys(k.Code) {
-		b = append(append(append(append(append(b, "code "...), u...), ' '), k.Code[u]...), '\n')
+	for _, u := range k.Code {
+		b = append(append(append(append(append(b, "code "...), u.Name...), ' '), u.Hash...), '\n')
 	}
+	return b
+}
+
+func (k keyParts) tail(b []byte) []byte {
 	b = append(append(append(b, "params "...), k.Params...), '\n')
-	for _, name := range sortedKeys(k.Inputs) {
-		b = append(append(append(append(append(b, "input "...), name...), ' '), k.Inputs[name]...), '\n')
+	for _, role := range sortedKeys(k.Inputs) {
+		d := k.Inputs[role]
+		b = append(append(append(b, "input "...), role...), " sha256:"...)
+		b = append(hex.AppendEncode(b, d[:]), '\n')
 	}
-	return string(b)
+	return b
 }
 
-func (k keyParts) key() string {
-	sum := sha256.Sum256([]byte(k.preimage()))
-	return "sha256:" + hex.EncodeToString(sum[:])
+func (k keyParts) key() artifacts.Key { return sha256.Sum256(k.preimage()) }
+
+// keyHasher computes keys fast: the SHA-256 state after each distinct head
+// (a few kilobytes of code lines, the same for thousands of tasks) is kept
+// and resumed, so a key costs the hash of its tail only. The result is
+// the same SHA-256 of the same preimage (tested against keyParts.key).
+type keyHasher struct {
+	heads map[string][]byte // kind + code identity digest → marshalled state
+	buf   []byte
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+func (h *keyHasher) key(k keyParts, codeDigest string) artifacts.Key {
+	if h.heads == nil {
+		h.heads = map[string][]byte{}
 	}
-	sort.Strings(keys)
-	return keys
+	id := k.Kind + "\x00" + codeDigest
+	state, ok := h.heads[id]
+	d := sha256.New()
+	if !ok {
+		d.Write(k.head())
+		state, _ = d.(encoding.BinaryMarshaler).MarshalBinary()
+		h.heads[id] = state
+	} else if err := d.(encoding.BinaryUnmarshaler).UnmarshalBinary(state); err != nil {
+		return k.key() // cannot happen with the standard library's sha256
+	}
+	h.buf = k.tail(h.buf[:0])
+	d.Write(h.buf)
+	var out artifacts.Key
+	d.Sum(out[:0])
+	return out
 }

@@ -10,13 +10,15 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
+
+	"thv/artifacts"
 )
 
 // The lock file (thv.lock for the paper profile, thv.<profile>.lock for
 // others) records, for every task of the DAG, its key, parameters, input and
-// output digests, plus the hash of every code unit. It is meant to be
+// output digests, plus the hash of every code unit (in-module package,
+// third-party module, toolchain) its tasks ran. It is meant to be
 // committed: a fresh clone can tell what the artifacts should be, and
 // `thv status` explains staleness against it. Its bytes depend only on the
 // protocol and the code (no times, no hosts), one task per line so diffs read
@@ -26,12 +28,12 @@ import (
 type Record struct {
 	ID     string          `json:"id"`
 	Kind   string          `json:"kind"`
-	Key    string          `json:"key"`
+	Key    artifacts.Key   `json:"key"`
 	Params json.RawMessage `json:"params"`
 	// Inputs maps role → digest. It is kept as raw JSON and decoded only to
 	// explain staleness (InputDigests): the no-op path never needs it.
-	Inputs  json.RawMessage   `json:"inputs,omitempty"`
-	Outputs map[string]string `json:"outputs"`
+	Inputs  json.RawMessage             `json:"inputs,omitempty"`
+	Outputs map[string]artifacts.Digest `json:"outputs"`
 }
 
 // InputDigests decodes the record's inputs (role → digest).
@@ -47,13 +49,13 @@ func (r *Record) InputDigests() map[string]string {
 type Lock struct {
 	Version int               `json:"version"`
 	Profile string            `json:"profile"`
-	Code    map[string]string `json:"code"` // unit → hash when the tasks last ran
+	Code    map[string]string `json:"code"` // code unit → hash when the tasks last ran
 	Tasks   []Record          `json:"tasks"`
 
 	byID map[string]*Record
 }
 
-const lockVersion = 1
+const lockVersion = 2
 
 // LockPath returns the lock file of a profile in dir.
 func LockPath(dir, profile string) string {
@@ -113,8 +115,13 @@ func parseLock(b []byte) (*Lock, error) {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
+			var p lineParser
 			for i := w; i < len(lines); i += workers {
 				line := bytes.TrimSuffix(lines[i], []byte(","))
+				if p.record(line, &l.Tasks[i]) {
+					continue
+				}
+				l.Tasks[i] = Record{}
 				if err := json.Unmarshal(line, &l.Tasks[i]); err != nil {
 					errs[w] = fmt.Errorf("task line %d: %v", i+1, err)
 					return
@@ -158,10 +165,13 @@ func (l *Lock) Write(path string) error {
 	}
 	w.WriteString("]}\n")
 	w.Flush()
-	return writeFileAtomic(path, buf.Bytes())
+	return WriteFileAtomic(path, buf.Bytes())
 }
 
-func writeFileAtomic(path string, data []byte) error {
+// WriteFileAtomic writes data to path through a temporary file in the same
+// directory (fsync, chmod 0644, rename): readers see the old or the new
+// content, never a part.
+func WriteFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -184,50 +194,4 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
-}
-
-// diffParams lists the fields that differ between two canonical parameter
-// encodings, as "path old → new".
-func diffParams(old, cur json.RawMessage) []string {
-	var a, b any
-	if json.Unmarshal(old, &a) != nil || json.Unmarshal(cur, &b) != nil {
-		return []string{"parameters changed"}
-	}
-	var out []string
-	diffValue("", a, b, &out)
-	return out
-}
-
-func diffValue(path string, a, b any, out *[]string) {
-	am, aok := a.(map[string]any)
-	bm, bok := b.(map[string]any)
-	if aok && bok {
-		keys := map[string]bool{}
-		for k := range am {
-			keys[k] = true
-		}
-		for k := range bm {
-			keys[k] = true
-		}
-		for _, k := range sortedKeys(keys) {
-			p := k
-			if path != "" {
-				p = path + "." + k
-			}
-			diffValue(p, am[k], bm[k], out)
-		}
-		return
-	}
-	as, bs := jsonText(a), jsonText(b)
-	if as != bs {
-		*out = append(*out, fmt.Sprintf("%s %s → %s", path, as, bs))
-	}
-}
-
-func jsonText(v any) string {
-	if v == nil {
-		return "(none)"
-	}
-	b, _ := json.Marshal(v)
-	return strings.Trim(string(b), "\"")
 }

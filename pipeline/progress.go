@@ -3,16 +3,10 @@ package pipeline
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
 )
-
-// warnf reports a recovered problem (a corrupted store file, say) on stderr.
-var warnf = func(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "thv: warning: "+format+"\n", args...)
-}
 
 // Progress reports a pass over the DAG: a live bar with counts and ETA on a
 // terminal, a plain line per 5% of tasks otherwise. Wall-clock times appear
@@ -52,12 +46,21 @@ func (p *Progress) setTotal(n int, cost float64) {
 	p.mu.Unlock()
 }
 
-func (p *Progress) taskStarted(*Task) {
+func (p *Progress) jobStarted() {
 	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	p.running++
+	p.mu.Unlock()
+}
+
+func (p *Progress) jobEnded() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.running--
 	p.mu.Unlock()
 }
 
@@ -72,7 +75,6 @@ func (p *Progress) taskDone(r *Result) {
 	switch r.Status {
 	case Executed:
 		p.executed++
-		p.running--
 		p.busy += r.Elapsed
 		p.busyCost += r.Task.Cost
 	case Cached:
@@ -91,6 +93,9 @@ func (p *Progress) taskDone(r *Result) {
 			p.draw()
 		}
 		return
+	}
+	if p.executed+p.failed+p.running == 0 {
+		return // all cached so far: a no-op pass prints nothing
 	}
 	if p.done*20/max(1, p.total) >= p.nextLine || p.done == p.total {
 		p.nextLine = p.done*20/max(1, p.total) + 1

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,82 +12,68 @@ import (
 	"thv/artifacts"
 )
 
-// Project ties a protocol to a store and a lock file: what `thv repro`,
-// `thv status`, `thv show` and `thv gc` operate on.
+// Project ties a plan to its stage kinds, a store and a lock file: what
+// `thv repro`, `thv status`, `thv show` and `thv gc` operate on.
 type Project struct {
-	Config   *Config
 	Plan     *Plan
+	Kinds    *Kinds
 	Store    *artifacts.Store
 	Lock     *Lock
 	LockPath string
+	Profile  string // recorded in the lock
+
+	listing <-chan map[artifacts.Digest]bool // the first pass's object listing, being read
 }
 
-// ProjectOptions locate a project.
-type ProjectOptions struct {
-	LoadOptions
-	StoreDir string // "" means $THV_STORE, else .thv in Dir
-	Dir      string // where the lock file lives; "" means the working directory
-}
-
-// OpenProject loads and validates the protocol, plans the DAG, and opens the
-// store and the lock file.
-func OpenProject(opt ProjectOptions) (*Project, error) {
-	cfg, err := LoadConfig(opt.LoadOptions)
-	if err != nil {
-		return nil, err
-	}
-	plan, err := NewPlan(cfg)
-	if err != nil {
-		return nil, err
-	}
-	dir := opt.Dir
-	if dir == "" {
-		if dir, err = os.Getwd(); err != nil {
-			return nil, err
-		}
-	}
-	storeDir := opt.StoreDir
-	if storeDir == "" {
-		storeDir = os.Getenv("THV_STORE")
-	}
-	if storeDir == "" {
-		storeDir = filepath.Join(dir, ".thv")
-	}
-	store, err := artifacts.Open(storeDir)
-	if err != nil {
-		return nil, fmt.Errorf("opening store %s: %w", storeDir, err)
-	}
-	lockPath := LockPath(dir, cfg.Profile)
+// NewProject reads the lock at lockPath (a missing file is an empty lock).
+func NewProject(plan *Plan, kinds *Kinds, store *artifacts.Store, lockPath, profile string) (*Project, error) {
 	lock, err := ReadLock(lockPath)
 	if err != nil {
 		return nil, err
 	}
-	return &Project{Config: cfg, Plan: plan, Store: store, Lock: lock, LockPath: lockPath}, nil
+	return &Project{Plan: plan, Kinds: kinds, Store: store, Lock: lock, LockPath: lockPath, Profile: profile}, nil
+}
+
+// PrefetchListing starts listing the store's objects in the background, for
+// the next pass (which needs it to check that recorded outputs exist). A
+// caller that has other work first (planning, reading the lock) overlaps it.
+func PrefetchListing(store *artifacts.Store) <-chan map[artifacts.Digest]bool {
+	ch := make(chan map[artifacts.Digest]bool, 1)
+	go func() {
+		m, _ := store.Objects() // on error the pass stats each output instead
+		ch <- m
+	}()
+	return ch
+}
+
+// UseListing hands a prefetched listing to the next pass.
+func (p *Project) UseListing(ch <-chan map[artifacts.Digest]bool) { p.listing = ch }
+
+func (p *Project) runner() *Runner {
+	r := &Runner{Plan: p.Plan, Kinds: p.Kinds, Store: p.Store, Lock: p.Lock, listing: p.listing}
+	p.listing = nil
+	return r
 }
 
 // Repro brings every task up to date and rewrites the lock file (unless
-// dry-running). The report lists what ran, what was cached and what failed.
-func (p *Project) Repro(opt Options) (*Report, error) {
-	r := &Runner{Plan: p.Plan, Store: p.Store, Lock: p.Lock}
-	rep, err := r.Run(opt)
-	if err != nil || opt.DryRun {
-		return rep, err
+// dry-running or nothing changed). The report lists what ran, what was
+// cached, what failed and, if ctx was cancelled, what did not run; the lock
+// then records what completed.
+func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
+	r := p.runner()
+	rep, runErr := r.Run(ctx, opt)
+	if opt.DryRun {
+		return rep, runErr
 	}
 	if rep.Executed > 0 || !p.lockCurrent(rep) {
-		p.writeRunLog(rep)
-		lock, err := r.NewLock(p.Config.Profile)
-		if err != nil {
-			return rep, err
-		}
+		p.writeRunLog(rep, opt)
+		lock := r.NewLock(p.Profile)
 		if err := lock.Write(p.LockPath); err != nil {
 			return rep, fmt.Errorf("writing %s: %w", p.LockPath, err)
 		}
 		p.Lock = lock
 	}
-	if _, err := p.ExportResults(rep); err != nil {
-		return rep, fmt.Errorf("exporting results: %w", err)
-	}
-	return rep, nil
+	return rep, runErr
 }
 
 // lockCurrent reports whether the lock already records exactly the tasks of
@@ -105,20 +93,45 @@ func (p *Project) lockCurrent(rep *Report) bool {
 }
 
 // Status decides what is stale and why, running nothing.
-func (p *Project) Status() (*Report, error) {
-	r := &Runner{Plan: p.Plan, Store: p.Store, Lock: p.Lock}
-	return r.Run(Options{DryRun: true, Jobs: 1})
+func (p *Project) Status(ctx context.Context) (*Report, error) {
+	return p.runner().Run(ctx, Options{DryRun: true, Jobs: 1})
 }
 
 // Outputs returns the output digests of an up-to-date task, read from a
 // status pass.
-func (rep *Report) Outputs(id string) (map[string]string, bool) {
+func (rep *Report) Outputs(id string) (map[string]artifacts.Digest, bool) {
 	for _, r := range rep.Results {
 		if r.Task.ID == id && r.Status == Cached {
 			return r.Outputs, true
 		}
 	}
 	return nil, false
+}
+
+// NewLock returns the lock describing a completed pass: the previous records
+// of tasks that did not complete are kept.
+func (r *Runner) NewLock(profile string) *Lock {
+	l := &Lock{Version: lockVersion, Profile: profile, Code: map[string]string{}}
+	for _, t := range r.Plan.Tasks {
+		res := r.result(t)
+		if res.Status != Cached && res.Status != Executed {
+			if rec, ok := r.Lock.Record(t.ID); ok && validRecord(rec) {
+				l.Tasks = append(l.Tasks, *rec)
+			}
+			continue
+		}
+		parts := res.parts
+		for _, u := range parts.Code {
+			l.Code[u.Name] = u.Hash
+		}
+		var inputs json.RawMessage
+		if len(parts.Inputs) > 0 {
+			inputs, _ = json.Marshal(parts.Inputs) // map keys sorted: canonical
+		}
+		l.Tasks = append(l.Tasks, Record{ID: t.ID, Kind: t.Kind, Key: res.Key, Params: parts.Params, Inputs: inputs, Outputs: res.Outputs})
+	}
+	l.index()
+	return l
 }
 
 // GCStats reports a garbage collection.
@@ -130,8 +143,8 @@ type GCStats struct {
 
 // GC removes the store objects and index entries that no up-to-date task of
 // the current plan references. With dryRun it only counts.
-func (p *Project) GC(dryRun bool) (GCStats, error) {
-	rep, err := p.Status()
+func (p *Project) GC(ctx context.Context, dryRun bool) (GCStats, error) {
+	rep, err := p.Status(ctx)
 	if err != nil {
 		return GCStats{}, err
 	}
@@ -141,13 +154,9 @@ func (p *Project) GC(dryRun bool) (GCStats, error) {
 		if r.Status != Cached {
 			continue
 		}
-		if k, err := artifacts.ParseKey(r.Key); err == nil {
-			keepKeys[k] = true
-		}
+		keepKeys[r.Key] = true
 		for _, d := range r.Outputs {
-			if dig, err := artifacts.ParseDigest(d); err == nil {
-				keep[dig] = true
-			}
+			keep[d] = true
 		}
 	}
 	if dryRun {
@@ -192,17 +201,18 @@ func (p *Project) countGarbage(keep map[artifacts.Digest]bool, keepKeys map[arti
 // writeRunLog records each task's status and execution time in
 // <store>/log/repro-<profile>.tsv: timings live here, outside anything
 // hashed. A failure to write it is only a warning.
-func (p *Project) writeRunLog(rep *Report) {
+func (p *Project) writeRunLog(rep *Report, opt Options) {
 	var b strings.Builder
 	b.WriteString("task\tkind\tstatus\tseconds\n")
 	for _, r := range rep.Results {
 		fmt.Fprintf(&b, "%s\t%s\t%s\t%.4f\n", r.Task.ID, r.Task.Kind, r.Status, r.Elapsed.Seconds())
 	}
 	dir := filepath.Join(p.Store.Root(), "log")
-	if err := os.MkdirAll(dir, 0o755); err == nil {
-		err = writeFileAtomic(filepath.Join(dir, "repro-"+p.Config.Profile+".tsv"), []byte(b.String()))
-		if err != nil {
-			warnf("writing the run log: %v", err)
-		}
+	err := os.MkdirAll(dir, 0o755)
+	if err == nil {
+		err = WriteFileAtomic(filepath.Join(dir, "repro-"+p.Profile+".tsv"), []byte(b.String()))
+	}
+	if err != nil && opt.Logger != nil {
+		opt.Logger.Warn("writing the run log", "err", err)
 	}
 }

@@ -24,6 +24,8 @@ import (
 func init() {
 	algos.Register(algos.Spec{
 		Name:     "ChebyshevUCB",
+		Cost:     1,
+		Learns:   true,
 		Family:   "chebyshev",
 		Fidelity: algos.Faithful,
 		UsesEta:  true,
@@ -36,6 +38,8 @@ func init() {
 	})
 	algos.Register(algos.Spec{
 		Name:     "ChebyshevUCB+",
+		Cost:     1,
+		Learns:   true,
 		Family:   "chebyshev",
 		Fidelity: algos.Extension,
 		UsesEta:  true,

@@ -20,6 +20,8 @@ import (
 func init() {
 	algos.Register(algos.Spec{
 		Name:     "HVScalarUCB",
+		Cost:     0.5,
+		Learns:   true,
 		Family:   "hvscalar",
 		Fidelity: algos.Faithful,
 		UsesEta:  true,
@@ -29,6 +31,8 @@ func init() {
 	})
 	algos.Register(algos.Spec{
 		Name:     "HVScalarUCB+",
+		Cost:     1,
+		Learns:   true,
 		Family:   "hvscalar",
 		Fidelity: algos.Faithful,
 		UsesEta:  true,

@@ -24,11 +24,13 @@ const DefaultSigmaPrior = 0.1
 func init() {
 	algos.Register(algos.Spec{
 		Name: "ParetoTS", Family: "paretots", Fidelity: algos.Faithful, Cite: "yahyaa2015thompson",
+		Cost: 2, Learns: true,
 		Summary: "θ_i ~ N(μ̂_i, σ²/N_i·I), Pareto layers of θ, a uniformly random subset of the overflowing layer",
 		New:     func(cfg algos.Config) algos.Policy { return New(cfg, false, 0) },
 	})
 	algos.Register(algos.Spec{
 		Name: "ParetoTS+", Family: "paretots", Fidelity: algos.Extension, Cite: "yahyaa2015thompson",
+		Cost: 2, Learns: true,
 		Params: []algos.Param{{
 			Name: "sigma_prior", Default: DefaultSigmaPrior,
 			Doc: "σ_prior in the heuristic posterior variance (σ_prior² + σ²)/N_i; our choice, the paper gives no value",

@@ -53,8 +53,9 @@ func init() {
 			"ParetoUCB+ with the largest NSGA-II crowding distance in the overflowing layer",
 			algos.Extension, true, Crowding},
 	} {
+		cost := map[string]float64{"ParetoUCB": 4, "ParetoUCB+": 2, "ParetoUCB-Div": 7, "ParetoUCB-Crowd": 4}[v.name]
 		algos.Register(algos.Spec{
-			Name: v.name, Family: "paretoucb", Fidelity: v.fid, UsesEta: v.eta,
+			Name: v.name, Family: "paretoucb", Fidelity: v.fid, UsesEta: v.eta, Cost: cost, Learns: true,
 			Cite: v.cite, Summary: v.summary,
 			New: func(cfg algos.Config) algos.Policy {
 				eta := 1.0 // ParetoUCB's radius has no η

@@ -11,6 +11,7 @@ import (
 func init() {
 	algos.Register(algos.Spec{
 		Name:     "RandomK",
+		Cost:     0.2,
 		Family:   "randomk",
 		Fidelity: algos.Unmarked,
 		UsesEta:  false,

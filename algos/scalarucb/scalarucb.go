@@ -20,6 +20,8 @@ import (
 func init() {
 	algos.Register(algos.Spec{
 		Name:     "ScalarUCB",
+		Cost:     0.3,
+		Learns:   true,
 		Family:   "scalarucb",
 		Fidelity: algos.Extension,
 		UsesEta:  true,
@@ -29,6 +31,8 @@ func init() {
 	})
 	algos.Register(algos.Spec{
 		Name:     "ScalarUCB-RandW",
+		Cost:     0.3,
+		Learns:   true,
 		Family:   "scalarucb",
 		Fidelity: algos.Extension,
 		UsesEta:  true,

@@ -21,6 +21,8 @@ import (
 func init() {
 	algos.Register(algos.Spec{
 		Name:     "THV-UCB",
+		Cost:     8,
+		Learns:   true,
 		Family:   "thvucb",
 		Fidelity: algos.Unmarked,
 		UsesEta:  true,

@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +19,8 @@ import (
 
 	"thv/algos"
 	"thv/artifacts"
+	"thv/pipeline"
+	"thv/stages/protocol"
 )
 
 // execute runs a thv subcommand in-process and returns stdout and the error.
@@ -93,7 +97,7 @@ func TestRunCSVInstance(t *testing.T) {
 	}
 }
 
-func TestAlgosLists14(t *testing.T) {
+func TestAlgosListsThePapersAlgorithms(t *testing.T) {
 	out, err := execute(t, newAlgosCommand(), "--json")
 	if err != nil {
 		t.Fatal(err)
@@ -102,8 +106,8 @@ func TestAlgosLists14(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rows); err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 14 {
-		t.Fatalf("%d algorithms listed, want 14", len(rows))
+	if len(rows) != len(algos.PaperOrder) {
+		t.Fatalf("%d algorithms listed, want the paper's %d", len(rows), len(algos.PaperOrder))
 	}
 	for i, r := range rows {
 		if r.Name != algos.PaperOrder[i] {
@@ -112,16 +116,40 @@ func TestAlgosLists14(t *testing.T) {
 	}
 }
 
-// buildThv builds the thv binary from the module at dir into a temp dir.
+// buildThv builds the thv binary from the module at dir (once per
+// directory and test process).
 func buildThv(t *testing.T, dir string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "thv")
+	builtMu.Lock()
+	defer builtMu.Unlock()
+	if bin, ok := built[dir]; ok {
+		return bin
+	}
+	out, err := os.MkdirTemp("", "thv-cli-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(out, "thv")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/thv")
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	built[dir] = bin
 	return bin
+}
+
+var (
+	builtMu sync.Mutex
+	built   = map[string]string{}
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, bin := range built {
+		os.RemoveAll(filepath.Dir(bin))
+	}
+	os.Exit(code)
 }
 
 func moduleRoot(t *testing.T) string {
@@ -139,7 +167,7 @@ type reproOut struct {
 // thvRepro runs the binary's repro in dir on the tiny protocol.
 func thvRepro(t *testing.T, bin, dir string, extra ...string) reproOut {
 	t.Helper()
-	params := filepath.Join(moduleRoot(t), "pipeline", "testdata", "tiny.yaml")
+	params := tinyParams(t)
 	cmd := exec.Command(bin, append([]string{"repro", "--params", params, "--json", "-j", "2"}, extra...)...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
@@ -163,7 +191,7 @@ func TestKilledReproLeavesNoPartialArtifact(t *testing.T) {
 	thvRepro(t, bin, clean)
 
 	dir := t.TempDir()
-	params := filepath.Join(moduleRoot(t), "pipeline", "testdata", "tiny.yaml")
+	params := tinyParams(t)
 	for attempt := 0; attempt < 3; attempt++ {
 		cmd := exec.Command(bin, "repro", "--params", params, "-j", "2")
 		cmd.Dir = dir
@@ -238,16 +266,99 @@ func TestRebuiltFamilyRerunsOnlyItsTasks(t *testing.T) {
 	changed := buildThv(t, copyDir)
 
 	r := thvRepro(t, changed, dir)
-	// tiny.yaml: 2 settings × 2 geometries × 2 seeds = 8 RandomK runs,
-	// 4 collects, then the 2 settings' statistics and the tables. The
-	// figures do not draw RandomK: their inputs are unchanged, they stay
-	// cached.
-	if r.Executed != 15 || r.Failed != 0 {
-		t.Fatalf("after editing randomk: %+v, want 15 executed (8 runs, 4 collects, 2 summarize, tables) of %d", r, first.Executed)
+	// RandomK's runs and collects, then every setting's statistics and the
+	// tables. The figures do not draw RandomK: their inputs are unchanged,
+	// they stay cached.
+	want := 1 // tables
+	for _, task := range tinyPlan(t).Tasks {
+		if strings.Contains(task.ID, "/RandomK") || task.Kind == "summarize" {
+			want++
+		}
+	}
+	if r.Executed != want || r.Failed != 0 {
+		t.Fatalf("after editing randomk: %+v, want %d executed (RandomK's runs and collects, the statistics, the tables) of %d", r, want, first.Executed)
 	}
 	if again := thvRepro(t, changed, dir); again.Executed != 0 {
 		t.Fatalf("no-op rerun executed %d", again.Executed)
 	}
+}
+
+// TestRebuiltHelperRerunsItsUsers is the scenario that motivated derived
+// code identities: a behavioural edit of a helper that one kind's code
+// shares with another (the benchmark decoder, which run tasks call),
+// rebuilt into a new thv. Every run must rerun (before, only the benchmark
+// tasks did, and early cutoff kept the stale runs), and the incremental
+// store must end with the lock that a fresh store gives.
+func TestRebuiltHelperRerunsItsUsers(t *testing.T) {
+	root := moduleRoot(t)
+	dir := t.TempDir()
+	thvRepro(t, buildThv(t, root), dir)
+
+	copyDir := t.TempDir()
+	copyModule(t, root, copyDir)
+	file := filepath.Join(copyDir, "stages", "formats", "benchmark.go")
+	src, _ := os.ReadFile(file)
+	const from = "bm.SStar, bm.VStar = append(bm.SStar, int(arm[r])), val[r]"
+	edited := strings.Replace(string(src), from, from+"+1", 1)
+	if edited == string(src) {
+		t.Fatalf("edit not applied: %q not found in %s", from, file)
+	}
+	os.WriteFile(file, []byte(edited), 0o644)
+	changed := buildThv(t, copyDir)
+
+	r := thvRepro(t, changed, dir)
+	runs := 0
+	for _, task := range tinyPlan(t).Tasks {
+		if task.Kind == "run" {
+			runs++
+		}
+	}
+	if r.Executed < runs {
+		t.Fatalf("after editing the benchmark decoder: %+v, want at least the %d runs executed", r, runs)
+	}
+	fresh := t.TempDir()
+	thvRepro(t, changed, fresh)
+	a, _ := os.ReadFile(filepath.Join(dir, "thv.lock"))
+	b, _ := os.ReadFile(filepath.Join(fresh, "thv.lock"))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Fatal("after the edit, the incremental store's lock differs from a fresh store's")
+	}
+}
+
+// TestProcessExecutorSameLock: thv repro --executor process (thv exec-task
+// worker processes of the same binary) writes the local executor's lock
+// byte for byte, and reports a worker that cannot start.
+func TestProcessExecutorSameLock(t *testing.T) {
+	bin := buildThv(t, moduleRoot(t))
+	local, process := t.TempDir(), t.TempDir()
+	thvRepro(t, bin, local)
+	thvRepro(t, bin, process, "--executor", "process")
+	a, _ := os.ReadFile(filepath.Join(local, "thv.lock"))
+	b, _ := os.ReadFile(filepath.Join(process, "thv.lock"))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Fatal("--executor process wrote another lock than --executor local")
+	}
+	out, err := exec.Command(bin, "repro", "--params", tinyParams(t), "--executor", "slurm-please").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "want local or process") {
+		t.Fatalf("unknown executor: %v %s", err, out)
+	}
+}
+
+func tinyParams(t *testing.T) string {
+	return filepath.Join(moduleRoot(t), "stages", "protocol", "testdata", "tiny.yaml")
+}
+
+func tinyPlan(t *testing.T) *pipeline.Plan {
+	t.Helper()
+	cfg, err := protocol.LoadConfig(protocol.LoadOptions{ParamsFile: tinyParams(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := protocol.NewPlan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
 }
 
 // copyModule copies the module's sources (no .git, bin or stores).
@@ -276,5 +387,138 @@ func copyModule(t *testing.T, from, to string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// thv runs the built binary in dir on the tiny protocol and returns its
+// combined output.
+func thv(t *testing.T, bin, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, append(args, "--params", tinyParams(t))...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("thv %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestProjectCommands covers status, show, dag and gc on a finished tiny
+// project; every count comes from the plan.
+func TestProjectCommands(t *testing.T) {
+	bin := buildThv(t, moduleRoot(t))
+	dir := t.TempDir()
+	thvRepro(t, bin, dir)
+	plan := tinyPlan(t)
+	cfg, _ := protocol.LoadConfig(protocol.LoadOptions{ParamsFile: tinyParams(t)})
+
+	var st struct {
+		Total int `json:"total"`
+		Stale []struct{ Task, Kind, Reason string }
+	}
+	if err := json.Unmarshal([]byte(thv(t, bin, dir, "status", "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Stale) != 0 || st.Total < len(plan.Tasks) {
+		t.Fatalf("status after repro: %d total (plan has %d before expansion), stale %v", st.Total, len(plan.Tasks), st.Stale)
+	}
+	out := thv(t, bin, dir, "status", "--set", "settings.d3.T=110")
+	if !strings.Contains(out, "params changed: T 120 → 110") || !strings.Contains(out, "input will be recomputed") {
+		t.Fatalf("status after a change:\n%s", out)
+	}
+
+	out = thv(t, bin, dir, "show")
+	for _, a := range cfg.SortedAlgorithms() {
+		if !strings.Contains(out, a.Name) {
+			t.Errorf("show lacks %s", a.Name)
+		}
+	}
+	for _, g := range cfg.Geometries {
+		if !strings.Contains(out, g) {
+			t.Errorf("show lacks %s", g)
+		}
+	}
+	if strings.Contains(out, "not run") {
+		t.Errorf("show after a full repro says something did not run:\n%s", out)
+	}
+	runs := 0
+	for _, task := range plan.Tasks {
+		if strings.HasPrefix(task.ID, "run/d2/concave/THV-UCB/") {
+			runs++
+		}
+	}
+	if lines := strings.Count(thv(t, bin, dir, "show", "runs", "d2/concave/THV-UCB/"), "\n"); lines != runs+1 {
+		t.Errorf("show runs: %d lines, want a header and %d runs", lines, runs)
+	}
+	if out := thv(t, bin, dir, "show", "eta"); !strings.Contains(out, "THV-UCB") {
+		t.Errorf("show eta:\n%s", out)
+	}
+	if out := thv(t, bin, dir, "show", "tests"); !strings.Contains(out, "THV-UCB") && !strings.Contains(out, "Wilcoxon") {
+		t.Errorf("show tests:\n%s", out)
+	}
+
+	out = thv(t, bin, dir, "dag")
+	for kind, n := range plan.CountByKind() {
+		if !strings.Contains(out, fmt.Sprintf("%s (%d)", kind, n)) {
+			t.Errorf("dag lacks %q:\n%s", fmt.Sprintf("%s (%d)", kind, n), out)
+		}
+	}
+	if out := thv(t, bin, dir, "dag", "--format", "dot"); !strings.HasPrefix(out, "digraph") {
+		t.Errorf("dag --format dot:\n%s", out)
+	}
+	if out := thv(t, bin, dir, "dag", "--format", "mermaid", "--tasks", "--filter", "d2/concave/RandomK"); !strings.HasPrefix(out, "graph LR") || !strings.Contains(out, "instance/d2/concave") {
+		t.Errorf("dag --tasks mermaid:\n%s", out)
+	}
+
+	if out := thv(t, bin, dir, "gc", "--dry-run"); !strings.HasPrefix(out, "would remove 0 objects and 0 index entries") {
+		t.Errorf("gc --dry-run on a current store: %s", out)
+	}
+	thv(t, bin, dir, "gc", "--set", "settings.d3.T=110")
+	if r := thvRepro(t, bin, dir); r.Executed == 0 {
+		t.Error("gc under another protocol removed nothing")
+	}
+}
+
+// TestInterruptStopsCleanly sends SIGINT to a running repro: it exits with
+// an error saying it was interrupted, leaves a valid lock of what
+// completed, and a rerun ends with the lock of an uninterrupted run.
+func TestInterruptStopsCleanly(t *testing.T) {
+	bin := buildThv(t, moduleRoot(t))
+	clean := t.TempDir()
+	thvRepro(t, bin, clean)
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "repro", "--params", tinyParams(t), "-j", "2")
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for countFiles(filepath.Join(dir, ".thv", "objects")) < 30 && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if err == nil {
+		t.Fatalf("the run finished before the interrupt arrived (the test must interrupt it mid-run):\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "interrupted") || !strings.Contains(out.String(), "context canceled") {
+		t.Fatalf("interrupted repro said:\n%s", out.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "thv.lock")); err != nil {
+		t.Fatalf("no lock after the interrupt: %v", err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, ".thv", "tmp"))
+	if len(entries) != 0 {
+		t.Fatalf("the interrupt left %d temporary files in the store", len(entries))
+	}
+	if r := thvRepro(t, bin, dir); r.Failed != 0 || r.Executed == 0 {
+		t.Fatalf("rerun after the interrupt: %+v", r)
+	}
+	a, _ := os.ReadFile(filepath.Join(clean, "thv.lock"))
+	b, _ := os.ReadFile(filepath.Join(dir, "thv.lock"))
+	if !bytes.Equal(a, b) {
+		t.Fatal("lock after an interrupted run and a rerun differs from an uninterrupted run's")
 	}
 }

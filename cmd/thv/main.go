@@ -3,9 +3,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime/debug"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -23,9 +26,14 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newHVCommand(), newRunCommand(), newAlgosCommand(),
-		newReproCommand(), newStatusCommand(), newDAGCommand(), newShowCommand(), newGCCommand())
-	if err := root.Execute(); err != nil {
+		newReproCommand(), newStatusCommand(), newDAGCommand(), newShowCommand(), newGCCommand(),
+		newExecTaskCommand())
+	// Ctrl-C (or SIGTERM) cancels the context: a pass stops cleanly.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "thv:", err)
+		stop()
 		os.Exit(1)
 	}
 }

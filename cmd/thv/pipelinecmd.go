@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sort"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"thv/pipeline"
+	"thv/stages/protocol"
 )
 
 // projectFlags are shared by the commands that work on a project.
@@ -31,27 +33,58 @@ func (f *projectFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.set, "set", nil, "override a protocol key, e.g. --set settings.d3.T=300 (repeatable)")
 }
 
-func (f *projectFlags) open() (*pipeline.Project, error) {
-	return pipeline.OpenProject(pipeline.ProjectOptions{
-		LoadOptions: pipeline.LoadOptions{ParamsFile: f.params, Profile: f.profile, Set: f.set},
+func (f *projectFlags) open() (*protocol.Project, error) {
+	return protocol.Open(protocol.Options{
+		LoadOptions: protocol.LoadOptions{ParamsFile: f.params, Profile: f.profile, Set: f.set},
 		StoreDir:    f.store,
 	})
+}
+
+// newExecutor returns the executor named by --executor.
+func newExecutor(name string, proj *protocol.Project) (pipeline.Executor, error) {
+	switch name {
+	case "", "local":
+		return nil, nil // the runner's default: in process
+	case "process":
+		cmd, err := pipeline.WorkerCommand(proj.Store.Root())
+		if err != nil {
+			return nil, err
+		}
+		return &pipeline.Process{Command: cmd}, nil
+	}
+	return nil, fmt.Errorf("--executor %q: want local or process", name)
+}
+
+// logger writes warnings as text lines on w.
+func logger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{} // timestamps add nothing to a terminal line
+			}
+			return a
+		},
+	}))
 }
 
 func newReproCommand() *cobra.Command {
 	var pf projectFlags
 	var jobs int
 	var dry, jsonOut bool
+	var executor string
 	cmd := &cobra.Command{
 		Use:   "repro",
 		Short: "Reproduce the paper: run every stale task of the DAG",
 		Long: `Bring every task of the reproduction DAG up to date: instances, benchmarks
 (V*, HV(G*)), the runs of the η grid, the η* selection and the final runs.
 Tasks whose key (code, parameters, inputs) is already in the store are not
-run again; thv.lock is rewritten at the end.`,
+run again; thv.lock is rewritten at the end. Ctrl-C stops cleanly: running
+tasks are abandoned, nothing half-written is kept, and the lock records what
+completed, so the next repro resumes.`,
 		Example: `  thv repro                      # the full paper protocol, all cores
   thv repro --profile quick -j 2  # a fast end-to-end check
-  thv repro --dry-run             # what would run, and why`,
+  thv repro --dry-run             # what would run, and why
+  thv repro --executor process    # run tasks in thv exec-task worker processes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			proj, err := pf.open()
@@ -63,14 +96,25 @@ run again; thv.lock is rewritten at the end.`,
 			if !dry {
 				prog = pipeline.NewProgress(errw, isTerminal(errw), jobs)
 			}
-			start := time.Now()
-			rep, err := proj.Repro(pipeline.Options{Jobs: jobs, DryRun: dry, Progress: prog})
+			exec, err := newExecutor(executor, proj)
 			if err != nil {
+				return err
+			}
+			if exec != nil {
+				defer exec.Close()
+			}
+			start := time.Now()
+			rep, err := proj.Repro(cmd.Context(), pipeline.Options{Jobs: jobs, DryRun: dry, Progress: prog, Executor: exec, Logger: logger(errw)})
+			if err != nil {
+				if rep != nil && cmd.Context().Err() != nil {
+					fmt.Fprintf(cmd.OutOrStdout(), "interrupted: %d executed, %d cached, %d not run; lock %s records what completed\n",
+						rep.Executed, rep.Cached, rep.Cancelled+rep.Failed, proj.LockPath)
+				}
 				return err
 			}
 			out := cmd.OutOrStdout()
 			if dry {
-				printStale(out, rep, 20)
+				printStale(out, proj.Plan, rep, 20)
 			} else {
 				fmt.Fprintf(out, "%d tasks: %d executed, %d cached, %d failed, %d blocked in %s; lock %s\n",
 					len(rep.Results), rep.Executed, rep.Cached, rep.Failed, rep.Blocked, time.Since(start).Round(time.Millisecond), proj.LockPath)
@@ -92,6 +136,7 @@ run again; thv.lock is rewritten at the end.`,
 	cmd.Flags().IntVarP(&jobs, "jobs", "j", 0, "parallel workers (default: all cores)")
 	cmd.Flags().BoolVar(&dry, "dry-run", false, "list what would run and why; run nothing")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "end with one JSON line of counts")
+	cmd.Flags().StringVar(&executor, "executor", "local", "where tasks run: local (in process) or process (thv exec-task workers)")
 	return cmd
 }
 
@@ -117,7 +162,7 @@ func staleTasks(rep *pipeline.Report) []staleTask {
 }
 
 // printStale prints stale tasks grouped by kind, at most limit per kind (0: all).
-func printStale(w io.Writer, rep *pipeline.Report, limit int) {
+func printStale(w io.Writer, plan *pipeline.Plan, rep *pipeline.Report, limit int) {
 	stale := staleTasks(rep)
 	if len(stale) == 0 {
 		fmt.Fprintf(w, "all %d tasks up to date\n", len(rep.Results))
@@ -128,7 +173,7 @@ func printStale(w io.Writer, rep *pipeline.Report, limit int) {
 	for _, s := range stale {
 		byKind[s.Kind] = append(byKind[s.Kind], s)
 	}
-	for _, kind := range pipeline.KindOrder {
+	for _, kind := range plan.KindOrder() {
 		list := byKind[kind]
 		if len(list) == 0 {
 			continue
@@ -190,7 +235,7 @@ or input will be recomputed (an upstream task is stale).`,
 			if err != nil {
 				return err
 			}
-			rep, err := proj.Status()
+			rep, err := proj.Status(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -206,7 +251,7 @@ or input will be recomputed (an upstream task is stale).`,
 			if all {
 				limit = 0
 			}
-			printStale(out, rep, limit)
+			printStale(out, proj.Plan, rep, limit)
 			return nil
 		},
 	}
@@ -231,7 +276,7 @@ profiles are removed too unless you run gc with that profile's settings.`,
 			if err != nil {
 				return err
 			}
-			st, err := proj.GC(dry)
+			st, err := proj.GC(cmd.Context(), dry)
 			if err != nil {
 				return err
 			}

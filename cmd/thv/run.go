@@ -10,7 +10,7 @@ import (
 
 	"thv/algos"
 	"thv/envs"
-	"thv/pipeline"
+	"thv/stages/protocol"
 )
 
 type runFlags struct {
@@ -99,12 +99,12 @@ func runOnce(cmd *cobra.Command, f runFlags) error {
 	if cmd.Flags().Changed("eta") && !(f.eta > 0) {
 		return fmt.Errorf("--eta %v: η must be > 0", f.eta)
 	}
-	cfg, err := pipeline.LoadConfig(pipeline.LoadOptions{ParamsFile: f.params, Profile: f.profile, Set: f.paramSets})
+	cfg, err := protocol.LoadConfig(protocol.LoadOptions{ParamsFile: f.params, Profile: f.profile, Set: f.paramSets})
 	if err != nil {
 		return err
 	}
 	var inst *envs.Instance
-	var set pipeline.Setting
+	var set protocol.Setting
 	geometry := f.geometry
 	if f.instance != "" {
 		file, err := os.Open(f.instance)

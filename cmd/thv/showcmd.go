@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"thv/artifacts"
 	"thv/pipeline"
-	"thv/stages"
+	"thv/stages/formats"
+	"thv/stages/protocol"
 )
 
 func newShowCommand() *cobra.Command {
@@ -29,7 +29,8 @@ THV-UCB against the best baseline of each (setting, geometry), paired by seed:
 thv show runs FILTER prints one TSV line per up-to-date run task whose ID
 contains FILTER (e.g. d3/concave/THV-UCB/eta=0.01), with all its metrics.
 
-Both read what thv repro computed with the same protocol.`,
+All read what thv repro computed with the same protocol: the summary, η*
+and the tests are the outputs of its summarize tasks, not recomputed.`,
 		Example: `  thv show
   thv show runs d2/clusters/THV-UCB/eta=0.01/`,
 		Args: cobra.RangeArgs(0, 2),
@@ -38,7 +39,7 @@ Both read what thv repro computed with the same protocol.`,
 			if err != nil {
 				return err
 			}
-			rep, err := proj.Status()
+			rep, err := proj.Status(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -63,23 +64,33 @@ Both read what thv repro computed with the same protocol.`,
 	return cmd
 }
 
-func readFinal(proj *pipeline.Project, rep *pipeline.Report, id string) ([]stages.FinalRow, error) {
+// storedOutput reads output name of task id if the task is up to date
+// (ok false otherwise).
+func storedOutput(proj *protocol.Project, rep *pipeline.Report, id, name string) (b []byte, ok bool, err error) {
 	outs, ok := rep.Outputs(id)
 	if !ok {
-		return nil, nil
+		return nil, false, nil
 	}
-	d, err := artifacts.ParseDigest(outs["final"])
-	if err != nil {
-		return nil, err
+	d, ok := outs[name]
+	if !ok {
+		return nil, true, fmt.Errorf("%s has no output %q", id, name)
 	}
-	b, err := proj.Store.Get(d)
-	if err != nil {
-		return nil, err
-	}
-	return stages.DecodeFinal(b)
+	b, err = proj.Store.Get(d)
+	return b, true, err
 }
 
-func printSummary(w io.Writer, proj *pipeline.Project, rep *pipeline.Report) error {
+// readOutput reads output name of task id, which must be up to date.
+func readOutput(proj *protocol.Project, rep *pipeline.Report, id, name string) ([]byte, error) {
+	b, ok, err := storedOutput(proj, rep, id, name)
+	if !ok {
+		return nil, fmt.Errorf("%s is not up to date: run thv repro with the same protocol first", id)
+	}
+	return b, err
+}
+
+// printSummary prints the statistics the summarize tasks computed; the
+// benchmarks of THV-UCB's first seed come from its collect tasks.
+func printSummary(w io.Writer, proj *protocol.Project, rep *pipeline.Report) error {
 	cfg := proj.Config
 	level := cfg.Statistics.Confidence
 	missing := 0
@@ -91,26 +102,34 @@ func printSummary(w io.Writer, proj *pipeline.Project, rep *pipeline.Report) err
 			fmt.Fprintf(w, " | %-32s", g)
 		}
 		fmt.Fprintln(w)
+		var cells []formats.Cell
+		b, ok, err := storedOutput(proj, rep, "summarize/"+s.Name, "cells")
+		if err != nil {
+			return err
+		}
+		if ok {
+			if cells, err = formats.DecodeCells(b); err != nil {
+				return err
+			}
+		}
 		var extra []string
 		for _, a := range cfg.SortedAlgorithms() {
 			fmt.Fprintf(w, "%-16s", a.Name)
 			for _, g := range cfg.Geometries {
-				rows, err := readFinal(proj, rep, fmt.Sprintf("collect/%s/%s/%s", s.Name, g, a.Name))
-				if err != nil {
-					return err
-				}
-				if rows == nil {
+				c, ok := formats.CellOf(cells, g, a.Name)
+				if !ok {
 					missing++
 					fmt.Fprintf(w, " | %-32s", "(not run)")
 					continue
 				}
-				hv := stages.MeanWithCI(column(rows, func(r stages.FinalRow) float64 { return r.HVLast }), level)
-				rg := stages.MeanWithCI(column(rows, func(r stages.FinalRow) float64 { return r.RegretPos }), level)
-				fmt.Fprintf(w, " | %.4f±%.3f  %8.1f±%-7.1f", hv.Mean, hv.HalfWidth, rg.Mean, rg.HalfWidth)
+				fmt.Fprintf(w, " | %.4f±%.3f  %8.1f±%-7.1f", c.HVLast.Mean, c.HVLast.HalfWidth, c.RegretPos.Mean, c.RegretPos.HalfWidth)
 				if a.Name == "THV-UCB" {
-					ex := stages.MeanWithCI(column(rows, func(r stages.FinalRow) float64 { return r.RegretExact }), level)
+					first, err := firstFinalRun(proj, rep, fmt.Sprintf("collect/%s/%s/%s", s.Name, g, a.Name))
+					if err != nil {
+						return err
+					}
 					extra = append(extra, fmt.Sprintf("%s: η*=%g V*=%.4f HV(G*)=%.4f exact regret %.1f±%.1f",
-						g, rows[0].Eta, rows[0].VStar, rows[0].HVGreedy, ex.Mean, ex.HalfWidth))
+						g, c.EtaStar, first.VStar, first.HVGreedy, c.RegretExact.Mean, c.RegretExact.HalfWidth))
 				}
 			}
 			fmt.Fprintln(w)
@@ -126,20 +145,24 @@ func printSummary(w io.Writer, proj *pipeline.Project, rep *pipeline.Report) err
 	return nil
 }
 
-// readOutput reads output name of task id from a status report.
-func readOutput(proj *pipeline.Project, rep *pipeline.Report, id, name string) ([]byte, error) {
-	outs, ok := rep.Outputs(id)
-	if !ok {
-		return nil, fmt.Errorf("%s is not up to date: run thv repro with the same protocol first", id)
-	}
-	d, err := artifacts.ParseDigest(outs[name])
+// firstFinalRun reads the first row (the first seed) of a collect task's
+// output.
+func firstFinalRun(proj *protocol.Project, rep *pipeline.Report, id string) (formats.Summary, error) {
+	b, err := readOutput(proj, rep, id, "final")
 	if err != nil {
-		return nil, err
+		return formats.Summary{}, err
 	}
-	return proj.Store.Get(d)
+	rows, err := formats.DecodeSummaries(b)
+	if err != nil {
+		return formats.Summary{}, fmt.Errorf("%s: %w", id, err)
+	}
+	if len(rows) == 0 {
+		return formats.Summary{}, fmt.Errorf("%s: no final run", id)
+	}
+	return rows[0], nil
 }
 
-func printEta(w io.Writer, proj *pipeline.Project, rep *pipeline.Report) error {
+func printEta(w io.Writer, proj *protocol.Project, rep *pipeline.Report) error {
 	cfg := proj.Config
 	fmt.Fprintf(w, "%-16s", "η*")
 	for _, s := range cfg.SortedSettings() {
@@ -148,13 +171,13 @@ func printEta(w io.Writer, proj *pipeline.Project, rep *pipeline.Report) error {
 		}
 	}
 	fmt.Fprintln(w)
-	cells := map[string][]stages.Cell{}
+	cells := map[string][]formats.Cell{}
 	for _, s := range cfg.SortedSettings() {
 		b, err := readOutput(proj, rep, "summarize/"+s.Name, "cells")
 		if err != nil {
 			return err
 		}
-		if cells[s.Name], err = stages.DecodeCells(b); err != nil {
+		if cells[s.Name], err = formats.DecodeCells(b); err != nil {
 			return err
 		}
 	}
@@ -166,10 +189,8 @@ func printEta(w io.Writer, proj *pipeline.Project, rep *pipeline.Report) error {
 		for _, s := range cfg.SortedSettings() {
 			for _, g := range cfg.Geometries {
 				v := "n/a"
-				for _, c := range cells[s.Name] {
-					if c.Geometry == g && c.Algo == a.Name {
-						v = fmt.Sprintf("%g", c.EtaStar)
-					}
+				if c, ok := formats.CellOf(cells[s.Name], g, a.Name); ok {
+					v = fmt.Sprintf("%g", c.EtaStar)
 				}
 				fmt.Fprintf(w, " %8s", v)
 			}
@@ -179,41 +200,41 @@ func printEta(w io.Writer, proj *pipeline.Project, rep *pipeline.Report) error {
 	return nil
 }
 
-func printTests(w io.Writer, proj *pipeline.Project, rep *pipeline.Report) error {
+func printTests(w io.Writer, proj *protocol.Project, rep *pipeline.Report) error {
 	fmt.Fprintf(w, "%-14s %-16s %9s %23s %8s %10s %5s  %s\n", "setting", "baseline", "Δ", "bootstrap CI", "Cohen d", "Wilcoxon p", "wins", "test")
 	for _, s := range proj.Config.SortedSettings() {
 		b, err := readOutput(proj, rep, "summarize/"+s.Name, "tests")
 		if err != nil {
 			return err
 		}
-		rows, err := stages.DecodeTests(b)
+		rows, err := formats.DecodeTests(b)
 		if err != nil {
 			return err
 		}
 		for _, t := range rows {
 			fmt.Fprintf(w, "%-14s %-16s %9.4f [%9.4f, %9.4f] %8.2f %10.4g %2d/%-2d  %s\n",
-				s.Name+"/"+t.Geometry, t.Baseline, t.Delta, t.CILow, t.CIHigh, t.Cohens, t.P, t.Wins, t.N, t.Method)
+				s.Name+"/"+t.Geometry, t.Baseline, t.Delta, t.CILow, t.CIHigh, t.CohensD, t.WilcoxonP, t.Wins, t.N, t.WilcoxonMethod)
 		}
 	}
 	return nil
 }
 
-func printRuns(w io.Writer, proj *pipeline.Project, rep *pipeline.Report, filter string) error {
-	fmt.Fprintf(w, "task\t%s\n", strings.Join(stages.SummaryColumns, "\t"))
+func printRuns(w io.Writer, proj *protocol.Project, rep *pipeline.Report, filter string) error {
+	fmt.Fprintf(w, "task\t%s\n", strings.Join(formats.SummaryColumns, "\t"))
 	n := 0
 	for _, r := range rep.Results {
 		if r.Task.Kind != "run" || !strings.Contains(r.Task.ID, filter) || r.Status != pipeline.Cached {
 			continue
 		}
-		d, err := artifacts.ParseDigest(r.Outputs["summary"])
-		if err != nil {
-			return err
+		d, ok := r.Outputs["summary"]
+		if !ok {
+			return fmt.Errorf("%s has no output %q", r.Task.ID, "summary")
 		}
 		b, err := proj.Store.Get(d)
 		if err != nil {
 			return err
 		}
-		rows, err := stages.DecodeFinal(b)
+		rows, err := formats.DecodeSummaries(b)
 		if err != nil {
 			return err
 		}
@@ -226,14 +247,6 @@ func printRuns(w io.Writer, proj *pipeline.Project, rep *pipeline.Report, filter
 		return fmt.Errorf("no up-to-date run matches %q (run thv repro first; IDs look like run/d3/concave/THV-UCB/eta=0.01/seed=0)", filter)
 	}
 	return nil
-}
-
-func column(rows []stages.FinalRow, f func(stages.FinalRow) float64) []float64 {
-	out := make([]float64, len(rows))
-	for i, r := range rows {
-		out[i] = f(r)
-	}
-	return out
 }
 
 func newDAGCommand() *cobra.Command {
@@ -276,7 +289,7 @@ type graph struct {
 func kindGraph(p *pipeline.Plan) graph {
 	counts := p.CountByKind()
 	g := graph{label: map[string]string{}}
-	for _, k := range pipeline.KindOrder {
+	for _, k := range p.KindOrder() {
 		g.nodes = append(g.nodes, k)
 		g.label[k] = fmt.Sprintf("%s (%d)", k, counts[k])
 	}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"thv/artifacts"
+	"thv/pipeline"
+	"thv/stages/protocol"
+)
+
+func newExecTaskCommand() *cobra.Command {
+	var storeDir string
+	cmd := &cobra.Command{
+		Use:   "exec-task --store DIR [SPEC.json ...]",
+		Short: "Execute task specs against a store (the worker side of the executors)",
+		Long: `Execute task specs, as written by thv repro's executors, against a store:
+read each spec's inputs from the store, check that this binary's code
+identity gives the spec's key (a worker built from other code refuses),
+run the stage, and store its outputs and index entry. Prints one JSON
+result line per spec: {"task", "outputs"} or {"task", "error", "input"}.
+
+With SPEC files, executes each (a file may hold several specs, one per
+line). Without, serves specs from standard input one line at a time until
+it closes: this is how --executor process drives its workers.`,
+		Example: `  thv exec-task --store .thv spec.json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if storeDir == "" {
+				return fmt.Errorf("exec-task: --store is required")
+			}
+			st, err := artifacts.Open(storeDir)
+			if err != nil {
+				return err
+			}
+			kinds, err := protocol.Kinds()
+			if err != nil {
+				return err
+			}
+			w := &pipeline.Worker{Store: st, Kinds: kinds}
+			if len(args) == 0 {
+				return pipeline.ServeWorker(cmd.Context(), w, cmd.InOrStdin(), cmd.OutOrStdout())
+			}
+			failed := 0
+			for _, name := range args {
+				f, err := os.Open(name)
+				if err != nil {
+					return err
+				}
+				var res struct{ failed int }
+				err = pipeline.ServeWorker(cmd.Context(), w, f, countingWriter{cmd.OutOrStdout(), &res.failed})
+				f.Close()
+				if err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+				failed += res.failed
+			}
+			if failed > 0 {
+				return fmt.Errorf("%d of the specs failed (see their error lines)", failed)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&storeDir, "store", "", "the artifact store the specs' inputs are in and their outputs go to")
+	return cmd
+}
+
+// countingWriter passes result lines through and counts the failed ones.
+type countingWriter struct {
+	w      interface{ Write([]byte) (int, error) }
+	failed *int
+}
+
+func (c countingWriter) Write(p []byte) (int, error) {
+	var r struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(p, &r) == nil && r.Error != "" {
+		*c.failed++
+	}
+	return c.w.Write(p)
+}

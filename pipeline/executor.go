@@ -1,0 +1,119 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"thv/artifacts"
+)
+
+// Executor runs task specs. The scheduler calls Execute from as many
+// goroutines as it has jobs; an executor returns the digest of every output
+// once the outputs and the index entry of spec.Key are in the store. Which
+// executor ran a task is provenance, never part of its key: every executor
+// must store the same bytes for the same spec.
+//
+// An input the store cannot provide comes back as an *InputError (the
+// scheduler re-executes its producer); a cancelled ctx stops the work and
+// leaves nothing half-written.
+type Executor interface {
+	Execute(ctx context.Context, spec *Spec) (map[string]artifacts.Digest, error)
+	Close() error
+}
+
+// Worker executes specs against a store with the stage kinds it knows. It
+// is the body of every executor: in process for Local, behind `thv
+// exec-task` for Process (and, later, in a container or on a cluster node).
+type Worker struct {
+	Store *artifacts.Store
+	Kinds *Kinds
+}
+
+// Execute checks spec against the worker's own code, reads its inputs,
+// runs the stage and stores its outputs, then the index entry.
+func (w *Worker) Execute(ctx context.Context, spec *Spec) (map[string]artifacts.Digest, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	kind, err := w.Kinds.Lookup(spec.Kind)
+	if err != nil {
+		return nil, err
+	}
+	id, err := w.Kinds.Identity(spec.Kind, spec.Roots)
+	if err != nil {
+		return nil, err
+	}
+	if id.Digest != spec.Code {
+		return nil, &CodeMismatchError{Want: spec.Code, Have: id.Digest}
+	}
+	inputs, err := spec.inputMap()
+	if err != nil {
+		return nil, err
+	}
+	parts := keyParts{Kind: spec.Kind, Code: id.Units, Params: spec.Params, Inputs: inputs}
+	if parts.key() != spec.Key {
+		return nil, fmt.Errorf("spec key %s does not match its kind, code, parameters and inputs (%s): refusing to store outputs under it", spec.Key, parts.key())
+	}
+	in := make(map[string][]byte, len(inputs))
+	for role, d := range inputs {
+		b, err := w.Store.Get(d)
+		if err != nil {
+			if errors.Is(err, artifacts.ErrNotFound) || errors.Is(err, artifacts.ErrCorrupt) {
+				return nil, &InputError{Role: role, Digest: d, Err: err}
+			}
+			return nil, fmt.Errorf("input %s: %w", role, err)
+		}
+		in[role] = b
+	}
+	outs, err := kind.Run(ctx, spec.Params, in)
+	if err != nil {
+		return nil, err
+	}
+	if len(outs) == 0 {
+		return nil, fmt.Errorf("stage %s produced no output", spec.Kind)
+	}
+	entry := artifacts.Entry{Key: spec.Key, Kind: spec.Kind, Meta: map[string]string{"task": spec.Task, "preimage": string(parts.preimage())}}
+	digests := make(map[string]artifacts.Digest, len(outs))
+	for _, name := range sortedKeys(outs) {
+		if err := ValidName(name); err != nil {
+			return nil, fmt.Errorf("stage %s: output %w", spec.Kind, err)
+		}
+		d, err := w.Store.Put(outs[name])
+		if err != nil {
+			return nil, fmt.Errorf("storing output %s: %w", name, err)
+		}
+		digests[name] = d
+		entry.Outputs = append(entry.Outputs, artifacts.Output{Name: name, Digest: d, Size: int64(len(outs[name]))})
+	}
+	if err := w.Store.PutEntry(entry); err != nil {
+		return nil, err
+	}
+	return digests, nil
+}
+
+// ValidName checks that an output name can safely become a file name:
+// one path component, no separator, not "." or "..", no control character.
+func ValidName(name string) error {
+	switch {
+	case name == "" || name == "." || name == "..":
+		return fmt.Errorf("name %q is not a file name", name)
+	case strings.ContainsAny(name, `/\`):
+		return fmt.Errorf("name %q contains a path separator", name)
+	case strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return fmt.Errorf("name %q contains a control character", name)
+	}
+	return nil
+}
+
+// Local is the default executor: the worker runs in this process.
+type Local struct{ Worker *Worker }
+
+// Execute runs spec in process.
+func (l *Local) Execute(ctx context.Context, spec *Spec) (map[string]artifacts.Digest, error) {
+	return l.Worker.Execute(ctx, spec)
+}
+
+// Close does nothing.
+func (*Local) Close() error { return nil }

@@ -1,0 +1,156 @@
+package pipeline
+
+import (
+	"encoding/json"
+
+	"thv/artifacts"
+)
+
+// parseRecordLine decodes one task line of a lock in exactly the layout
+// Lock.Write produces, without encoding/json (which spends most of a no-op
+// pass validating and decoding 8,000 such lines). It reports false for
+// anything else — an escape in a string, another field order, a non-ASCII
+// byte — and the caller then decodes the line with encoding/json, so it
+// only ever accepts what encoding/json would decode the same way. Params and
+// Inputs are kept raw and unvalidated here: they never decide a key (keys
+// are recomputed from the protocol), explain treats an undecodable value as
+// changed, and NewLock validates a record before writing it again.
+func parseRecordLine(line []byte, r *Record) bool {
+	return (&lineParser{}).record(line, r)
+}
+
+// record parses one line; a parser may be reused for many lines.
+func (p *lineParser) record(line []byte, r *Record) bool {
+	p.b, p.i = line, 0
+	var key, digest []byte
+	if !p.lit(`{"id":`) || !p.str(&r.ID) || !p.lit(`,"kind":`) || !p.name(&r.Kind) ||
+		!p.lit(`,"key":`) || !p.bytes(&key) || r.Key.UnmarshalText(key) != nil ||
+		!p.lit(`,"params":`) || !p.raw(&r.Params) {
+		return false
+	}
+	if p.lit(`,"inputs":`) && !p.raw(&r.Inputs) {
+		return false
+	}
+	if !p.lit(`,"outputs":{`) {
+		return false
+	}
+	r.Outputs = map[string]artifacts.Digest{}
+	for first := true; !p.lit("}"); first = false {
+		var name string
+		var d artifacts.Digest
+		if !first && !p.lit(",") || !p.name(&name) || !p.lit(":") || !p.bytes(&digest) || d.UnmarshalText(digest) != nil {
+			return false
+		}
+		if _, dup := r.Outputs[name]; dup {
+			return false
+		}
+		r.Outputs[name] = d
+	}
+	return p.lit("}") && p.i == len(p.b)
+}
+
+type lineParser struct {
+	b     []byte
+	i     int
+	names map[string]string // kinds and output names, allocated once each
+}
+
+// name is str for the few strings that repeat on every line.
+func (p *lineParser) name(dst *string) bool {
+	var b []byte
+	if !p.bytes(&b) {
+		return false
+	}
+	if s, ok := p.names[string(b)]; ok {
+		*dst = s
+		return true
+	}
+	*dst = string(b)
+	if p.names == nil {
+		p.names = map[string]string{}
+	}
+	if len(p.names) < 64 {
+		p.names[*dst] = *dst
+	}
+	return true
+}
+
+// lit consumes s if the input continues with it.
+func (p *lineParser) lit(s string) bool {
+	if len(p.b)-p.i >= len(s) && string(p.b[p.i:p.i+len(s)]) == s {
+		p.i += len(s)
+		return true
+	}
+	return false
+}
+
+// str consumes a JSON string of printable ASCII without escapes.
+func (p *lineParser) str(dst *string) bool {
+	var b []byte
+	if !p.bytes(&b) {
+		return false
+	}
+	*dst = string(b)
+	return true
+}
+
+// bytes is str without the copy: dst aliases the line.
+func (p *lineParser) bytes(dst *[]byte) bool {
+	if !p.lit(`"`) {
+		return false
+	}
+	start := p.i
+	for ; p.i < len(p.b); p.i++ {
+		switch c := p.b[p.i]; {
+		case c == '"':
+			*dst = p.b[start:p.i]
+			p.i++
+			return true
+		case c == '\\' || c < 0x20 || c >= 0x7f:
+			return false
+		}
+	}
+	return false
+}
+
+// raw consumes one JSON object, array or scalar (strings without escapes)
+// and keeps its bytes.
+func (p *lineParser) raw(dst *json.RawMessage) bool {
+	start, depth := p.i, 0
+	for ; p.i < len(p.b); p.i++ {
+		switch c := p.b[p.i]; c {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				*dst = json.RawMessage(p.b[start:p.i])
+				return p.i > start
+			}
+			depth--
+			if depth == 0 {
+				p.i++
+				*dst = json.RawMessage(p.b[start:p.i])
+				return true
+			}
+		case ',':
+			if depth == 0 {
+				*dst = json.RawMessage(p.b[start:p.i])
+				return p.i > start
+			}
+		case '"':
+			var s []byte
+			if !p.bytes(&s) {
+				return false
+			}
+			p.i--
+		case '\\':
+			return false
+		}
+	}
+	return false
+}
+
+// validRecord reports whether a record read from disk can be written back.
+func validRecord(r *Record) bool {
+	return json.Valid(r.Params) && (len(r.Inputs) == 0 || json.Valid(r.Inputs))
+}

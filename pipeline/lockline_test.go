@@ -1,0 +1,81 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"thv/artifacts"
+)
+
+// TestParseRecordLineAgreesWithJSON: every line the fast parser accepts
+// decodes to what encoding/json gives, and lines in other layouts are left
+// to encoding/json.
+func TestParseRecordLineAgreesWithJSON(t *testing.T) {
+	d := artifacts.Sum([]byte("x"))
+	k := artifacts.Key(artifacts.Sum([]byte("k")))
+	recs := []Record{
+		{ID: "run/d2/concave/ParetoUCB+/eta=0.1/seed=0", Kind: "run", Key: k, Params: json.RawMessage(`{"a":[1,2,{"b":"c,}"}],"e":-1.5e-7,"f":true}`), Outputs: map[string]artifacts.Digest{"summary": d, "trajectory": d}},
+		{ID: "tables", Kind: "tables", Key: k, Params: json.RawMessage(`"plain"`), Inputs: json.RawMessage(`{"cells/d2":"` + d.String() + `"}`), Outputs: map[string]artifacts.Digest{"a.tex": d}},
+		{ID: "x", Kind: "gen", Key: k, Params: json.RawMessage(`7`), Outputs: map[string]artifacts.Digest{"x": d}},
+		{ID: "a<b&c", Kind: "gen", Key: k, Params: json.RawMessage(`null`), Outputs: map[string]artifacts.Digest{"x": d}},
+	}
+	fast := 0
+	for _, r := range recs {
+		line, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want, got Record
+		if err := json.Unmarshal(line, &want); err != nil {
+			t.Fatal(err)
+		}
+		if parseRecordLine(line, &got) {
+			fast++
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s:\nfast %+v\njson %+v", line, got, want)
+			}
+		} else if !strings.Contains(string(line), `\u`) {
+			t.Errorf("fast parser refused a line in Write's layout: %s", line)
+		}
+	}
+	if fast != 3 {
+		t.Fatalf("fast parser accepted %d lines, want 3 (the escaped ID goes to encoding/json)", fast)
+	}
+	line, _ := json.Marshal(recs[0])
+	for _, bad := range []string{
+		strings.Replace(string(line), `"kind"`, `"knd"`, 1),
+		strings.Replace(string(line), `sha256:`, `sha512:`, 1),
+		string(line) + " ",
+		string(line[:len(line)-1]),
+		strings.Replace(string(line), `"outputs":{`, `"outputs":{"summary":"sha256:00",`, 1),
+		strings.Replace(string(line), `,"trajectory"`, `,"summary"`, 1),
+		`{"id":"a\"b","kind":"k"}`,
+	} {
+		var r Record
+		if parseRecordLine([]byte(bad), &r) {
+			t.Errorf("fast parser accepted %s", bad)
+		}
+	}
+}
+
+func FuzzParseRecordLine(f *testing.F) {
+	line, _ := json.Marshal(Record{ID: "a", Kind: "k", Params: json.RawMessage(`{"x":[1]}`), Outputs: map[string]artifacts.Digest{"o": artifacts.Sum(nil)}})
+	f.Add(line)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var fast, slow Record
+		if !parseRecordLine(b, &fast) {
+			return
+		}
+		if err := json.Unmarshal(b, &slow); err != nil {
+			if json.Valid(b) {
+				t.Fatalf("fast parser accepted %q, encoding/json: %v", b, err)
+			}
+			return // raw params are unvalidated by design
+		}
+		if fast.ID != slow.ID || fast.Kind != slow.Kind || fast.Key != slow.Key || !reflect.DeepEqual(fast.Outputs, slow.Outputs) {
+			t.Fatalf("%q: fast %+v, json %+v", b, fast, slow)
+		}
+	})
+}

@@ -1,0 +1,273 @@
+package pipeline
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+
+	"thv/artifacts"
+)
+
+// The process protocol: a worker process (`thv exec-task`) reads one JSON
+// Spec per line on its standard input and answers each with one JSON
+// specResult line on its standard output, in order. It exits when its
+// input closes. Diagnostics go to its standard error.
+
+// specResult is a worker's answer to one spec.
+type specResult struct {
+	Task    string                      `json:"task"`
+	Outputs map[string]artifacts.Digest `json:"outputs,omitempty"`
+	Error   string                      `json:"error,omitempty"`
+	// Input is set when the error is an *InputError, so that the
+	// scheduler can recover the input's producer.
+	Input *SpecInput `json:"input,omitempty"`
+}
+
+// maxSpecLine bounds one line of the protocol (a figures spec with
+// hundreds of inputs is tens of kilobytes).
+const maxSpecLine = 64 << 20
+
+// ServeWorker runs the worker side of the process protocol: specs from in,
+// results to out, until in is exhausted or ctx is cancelled.
+func ServeWorker(ctx context.Context, w *Worker, in io.Reader, out io.Writer) error {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 0, 64<<10), maxSpecLine)
+	enc := json.NewEncoder(out)
+	for sc.Scan() {
+		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		var spec Spec
+		res := specResult{}
+		if err := json.Unmarshal(sc.Bytes(), &spec); err != nil {
+			res.Error = fmt.Sprintf("not a task spec: %v", err)
+		} else {
+			res.Task = spec.Task
+			outs, err := w.Execute(ctx, &spec)
+			res.Outputs = outs
+			if err != nil {
+				res.Outputs, res.Error = nil, err.Error()
+				var ie *InputError
+				if errors.As(err, &ie) {
+					res.Input = &SpecInput{Role: ie.Role, Digest: ie.Digest}
+				}
+			}
+		}
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
+}
+
+// Process runs every spec in a pool of worker processes started from
+// Command (for thv: `thv exec-task --store DIR`), one spec at a time per
+// process. It proves the executor seam: a lock made with it equals the
+// local executor's byte for byte. Workers start on demand and are reused.
+type Process struct {
+	Command []string // the worker command line
+	Env     []string // its environment (nil: this process's)
+
+	mu     sync.Mutex
+	idle   []*procWorker
+	closed bool
+}
+
+type procWorker struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  *bufio.Scanner
+	stderr *tailBuffer
+}
+
+// Execute sends spec to an idle worker (starting one if none is idle) and
+// waits for its answer. A worker that dies or is cancelled is discarded.
+func (p *Process) Execute(ctx context.Context, spec *Spec) (map[string]artifacts.Digest, error) {
+	w, err := p.take()
+	if err != nil {
+		return nil, err
+	}
+	res, err := w.do(ctx, spec)
+	if err != nil {
+		w.kill()
+		return nil, err
+	}
+	p.put(w)
+	if res.Error != "" {
+		if res.Input != nil {
+			return nil, &InputError{Role: res.Input.Role, Digest: res.Input.Digest, Err: errors.New(res.Error)}
+		}
+		return nil, errors.New(res.Error)
+	}
+	return res.Outputs, nil
+}
+
+func (p *Process) take() (*procWorker, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, errors.New("process executor: closed")
+	}
+	if n := len(p.idle); n > 0 {
+		w := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return w, nil
+	}
+	p.mu.Unlock()
+	return p.start()
+}
+
+func (p *Process) put(w *procWorker) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		w.stop()
+		return
+	}
+	p.idle = append(p.idle, w)
+}
+
+func (p *Process) start() (*procWorker, error) {
+	if len(p.Command) == 0 {
+		return nil, errors.New("process executor: no worker command")
+	}
+	cmd := exec.Command(p.Command[0], p.Command[1:]...)
+	cmd.Env = p.Env
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	w := &procWorker{cmd: cmd, stdin: stdin, stderr: &tailBuffer{max: 4096}}
+	cmd.Stderr = w.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("process executor: starting %s: %w", p.Command[0], err)
+	}
+	w.lines = bufio.NewScanner(stdout)
+	w.lines.Buffer(make([]byte, 0, 64<<10), maxSpecLine)
+	return w, nil
+}
+
+// do sends one spec and reads one answer; ctx cancels the wait (the caller
+// then kills the worker, whose store writes are atomic).
+func (w *procWorker) do(ctx context.Context, spec *Spec) (specResult, error) {
+	line, err := json.Marshal(spec)
+	if err != nil {
+		return specResult{}, err
+	}
+	if _, err := w.stdin.Write(append(line, '\n')); err != nil {
+		return specResult{}, w.died(err)
+	}
+	type answer struct {
+		res specResult
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		if !w.lines.Scan() {
+			err := w.lines.Err()
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			ch <- answer{err: err}
+			return
+		}
+		var res specResult
+		err := json.Unmarshal(w.lines.Bytes(), &res)
+		if err == nil && res.Task != spec.Task {
+			err = fmt.Errorf("worker answered for task %q, expected %q", res.Task, spec.Task)
+		}
+		ch <- answer{res, err}
+	}()
+	select {
+	case a := <-ch:
+		if a.err != nil {
+			return specResult{}, w.died(a.err)
+		}
+		return a.res, nil
+	case <-ctx.Done():
+		return specResult{}, ctx.Err()
+	}
+}
+
+func (w *procWorker) died(err error) error {
+	w.kill()
+	msg := strings.TrimSpace(w.stderr.String())
+	if msg != "" {
+		return fmt.Errorf("worker process failed (%v): %s", err, msg)
+	}
+	return fmt.Errorf("worker process failed: %w", err)
+}
+
+func (w *procWorker) kill() {
+	if w.cmd.Process != nil {
+		w.cmd.Process.Kill()
+	}
+	w.stdin.Close()
+	w.cmd.Wait()
+}
+
+// stop closes the worker's input, which ends it, and waits for it.
+func (w *procWorker) stop() {
+	w.stdin.Close()
+	w.cmd.Wait()
+}
+
+// Close stops every idle worker.
+func (p *Process) Close() error {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle, p.closed = nil, true
+	p.mu.Unlock()
+	for _, w := range idle {
+		w.stop()
+	}
+	return nil
+}
+
+// tailBuffer keeps the last max bytes written to it (a worker's stderr).
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = t.b[len(t.b)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
+
+// WorkerCommand returns the command line that starts a `thv exec-task`
+// worker of this very binary on store.
+func WorkerCommand(store string) ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("process executor: locating thv: %w", err)
+	}
+	return []string{exe, "exec-task", "--store", store}, nil
+}

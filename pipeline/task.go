@@ -1,0 +1,107 @@
+package pipeline
+
+import "sort"
+
+// Task is one node of the DAG: a stage kind applied to canonical parameters
+// and to the outputs of other tasks.
+type Task struct {
+	ID     string // stable identity, e.g. "run/d3/concave/THV-UCB/eta=0.01/seed=0"
+	Kind   string // a name registered in Kinds
+	Params any    // JSON-encoded canonically for the key and the spec
+	// Roots are import paths of packages the task runs beyond its kind's
+	// own package (a bandit run names its algorithm's family): the code
+	// identity is the closure of the kind's package and these.
+	Roots []string
+	Deps  []Dep
+
+	// A task with Expand waits for Trigger, then Expand receives the
+	// trigger's output TriggerOutput and sets the remaining parameters and
+	// dependencies (adding tasks to the plan as needed).
+	Trigger       *Task
+	TriggerOutput string
+	Expand        func(p *Plan, trigger []byte) error
+
+	// Cost estimates the work of the task in arbitrary units: the
+	// scheduler starts expensive tasks first and the progress bar weighs
+	// its ETA by it. It does not enter the key.
+	Cost float64
+
+	order int // creation order: the deterministic iteration order
+}
+
+// Dep feeds output Output of task From to this task under role Name.
+type Dep struct {
+	Name   string
+	From   *Task
+	Output string
+}
+
+// upstream lists the tasks t waits for: its trigger while it has not
+// expanded, else its dependencies.
+func (t *Task) upstream() []*Task {
+	if t.Expand != nil {
+		return []*Task{t.Trigger}
+	}
+	ups := make([]*Task, len(t.Deps))
+	for i, d := range t.Deps {
+		ups[i] = d.From
+	}
+	return ups
+}
+
+// Plan is a DAG of tasks, kept in creation order.
+type Plan struct {
+	Tasks []*Task
+	byID  map[string]*Task
+}
+
+// NewPlan returns an empty plan.
+func NewPlan() *Plan { return &Plan{byID: map[string]*Task{}} }
+
+// Add appends t and returns it, or returns the task already added under
+// t.ID (the same task reached twice, e.g. a final run that the grid search
+// already ran).
+func (p *Plan) Add(t *Task) *Task {
+	if old, ok := p.byID[t.ID]; ok {
+		return old
+	}
+	t.order = len(p.Tasks)
+	p.Tasks = append(p.Tasks, t)
+	p.byID[t.ID] = t
+	return t
+}
+
+// Task returns the task with the given ID.
+func (p *Plan) Task(id string) (*Task, bool) { t, ok := p.byID[id]; return t, ok }
+
+// KindOrder returns the plan's kinds in the order they first appear, which
+// for a plan built upstream first is the order along the DAG.
+func (p *Plan) KindOrder() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range p.Tasks {
+		if !seen[t.Kind] {
+			seen[t.Kind] = true
+			out = append(out, t.Kind)
+		}
+	}
+	return out
+}
+
+// CountByKind returns how many tasks of each kind the plan has now.
+func (p *Plan) CountByKind() map[string]int {
+	m := map[string]int{}
+	for _, t := range p.Tasks {
+		m[t.Kind]++
+	}
+	return m
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

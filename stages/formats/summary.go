@@ -1,0 +1,107 @@
+package formats
+
+import (
+	"fmt"
+
+	"thv/artifacts/table"
+)
+
+// Summary is the metrics of one bandit run: the one row of a run task's
+// "summary" output, and one row per seed of a collect task's "final"
+// output. Columns: algo, eta, seed, window, then SummaryColumns. The
+// metrics are those of algos.Summary.
+type Summary struct {
+	Algo   string
+	Eta    float64
+	Seed   uint64
+	Window int // rounds HVLast averages over
+
+	HVLast      float64 // mean HV(S_t) over the last Window rounds
+	VStar       float64 // exact best size-k hypervolume V*
+	HVGreedy    float64 // HV(G*)
+	VAlpha      float64 // the V the α-regret uses
+	RegretAlpha float64 // Σ_t (α·VAlpha − HV(S_t)), signed
+	RegretPos   float64 // Σ_t max(0, α·VAlpha − HV(S_t))
+	RegretExact float64 // Σ_t (V* − HV(S_t))
+}
+
+// summaryMetrics are the metric columns of a summary table, in order.
+var summaryMetrics = []struct {
+	name  string
+	field func(*Summary) *float64
+}{
+	{"hv_last", func(s *Summary) *float64 { return &s.HVLast }},
+	{"v_star", func(s *Summary) *float64 { return &s.VStar }},
+	{"hv_greedy", func(s *Summary) *float64 { return &s.HVGreedy }},
+	{"v_alpha", func(s *Summary) *float64 { return &s.VAlpha }},
+	{"regret_alpha", func(s *Summary) *float64 { return &s.RegretAlpha }},
+	{"regret_alpha_pos", func(s *Summary) *float64 { return &s.RegretPos }},
+	{"regret_exact", func(s *Summary) *float64 { return &s.RegretExact }},
+}
+
+// SummaryColumns are the names of the metric columns of a summary table, in
+// table order.
+var SummaryColumns = func() []string {
+	names := make([]string, len(summaryMetrics))
+	for m, metric := range summaryMetrics {
+		names[m] = metric.name
+	}
+	return names
+}()
+
+// EncodeSummaries writes a summary table, one row per element of rows.
+func EncodeSummaries(rows []Summary) ([]byte, error) {
+	n := len(rows)
+	algo := make([]string, n)
+	eta := make([]float64, n)
+	seed := make([]int64, n)
+	window := make([]int64, n)
+	for r := range rows {
+		algo[r], eta[r], seed[r], window[r] = rows[r].Algo, rows[r].Eta, int64(rows[r].Seed), int64(rows[r].Window)
+	}
+	cols := []table.Column{
+		table.StringColumn("algo", algo), table.Float64Column("eta", eta),
+		table.Int64Column("seed", seed), table.Int64Column("window", window),
+	}
+	for _, metric := range summaryMetrics {
+		v := make([]float64, n)
+		for r := range rows {
+			v[r] = *metric.field(&rows[r])
+		}
+		cols = append(cols, table.Float64Column(metric.name, v))
+	}
+	return encode("summary", cols...)
+}
+
+// DecodeSummary reads the summary table of one run (one row).
+func DecodeSummary(b []byte) (Summary, error) {
+	rows, err := DecodeSummaries(b)
+	if err != nil {
+		return Summary{}, err
+	}
+	if len(rows) != 1 {
+		return Summary{}, fmt.Errorf("summary table: %d rows, want 1", len(rows))
+	}
+	return rows[0], nil
+}
+
+// DecodeSummaries reads a summary table.
+func DecodeSummaries(b []byte) ([]Summary, error) {
+	c := read("summary", b)
+	algo, eta, seed, window := c.strings("algo"), c.float64s("eta"), c.int64s("seed"), c.int64s("window")
+	vals := make([][]float64, len(summaryMetrics))
+	for m, metric := range summaryMetrics {
+		vals[m] = c.float64s(metric.name)
+	}
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	rows := make([]Summary, len(algo))
+	for r := range rows {
+		rows[r] = Summary{Algo: algo[r], Eta: eta[r], Seed: uint64(seed[r]), Window: int(window[r])}
+		for m, metric := range summaryMetrics {
+			*metric.field(&rows[r]) = vals[m][r]
+		}
+	}
+	return rows, nil
+}

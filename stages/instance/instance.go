@@ -1,0 +1,40 @@
+// Package instance is the stage kind "instance": it generates one of the
+// paper's synthetic instances (envs.Generate) and writes it as the instance
+// table of thv/stages/formats.
+package instance
+
+import (
+	"context"
+
+	"thv/envs"
+	"thv/stages/formats"
+	"thv/stages/stage"
+)
+
+// Kind is the name of the stage kind.
+const Kind = "instance"
+
+// Params identify one synthetic instance.
+type Params struct {
+	Geometry string `json:"geometry"`
+	D        int    `json:"d"`
+	N        int    `json:"n"`
+	Seed     uint64 `json:"seed"`
+}
+
+// Run generates the instance: output "instance" (formats.Instance).
+func Run(ctx context.Context, params []byte, _ stage.Inputs) (stage.Outputs, error) {
+	p, err := stage.Start[Params](ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	in, err := envs.Generate(envs.Geometry(p.Geometry), p.D, p.N, p.Seed)
+	if err != nil {
+		return nil, err
+	}
+	b, err := formats.EncodeInstance(formats.Instance(*in))
+	if err != nil {
+		return nil, err
+	}
+	return stage.Outputs{"instance": b}, nil
+}

@@ -1,0 +1,49 @@
+package protocol
+
+import (
+	"io/fs"
+	"sync"
+
+	"thv"
+	"thv/pipeline"
+	"thv/pipeline/codeid"
+	"thv/stages/benchmark"
+	"thv/stages/collect"
+	"thv/stages/etaselect"
+	"thv/stages/figures"
+	"thv/stages/instance"
+	"thv/stages/run"
+	"thv/stages/summarize"
+	"thv/stages/tables"
+)
+
+// kindList is the paper's stage kinds. Only names and functions: the code
+// a kind runs is derived from the package that defines its Run function.
+var kindList = []pipeline.Kind{
+	{Name: instance.Kind, Run: instance.Run},
+	{Name: benchmark.Kind, Run: benchmark.Run},
+	{Name: run.Kind, Run: run.Run},
+	{Name: etaselect.Kind, Run: etaselect.Run},
+	{Name: collect.Kind, Run: collect.Run},
+	{Name: summarize.Kind, Run: summarize.Run},
+	{Name: figures.Kind, Run: figures.Run},
+	{Name: tables.Kind, Run: tables.Run},
+}
+
+// Kinds returns the stage kinds of the paper's pipeline with the code
+// identity of this binary: each kind's code is the import closure of the
+// package that defines its Run function (derived, never listed), computed
+// from the sources embedded in the binary.
+func Kinds() (*pipeline.Kinds, error) { return binaryKinds() }
+
+var binaryKinds = sync.OnceValues(func() (*pipeline.Kinds, error) { return KindsFrom(thv.Sources) })
+
+// KindsFrom is Kinds with the code identity computed from other sources
+// (tests use it to see what an edit would rerun).
+func KindsFrom(sources fs.FS) (*pipeline.Kinds, error) {
+	code, err := codeid.ForBinary(sources, thv.ThirdParty)
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.NewKinds(code, kindList...)
+}

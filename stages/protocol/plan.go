@@ -1,0 +1,199 @@
+package protocol
+
+import (
+	"fmt"
+	"strconv"
+
+	"thv/algos"
+	"thv/pipeline"
+	"thv/stages/benchmark"
+	"thv/stages/collect"
+	"thv/stages/etaselect"
+	"thv/stages/formats"
+	"thv/stages/instance"
+	"thv/stages/run"
+	"thv/stages/summarize"
+	"thv/stages/tables"
+)
+
+// planner builds the paper's DAG: instance → benchmark → runs over the η
+// grid → select η* → collect the final runs at η* → summarize per setting
+// → figures per setting, and the tables over all settings.
+type planner struct {
+	cfg   *Config
+	plan  *pipeline.Plan
+	algos map[string]algoCode // per algorithm, looked up once
+}
+
+// algoCode is what a run task needs of the algorithm registry: its cost
+// per round and its family package, the code root beyond the run kind's.
+type algoCode struct {
+	cost float64
+	root string
+}
+
+// NewPlan returns the DAG of cfg. The final runs are added when η* is
+// known; a final run already run in the grid is the same task.
+func NewPlan(cfg *Config) (*pipeline.Plan, error) {
+	p := &planner{cfg: cfg, plan: pipeline.NewPlan(), algos: map[string]algoCode{}}
+	for _, a := range cfg.SortedAlgorithms() {
+		spec, err := algos.Lookup(a.Name)
+		if err != nil {
+			return nil, err
+		}
+		p.algos[a.Name] = algoCode{cost: spec.Cost, root: pipeline.PackageOf(spec.New)}
+	}
+	tablesTask := &pipeline.Task{ID: "tables", Kind: tables.Kind}
+	var tp tables.Params
+	for _, s := range cfg.SortedSettings() {
+		sum := &pipeline.Task{ID: "summarize/" + s.Name, Kind: summarize.Kind}
+		for _, g := range cfg.Geometries {
+			for _, a := range cfg.SortedAlgorithms() {
+				c, err := p.addAlgorithm(s, g, a)
+				if err != nil {
+					return nil, err
+				}
+				sum.Deps = append(sum.Deps, pipeline.Dep{Name: summarize.CellInputName(g, a.Name), From: c, Output: "final"})
+			}
+		}
+		sum.Params = summarize.Params{
+			Geometries: cfg.Geometries, Algorithms: algoNames(cfg), Confidence: cfg.Statistics.Confidence,
+			Resamples: cfg.Statistics.Resamples, Seed: cfg.Statistics.Seed,
+		}
+		p.plan.Add(sum)
+		p.addFigure(s, sum)
+		tablesTask.Deps = append(tablesTask.Deps,
+			pipeline.Dep{Name: tables.CellsInputName(s.Name), From: sum, Output: "cells"},
+			pipeline.Dep{Name: tables.TestsInputName(s.Name), From: sum, Output: "tests"})
+		tp.Settings = append(tp.Settings, settingInfo(s, cfg))
+	}
+	tp.Geometries, tp.Confidence = cfg.Geometries, cfg.Statistics.Confidence
+	for _, a := range cfg.SortedAlgorithms() {
+		spec, _ := algos.Lookup(a.Name)
+		tp.Algorithms = append(tp.Algorithms, tables.AlgoInfo{Name: spec.Name, Family: spec.Family, Fidelity: string(spec.Fidelity), Cite: spec.Cite, UsesEta: spec.UsesEta})
+	}
+	tablesTask.Params = tp
+	p.plan.Add(tablesTask)
+	return p.plan, nil
+}
+
+func settingInfo(s Setting, cfg *Config) formats.Setting {
+	return formats.Setting{Name: s.Name, D: s.D, N: s.N, K: s.K, T: s.T, Sigma: s.Sigma, Seeds: len(cfg.Seeds)}
+}
+
+func (p *planner) instance(s Setting, g string, seed uint64) *pipeline.Task {
+	id := "instance/" + s.Name + "/" + g + "/seed=" + strconv.FormatUint(seed, 10)
+	if t, ok := p.plan.Task(id); ok {
+		return t
+	}
+	return p.plan.Add(&pipeline.Task{
+		ID:     id,
+		Kind:   instance.Kind,
+		Params: instance.Params{Geometry: g, D: s.D, N: s.N, Seed: seed},
+	})
+}
+
+func (p *planner) benchmark(s Setting, g string, seed uint64) *pipeline.Task {
+	id := "benchmark/" + s.Name + "/" + g + "/seed=" + strconv.FormatUint(seed, 10)
+	if t, ok := p.plan.Task(id); ok {
+		return t
+	}
+	inst := p.instance(s, g, seed)
+	return p.plan.Add(&pipeline.Task{
+		ID:     id,
+		Kind:   benchmark.Kind,
+		Params: benchmark.Params{K: s.K, Reference: p.cfg.Reference},
+		Deps:   []pipeline.Dep{{Name: "instance", From: inst, Output: "instance"}},
+	})
+}
+
+// run returns the task of one bandit run, creating it (and its instance and
+// benchmark) if needed. Its code is the run kind's and its algorithm's
+// family package, derived from the registered constructor.
+func (p *planner) run(s Setting, g string, a AlgoConfig, eta float64, seed uint64) (*pipeline.Task, error) {
+	id := "run/" + s.Name + "/" + g + "/" + a.Name + "/eta=" + fmtEta(eta) + "/seed=" + strconv.FormatUint(seed, 10)
+	if t, ok := p.plan.Task(id); ok {
+		return t, nil
+	}
+	code, ok := p.algos[a.Name]
+	if !ok {
+		return nil, fmt.Errorf("algorithm %q is not in the protocol", a.Name)
+	}
+	bench := p.benchmark(s, g, seed)
+	inst := p.instance(s, g, seed)
+	return p.plan.Add(&pipeline.Task{
+		ID:   id,
+		Kind: run.Kind,
+		Params: run.Params{
+			Algo: a.Name, Eta: eta, Params: a.Params, K: s.K, T: s.T, Sigma: s.Sigma, Seed: seed,
+			MinPulls: p.cfg.MinPulls, Reference: p.cfg.Reference, Window: p.cfg.Metrics.HVWindow,
+		},
+		Roots: []string{code.root},
+		Cost:  float64(s.T) * float64(s.N) * float64(s.D) * code.cost,
+		Deps: []pipeline.Dep{
+			{Name: "instance", From: inst, Output: "instance"},
+			{Name: "benchmark", From: bench, Output: "benchmark"},
+		},
+	}), nil
+}
+
+func algoNames(cfg *Config) []string {
+	var names []string
+	for _, a := range cfg.SortedAlgorithms() {
+		names = append(names, a.Name)
+	}
+	return names
+}
+
+// addAlgorithm adds the grid runs, the η* selection and the collect task of
+// one algorithm on one (setting, geometry), and returns the collect task.
+func (p *planner) addAlgorithm(s Setting, g string, a AlgoConfig) (*pipeline.Task, error) {
+	collectID := fmt.Sprintf("collect/%s/%s/%s", s.Name, g, a.Name)
+	if len(a.Eta) == 0 { // no η: the final runs are known now
+		c := &pipeline.Task{ID: collectID, Kind: collect.Kind}
+		if err := p.fillCollect(c, s, g, a, 0); err != nil {
+			return nil, err
+		}
+		return p.plan.Add(c), nil
+	}
+	sel := &pipeline.Task{
+		ID:     fmt.Sprintf("select/%s/%s/%s", s.Name, g, a.Name),
+		Kind:   etaselect.Kind,
+		Params: etaselect.Params{Algo: a.Name, Etas: a.Eta, Seeds: p.cfg.GridSeeds},
+	}
+	for _, eta := range a.Eta {
+		for _, seed := range p.cfg.GridSeeds {
+			r, err := p.run(s, g, a, eta, seed)
+			if err != nil {
+				return nil, err
+			}
+			sel.Deps = append(sel.Deps, pipeline.Dep{Name: etaselect.RunInputName(eta, seed), From: r, Output: "summary"})
+		}
+	}
+	p.plan.Add(sel)
+	c := &pipeline.Task{ID: collectID, Kind: collect.Kind, Trigger: sel, TriggerOutput: "selection"}
+	c.Expand = func(_ *pipeline.Plan, selection []byte) error {
+		eta, err := etaselect.SelectedEta(selection)
+		if err != nil {
+			return fmt.Errorf("reading η* from %s: %w", sel.ID, err)
+		}
+		return p.fillCollect(c, s, g, a, eta)
+	}
+	return p.plan.Add(c), nil
+}
+
+// fillCollect sets the parameters and run dependencies of a collect task.
+func (p *planner) fillCollect(c *pipeline.Task, s Setting, g string, a AlgoConfig, eta float64) error {
+	c.Params = collect.Params{Algo: a.Name, Eta: eta, Seeds: p.cfg.Seeds}
+	c.Deps = c.Deps[:0]
+	for _, seed := range p.cfg.Seeds {
+		r, err := p.run(s, g, a, eta, seed)
+		if err != nil {
+			return err
+		}
+		c.Deps = append(c.Deps, pipeline.Dep{Name: collect.SeedInputName(seed), From: r, Output: "summary"})
+	}
+	return nil
+}
+
+func fmtEta(e float64) string { return strconv.FormatFloat(e, 'g', -1, 64) }

@@ -1,0 +1,113 @@
+package protocol
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"thv/artifacts"
+	"thv/pipeline"
+)
+
+// Project is the paper's protocol bound to a store and its lock file.
+type Project struct {
+	Config *Config
+	*pipeline.Project
+}
+
+// Options locate a project.
+type Options struct {
+	LoadOptions
+	StoreDir string          // "" means $THV_STORE, else .thv in Dir
+	Dir      string          // where the lock file and results/ live; "" means the working directory
+	Kinds    *pipeline.Kinds // nil means Kinds(); tests pass kinds over edited sources
+}
+
+// Open loads and validates the protocol, plans the DAG, and opens the
+// store and the lock file.
+func Open(opt Options) (*Project, error) {
+	cfg, err := LoadConfig(opt.LoadOptions)
+	if err != nil {
+		return nil, err
+	}
+	dir := opt.Dir
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	storeDir := opt.StoreDir
+	if storeDir == "" {
+		storeDir = os.Getenv("THV_STORE")
+	}
+	if storeDir == "" {
+		storeDir = filepath.Join(dir, ".thv")
+	}
+	store, err := artifacts.Open(storeDir)
+	if err != nil {
+		return nil, fmt.Errorf("opening store %s: %w", storeDir, err)
+	}
+	// Listing the store and reading the lock overlap with planning: on the
+	// no-op path of the paper they are most of the wall time.
+	listing := pipeline.PrefetchListing(store)
+	type read struct {
+		lock *pipeline.Lock
+		err  error
+	}
+	locked := make(chan read, 1)
+	lockPath := LockPath(dir, cfg.Profile)
+	go func() {
+		l, err := pipeline.ReadLock(lockPath)
+		locked <- read{l, err}
+	}()
+	plan, err := NewPlan(cfg)
+	if err != nil {
+		return nil, err
+	}
+	kinds := opt.Kinds
+	if kinds == nil {
+		if kinds, err = Kinds(); err != nil {
+			return nil, err
+		}
+	}
+	lr := <-locked
+	if lr.err != nil {
+		return nil, lr.err
+	}
+	proj := &pipeline.Project{Plan: plan, Kinds: kinds, Store: store, Lock: lr.lock, LockPath: lockPath, Profile: cfg.Profile}
+	proj.UseListing(listing)
+	return &Project{Config: cfg, Project: proj}, nil
+}
+
+// LockPath returns the lock file of a profile in dir: thv.lock for the
+// paper, thv.<profile>.lock for the others.
+func LockPath(dir, profile string) string {
+	if profile == "" || profile == "paper" {
+		return filepath.Join(dir, "thv.lock")
+	}
+	return filepath.Join(dir, "thv."+profile+".lock")
+}
+
+// ResultsDir is where tables and figures are exported (outputs.results,
+// relative to the lock file's directory).
+func (p *Project) ResultsDir() string {
+	root := p.Config.Outputs.Results
+	if !filepath.IsAbs(root) {
+		root = filepath.Join(filepath.Dir(p.LockPath), root)
+	}
+	return root
+}
+
+// Repro brings every task up to date, rewrites the lock and exports the
+// tables and figures to the results directory (not after a cancelled pass).
+func (p *Project) Repro(ctx context.Context, opt pipeline.Options) (*pipeline.Report, error) {
+	rep, err := p.Project.Repro(ctx, opt)
+	if err != nil || opt.DryRun {
+		return rep, err
+	}
+	if _, err := p.ExportResults(rep); err != nil {
+		return rep, fmt.Errorf("exporting results: %w", err)
+	}
+	return rep, nil
+}

@@ -1,0 +1,76 @@
+// Package run is the stage kind "run": one bandit run of an algorithm on an
+// instance (algos.Run), which yields its HV trajectory and its summary
+// metrics.
+//
+// The package does not import the algorithm families: an algorithm is found
+// in the algos registry, where its family package (thv/algos/<family>)
+// registers it when the binary links it in, and a run task's code is this
+// package's plus its algorithm's family.
+package run
+
+import (
+	"context"
+	"slices"
+
+	"thv/algos"
+	"thv/envs"
+	"thv/stages/formats"
+	"thv/stages/stage"
+)
+
+// Kind is the name of the stage kind.
+const Kind = "run"
+
+// Params fully determine one bandit run (with its two inputs).
+type Params struct {
+	Algo      string             `json:"algo"`
+	Eta       float64            `json:"eta"`
+	Params    map[string]float64 `json:"params"`
+	K         int                `json:"k"`
+	T         int                `json:"T"`
+	Sigma     float64            `json:"sigma"`
+	Seed      uint64             `json:"seed"`
+	MinPulls  int                `json:"min_pulls"`
+	Reference float64            `json:"reference"`
+	Window    int                `json:"hv_window"`
+}
+
+// Run simulates one run on input "instance" (formats.Instance) against
+// input "benchmark" (formats.Benchmark): outputs "summary" (one
+// formats.Summary row) and "trajectory" (formats trajectory table).
+func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, error) {
+	p, err := stage.Start[Params](ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := stage.Read(in, "instance", formats.DecodeInstance)
+	if err != nil {
+		return nil, err
+	}
+	bench, err := stage.Read(in, "benchmark", formats.DecodeBenchmark)
+	if err != nil {
+		return nil, err
+	}
+	inst := envs.Instance(fi) // algos.Run validates it
+	tr, s, err := algos.Run(algos.RunSpec{
+		Algo: p.Algo, Eta: p.Eta, Params: p.Params, Instance: &inst,
+		K: p.K, T: p.T, Sigma: p.Sigma, Seed: p.Seed, MinPulls: p.MinPulls,
+		Ref: slices.Repeat([]float64{p.Reference}, inst.D()), Window: p.Window,
+	}, algos.Benchmarks(bench))
+	if err != nil {
+		return nil, err
+	}
+	traj, err := formats.EncodeTrajectory(tr.HV)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := formats.EncodeSummaries([]formats.Summary{{
+		Algo: p.Algo, Eta: p.Eta, Seed: p.Seed, Window: s.Window,
+		HVLast: s.HVLast, VStar: s.VStar, HVGreedy: s.HVGreedy, VAlpha: s.VAlpha,
+		RegretAlpha: s.RegretAlpha, RegretPos: s.RegretPos, RegretExact: s.RegretExact,
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return stage.Outputs{"summary": sum, "trajectory": traj}, nil
+}
