@@ -593,8 +593,9 @@ func TestGC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// gen/a/0, sum/a and total were superseded: three objects, three entries.
-	if st.Objects != 3 || st.Entries != 3 || dry != st {
+	// gen/a/0, sum/a and total were superseded: three objects, three
+	// entries, and the seal of the superseded lock.
+	if st.Objects != 3 || st.Entries != 4 || dry != st {
 		t.Fatalf("gc %+v, dry run %+v", st, dry)
 	}
 	if rep := e.repro(plan, Options{Jobs: 2}); rep.Executed != 0 {
@@ -668,5 +669,80 @@ func TestDependencyOutsideThePlan(t *testing.T) {
 	}
 	if rep.Results[0].Status != Executed || rep.Results[1].Status != Failed || !strings.Contains(rep.Results[1].Err.Error(), "not in the plan") {
 		t.Fatalf("ok: %v; bad: %v %v", rep.Results[0].Status, rep.Results[1].Status, rep.Results[1].Err)
+	}
+}
+
+// TestLockIsCheckedAgainstTheStore: a lock edited to give a task another
+// existing object (the swap of issue #12) is not trusted: the store's index
+// decides, the disagreement is reported, downstream tasks read the right
+// input, and the lock is corrected. Unsafe output names are refused.
+func TestLockIsCheckedAgainstTheStore(t *testing.T) {
+	e := newEnv(t)
+	e.repro(diamond(2), Options{Jobs: 2})
+	good := e.lock()
+	if !e.project(diamond(2)).runner().trustLock {
+		t.Fatal("the lock thv wrote is not sealed in the store")
+	}
+	l, _ := ReadLock(filepath.Join(e.dir, "test.lock"))
+	a0, _ := l.Record("gen/a/0")
+	a1, _ := l.Record("gen/a/1")
+	a0.Outputs["x"], a1.Outputs["x"] = a1.Outputs["x"], a0.Outputs["x"]
+	if err := l.Write(filepath.Join(e.dir, "test.lock")); err != nil {
+		t.Fatal(err)
+	}
+	p := e.project(diamond(2))
+	if p.runner().trustLock {
+		t.Fatal("an edited lock is trusted")
+	}
+	var log strings.Builder
+	rep, err := p.Repro(context.Background(), Options{Jobs: 2, Logger: newTextLogger(&log)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Executed != 0 || !strings.Contains(log.String(), "disagrees with the store") || !strings.Contains(log.String(), "gen/a/0") {
+		t.Fatalf("executed %v; log %q", ids(rep, Executed), log.String())
+	}
+	if string(e.lock()) != string(good) {
+		t.Fatal("the lock was not corrected to the store's facts")
+	}
+	if !e.project(diamond(2)).runner().trustLock {
+		t.Fatal("the corrected lock is not sealed")
+	}
+
+	for _, bad := range []string{"../../victim.txt", "/etc/passwd", "a/b", ".."} {
+		l, _ := ReadLock(filepath.Join(e.dir, "test.lock"))
+		r, _ := l.Record("total")
+		r.Outputs = map[string]artifacts.Digest{bad: r.Outputs["y"]}
+		path := filepath.Join(e.dir, "bad.lock")
+		if err := l.Write(path); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadLock(path); err == nil || !strings.Contains(err.Error(), "not a valid lock file") {
+			t.Errorf("output name %q: %v", bad, err)
+		}
+	}
+}
+
+// TestIncompleteLockIsNotSealed: a pass with a failure keeps old records
+// (and their code units) but does not seal the lock.
+func TestIncompleteLockIsNotSealed(t *testing.T) {
+	e := newEnv(t)
+	e.repro(diamond(2), Options{Jobs: 2})
+	before, _ := ReadLock(filepath.Join(e.dir, "test.lock"))
+	e.code.set("fake/famA", "a2")
+	plan := diamond(2)
+	g, _ := plan.Task("gen/a/0")
+	g.Kind = "fail"
+	if _, err := e.project(plan).Repro(context.Background(), Options{Jobs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := ReadLock(filepath.Join(e.dir, "test.lock"))
+	if e.project(diamond(2)).runner().trustLock {
+		t.Fatal("a lock with records of failed tasks is sealed")
+	}
+	for u, h := range before.Code {
+		if _, ok := after.Code[u]; !ok {
+			t.Errorf("code unit %s (%s) lost although records that ran it were kept", u, h)
+		}
 	}
 }

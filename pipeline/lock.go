@@ -52,18 +52,12 @@ type Lock struct {
 	Code    map[string]string `json:"code"` // code unit → hash when the tasks last ran
 	Tasks   []Record          `json:"tasks"`
 
-	byID map[string]*Record
+	byID     map[string]*Record
+	digest   artifacts.Digest // SHA-256 of the file's bytes, as read or written
+	complete bool             // every record comes from the pass that wrote it (see seal.go)
 }
 
 const lockVersion = 2
-
-// LockPath returns the lock file of a profile in dir.
-func LockPath(dir, profile string) string {
-	if profile == "" || profile == "paper" {
-		return filepath.Join(dir, "thv.lock")
-	}
-	return filepath.Join(dir, "thv."+profile+".lock")
-}
 
 // ReadLock reads a lock file; a missing file is an empty lock.
 func ReadLock(path string) (*Lock, error) {
@@ -74,18 +68,51 @@ func ReadLock(path string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := parseLock(b)
+	l, err := decodeLock(b)
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a valid lock file (%v); delete it to start afresh — the store still holds the artifacts", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return l, nil
+}
+
+// decodeLock decodes and validates the bytes of a lock file.
+func decodeLock(b []byte) (*Lock, error) {
+	l, err := parseLock(b)
+	if err == nil {
+		err = l.validate()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("not a valid lock file (%v); delete it to start afresh — the store still holds the artifacts", err)
 	}
 	if l.Version != lockVersion {
-		return nil, fmt.Errorf("%s: lock version %d, this thv writes version %d; delete it to start afresh", path, l.Version, lockVersion)
+		return nil, fmt.Errorf("lock version %d, this thv writes version %d; delete it to start afresh", l.Version, lockVersion)
 	}
 	if l.Code == nil {
 		l.Code = map[string]string{}
 	}
 	l.index()
+	l.digest = artifacts.Sum(b)
 	return l, nil
+}
+
+// validate checks what a lock read from disk could do harm with: every
+// output name becomes a file name (results/), so each must be one safe
+// path component; task IDs must be unique.
+func (l *Lock) validate() error {
+	seen := make(map[string]bool, len(l.Tasks))
+	for i := range l.Tasks {
+		r := &l.Tasks[i]
+		if r.ID == "" || seen[r.ID] {
+			return fmt.Errorf("task line %d: empty or repeated task ID %q", i+1, r.ID)
+		}
+		seen[r.ID] = true
+		for name := range r.Outputs {
+			if err := ValidName(name); err != nil {
+				return fmt.Errorf("task %s: output %w", r.ID, err)
+			}
+		}
+	}
+	return nil
 }
 
 // parseLock decodes a lock file. Files in Write's layout (one task per
@@ -148,6 +175,19 @@ func (l *Lock) Record(id string) (*Record, bool) {
 
 // Write writes the lock atomically (temp file, fsync, rename).
 func (l *Lock) Write(path string) error {
+	b, err := l.encode()
+	if err != nil {
+		return err
+	}
+	if err := WriteFileAtomic(path, b); err != nil {
+		return err
+	}
+	l.digest = artifacts.Sum(b)
+	return nil
+}
+
+// encode lays the lock out one task per line.
+func (l *Lock) encode() ([]byte, error) {
 	var buf bytes.Buffer
 	w := bufio.NewWriter(&buf)
 	code, _ := json.Marshal(l.Code)
@@ -155,7 +195,7 @@ func (l *Lock) Write(path string) error {
 	for i, r := range l.Tasks {
 		line, err := json.Marshal(r)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		w.Write(line)
 		if i < len(l.Tasks)-1 {
@@ -165,7 +205,7 @@ func (l *Lock) Write(path string) error {
 	}
 	w.WriteString("]}\n")
 	w.Flush()
-	return WriteFileAtomic(path, buf.Bytes())
+	return buf.Bytes(), nil
 }
 
 // WriteFileAtomic writes data to path through a temporary file in the same

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -76,6 +78,60 @@ func FuzzParseRecordLine(f *testing.F) {
 		}
 		if fast.ID != slow.ID || fast.Kind != slow.Kind || fast.Key != slow.Key || !reflect.DeepEqual(fast.Outputs, slow.Outputs) {
 			t.Fatalf("%q: fast %+v, json %+v", b, fast, slow)
+		}
+	})
+}
+
+// FuzzReadLock: any bytes either fail to read with an error or give a
+// lock whose output names are safe file names and that writes back to a
+// file which reads back to the same records.
+func FuzzReadLock(f *testing.F) {
+	d := artifacts.Sum([]byte("x"))
+	l := &Lock{Version: lockVersion, Profile: "p", Code: map[string]string{"thv/hv": "abc"}, Tasks: []Record{
+		{ID: "a", Kind: "gen", Key: artifacts.Key(d), Params: json.RawMessage(`{"n":1}`), Outputs: map[string]artifacts.Digest{"x": d}},
+		{ID: "b", Kind: "sum", Key: artifacts.Key(d), Params: json.RawMessage(`[1,"s"]`), Inputs: json.RawMessage(`{"a":"` + d.String() + `"}`), Outputs: map[string]artifacts.Digest{"y.tex": d}},
+	}}
+	dir := f.TempDir()
+	path := filepath.Join(dir, "seed.lock")
+	if err := l.Write(path); err != nil {
+		f.Fatal(err)
+	}
+	seed, _ := os.ReadFile(path)
+	f.Add(seed)
+	f.Add([]byte(`{"version": 2, "tasks": []}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		l, err := decodeLock(b)
+		if err != nil {
+			return
+		}
+		for _, r := range l.Tasks {
+			for name := range r.Outputs {
+				if ValidName(name) != nil {
+					t.Fatalf("accepted output name %q", name)
+				}
+			}
+		}
+		for i := range l.Tasks {
+			if !validRecord(&l.Tasks[i]) {
+				return // NewLock drops such records; Write is never asked to
+			}
+		}
+		out, err := l.encode()
+		if err != nil {
+			t.Fatalf("an accepted lock does not encode: %v", err)
+		}
+		again, err := decodeLock(out)
+		if err != nil {
+			t.Fatalf("a written lock does not read back: %v", err)
+		}
+		if len(again.Tasks) != len(l.Tasks) {
+			t.Fatalf("%d records, then %d", len(l.Tasks), len(again.Tasks))
+		}
+		for i := range l.Tasks {
+			a, b := l.Tasks[i], again.Tasks[i]
+			if a.ID != b.ID || a.Key != b.Key || !reflect.DeepEqual(a.Outputs, b.Outputs) {
+				t.Fatalf("record %d: %+v, then %+v", i, a, b)
+			}
 		}
 	})
 }

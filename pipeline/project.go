@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,7 +51,7 @@ func PrefetchListing(store *artifacts.Store) <-chan map[artifacts.Digest]bool {
 func (p *Project) UseListing(ch <-chan map[artifacts.Digest]bool) { p.listing = ch }
 
 func (p *Project) runner() *Runner {
-	r := &Runner{Plan: p.Plan, Kinds: p.Kinds, Store: p.Store, Lock: p.Lock, listing: p.listing}
+	r := &Runner{Plan: p.Plan, Kinds: p.Kinds, Store: p.Store, Lock: p.Lock, listing: p.listing, trustLock: sealed(p.Store, p.Lock)}
 	p.listing = nil
 	return r
 }
@@ -65,13 +66,23 @@ func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
 	if opt.DryRun {
 		return rep, runErr
 	}
+	lock, wrote := p.Lock, false
 	if rep.Executed > 0 || !p.lockCurrent(rep) {
 		p.writeRunLog(rep, opt)
-		lock := r.NewLock(p.Profile)
+		lock = r.NewLock(p.Profile)
 		if err := lock.Write(p.LockPath); err != nil {
 			return rep, fmt.Errorf("writing %s: %w", p.LockPath, err)
 		}
-		p.Lock = lock
+		p.Lock, wrote = lock, true
+	}
+	// Every record of the lock now agrees with the store's index (it was
+	// looked up there, or written from executions): seal it, so that the
+	// next pass can trust it without reading the index. A lock that keeps
+	// records of tasks that did not complete is not sealed.
+	if lock.complete && (wrote || !r.trustLock) {
+		if err := seal(p.Store, lock); err != nil && opt.Logger != nil {
+			opt.Logger.Warn("sealing the lock in the store", "err", err)
+		}
 	}
 	return rep, runErr
 }
@@ -85,10 +96,11 @@ func (p *Project) lockCurrent(rep *Report) bool {
 	}
 	for i, r := range rep.Results {
 		rec := &p.Lock.Tasks[i]
-		if r.Status != Cached || rec.ID != r.Task.ID || rec.Key != r.Key {
+		if r.Status != Cached || rec.ID != r.Task.ID || rec.Key != r.Key || !maps.Equal(rec.Outputs, r.Outputs) {
 			return false
 		}
 	}
+	p.Lock.complete = true
 	return true
 }
 
@@ -111,12 +123,15 @@ func (rep *Report) Outputs(id string) (map[string]artifacts.Digest, bool) {
 // NewLock returns the lock describing a completed pass: the previous records
 // of tasks that did not complete are kept.
 func (r *Runner) NewLock(profile string) *Lock {
-	l := &Lock{Version: lockVersion, Profile: profile, Code: map[string]string{}}
+	l := &Lock{Version: lockVersion, Profile: profile, Code: map[string]string{}, complete: true}
+	kept := false
 	for _, t := range r.Plan.Tasks {
 		res := r.result(t)
 		if res.Status != Cached && res.Status != Executed {
+			l.complete = false
 			if rec, ok := r.Lock.Record(t.ID); ok && validRecord(rec) {
 				l.Tasks = append(l.Tasks, *rec)
+				kept = true
 			}
 			continue
 		}
@@ -129,6 +144,15 @@ func (r *Runner) NewLock(profile string) *Lock {
 			inputs, _ = json.Marshal(parts.Inputs) // map keys sorted: canonical
 		}
 		l.Tasks = append(l.Tasks, Record{ID: t.ID, Kind: t.Kind, Key: res.Key, Params: parts.Params, Inputs: inputs, Outputs: res.Outputs})
+	}
+	if kept {
+		// The kept records ran code that the old lock describes: keep its
+		// units, so that explaining those tasks later stays true.
+		for u, h := range r.Lock.Code {
+			if _, ok := l.Code[u]; !ok {
+				l.Code[u] = h
+			}
+		}
 	}
 	l.index()
 	return l
@@ -150,6 +174,9 @@ func (p *Project) GC(ctx context.Context, dryRun bool) (GCStats, error) {
 	}
 	keep := map[artifacts.Digest]bool{}
 	keepKeys := map[artifacts.Key]bool{}
+	if !p.Lock.digest.IsZero() {
+		keepKeys[sealKey(p.Lock.digest)] = true // the current lock's seal
+	}
 	for _, r := range rep.Results {
 		if r.Status != Cached {
 			continue
@@ -215,4 +242,39 @@ func (p *Project) writeRunLog(rep *Report, opt Options) {
 	if err != nil && opt.Logger != nil {
 		opt.Logger.Warn("writing the run log", "err", err)
 	}
+}
+
+// Damage is an output of an up-to-date task that the store cannot give
+// back intact.
+type Damage struct {
+	Task, Output string
+	Digest       artifacts.Digest
+	Err          error
+}
+
+// VerifyOutputs re-hashes every output of the up-to-date tasks of rep (a
+// status pass) and reports the missing or corrupt ones; corrupt objects are
+// quarantined by the store, so the next repro recomputes them.
+func (p *Project) VerifyOutputs(ctx context.Context, rep *Report) ([]Damage, error) {
+	var out []Damage
+	seen := map[artifacts.Digest]bool{}
+	for _, r := range rep.Results {
+		if r.Status != Cached {
+			continue
+		}
+		for _, name := range sortedKeys(r.Outputs) {
+			d := r.Outputs[name]
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			if err := ctx.Err(); err != nil {
+				return out, err
+			}
+			if err := p.Store.Verify(d); err != nil {
+				out = append(out, Damage{Task: r.Task.ID, Output: name, Digest: d, Err: err})
+			}
+		}
+	}
+	return out, nil
 }

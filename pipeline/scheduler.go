@@ -76,6 +76,9 @@ type Runner struct {
 
 	results []*Result                        // by Task.order, during and after Run
 	listing <-chan map[artifacts.Digest]bool // a prefetched object listing, if any
+	// trustLock says the lock's bytes are sealed in this store (seal.go):
+	// its records may be used without reading the index.
+	trustLock bool
 }
 
 // result returns t's result in the last pass.
@@ -458,10 +461,13 @@ func (s *pass) keyParts(t *Task) (keyParts, string, error) {
 	return keyParts{Kind: t.Kind, Code: id.Units, Params: params, Inputs: in}, id.Digest, nil
 }
 
-// lookup finds the outputs of key: first in the lock (no file read), then in
-// the store's index; outputs must all be present in the store.
+// lookup finds the outputs of key. A record of a lock sealed in this store
+// is used as it is (no file read); otherwise the store's index decides, and
+// a lock record that disagrees with it is reported and ignored. Outputs
+// must all be present in the store.
 func (s *pass) lookup(t *Task, key artifacts.Key) (map[string]artifacts.Digest, bool) {
-	if rec, ok := s.Lock.Record(t.ID); ok && rec.Key == key && s.present(rec.Outputs) {
+	rec, hasRec := s.Lock.Record(t.ID)
+	if hasRec && rec.Key == key && s.trustLock && s.present(rec.Outputs) {
 		return rec.Outputs, true
 	}
 	e, ok, err := s.Store.GetEntry(key)
@@ -471,6 +477,10 @@ func (s *pass) lookup(t *Task, key artifacts.Key) (map[string]artifacts.Digest, 
 	outs := make(map[string]artifacts.Digest, len(e.Outputs))
 	for _, o := range e.Outputs {
 		outs[o.Name] = o.Digest
+	}
+	if hasRec && rec.Key == key && !maps.Equal(rec.Outputs, outs) {
+		s.log.Warn("the lock disagrees with the store's index; using the store's outputs (the lock will be corrected)",
+			"task", t.ID, "lock", rec.Outputs, "store", outs)
 	}
 	return outs, s.present(outs)
 }

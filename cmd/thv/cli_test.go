@@ -227,8 +227,8 @@ func TestKilledReproLeavesNoPartialArtifact(t *testing.T) {
 	if r.Failed != 0 || r.Executed == 0 {
 		t.Fatalf("rerun after kills: %+v", r)
 	}
-	a, _ := os.ReadFile(filepath.Join(clean, "thv.lock"))
-	b, _ := os.ReadFile(filepath.Join(dir, "thv.lock"))
+	a, _ := os.ReadFile(filepath.Join(clean, tinyLock))
+	b, _ := os.ReadFile(filepath.Join(dir, tinyLock))
 	if len(a) == 0 || !bytes.Equal(a, b) {
 		t.Fatal("lock after killed runs differs from an uninterrupted run's")
 	}
@@ -318,8 +318,8 @@ func TestRebuiltHelperRerunsItsUsers(t *testing.T) {
 	}
 	fresh := t.TempDir()
 	thvRepro(t, changed, fresh)
-	a, _ := os.ReadFile(filepath.Join(dir, "thv.lock"))
-	b, _ := os.ReadFile(filepath.Join(fresh, "thv.lock"))
+	a, _ := os.ReadFile(filepath.Join(dir, tinyLock))
+	b, _ := os.ReadFile(filepath.Join(fresh, tinyLock))
 	if len(a) == 0 || !bytes.Equal(a, b) {
 		t.Fatal("after the edit, the incremental store's lock differs from a fresh store's")
 	}
@@ -333,8 +333,8 @@ func TestProcessExecutorSameLock(t *testing.T) {
 	local, process := t.TempDir(), t.TempDir()
 	thvRepro(t, bin, local)
 	thvRepro(t, bin, process, "--executor", "process")
-	a, _ := os.ReadFile(filepath.Join(local, "thv.lock"))
-	b, _ := os.ReadFile(filepath.Join(process, "thv.lock"))
+	a, _ := os.ReadFile(filepath.Join(local, tinyLock))
+	b, _ := os.ReadFile(filepath.Join(process, tinyLock))
 	if len(a) == 0 || !bytes.Equal(a, b) {
 		t.Fatal("--executor process wrote another lock than --executor local")
 	}
@@ -506,7 +506,7 @@ func TestInterruptStopsCleanly(t *testing.T) {
 	if !strings.Contains(out.String(), "interrupted") || !strings.Contains(out.String(), "context canceled") {
 		t.Fatalf("interrupted repro said:\n%s", out.String())
 	}
-	if _, err := os.Stat(filepath.Join(dir, "thv.lock")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, tinyLock)); err != nil {
 		t.Fatalf("no lock after the interrupt: %v", err)
 	}
 	entries, _ := os.ReadDir(filepath.Join(dir, ".thv", "tmp"))
@@ -516,9 +516,57 @@ func TestInterruptStopsCleanly(t *testing.T) {
 	if r := thvRepro(t, bin, dir); r.Failed != 0 || r.Executed == 0 {
 		t.Fatalf("rerun after the interrupt: %+v", r)
 	}
-	a, _ := os.ReadFile(filepath.Join(clean, "thv.lock"))
-	b, _ := os.ReadFile(filepath.Join(dir, "thv.lock"))
+	a, _ := os.ReadFile(filepath.Join(clean, tinyLock))
+	b, _ := os.ReadFile(filepath.Join(dir, tinyLock))
 	if !bytes.Equal(a, b) {
 		t.Fatal("lock after an interrupted run and a rerun differs from an uninterrupted run's")
+	}
+}
+
+// tinyLock is the lock file thv repro --params …/tiny.yaml writes.
+const tinyLock = "thv-tiny.lock"
+
+// TestStatusVerifyFindsAFlippedByte: a corrupt object that a no-op pass
+// would not read is found by thv status --verify (exit 1, naming the task),
+// and the next repro recomputes it.
+func TestStatusVerifyFindsAFlippedByte(t *testing.T) {
+	bin := buildThv(t, moduleRoot(t))
+	dir := t.TempDir()
+	thvRepro(t, bin, dir)
+	if out := thv(t, bin, dir, "status", "--verify"); !strings.Contains(out, "every output of the up-to-date tasks verified") {
+		t.Fatalf("status --verify on a clean store:\n%s", out)
+	}
+	lockBytes, _ := os.ReadFile(filepath.Join(dir, tinyLock))
+	var rec struct {
+		ID      string            `json:"id"`
+		Outputs map[string]string `json:"outputs"`
+	}
+	for _, line := range strings.Split(string(lockBytes), "\n") {
+		if strings.Contains(line, `"id":"run/d2/concave/RandomK/eta=0/seed=1"`) {
+			json.Unmarshal([]byte(strings.TrimSuffix(line, ",")), &rec)
+		}
+	}
+	d, err := artifacts.ParseDigest(rec.Outputs["trajectory"])
+	if err != nil {
+		t.Fatalf("run record not found: %v", err)
+	}
+	st, _ := artifacts.Open(filepath.Join(dir, ".thv"))
+	path := st.ObjectPath(d)
+	b, _ := os.ReadFile(path)
+	b[len(b)/2] ^= 1
+	os.Chmod(path, 0o644)
+	os.WriteFile(path, b, 0o444)
+
+	cmd := exec.Command(bin, "status", "--verify", "--params", tinyParams(t))
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "DAMAGED run/d2/concave/RandomK/eta=0/seed=1: output trajectory") {
+		t.Fatalf("status --verify with a flipped byte: %v\n%s", err, out)
+	}
+	if r := thvRepro(t, bin, dir); r.Executed == 0 || r.Failed != 0 {
+		t.Fatalf("repro after the damage: %+v", r)
+	}
+	if out := thv(t, bin, dir, "status", "--verify"); !strings.Contains(out, "verified") {
+		t.Fatalf("status --verify after the repair:\n%s", out)
 	}
 }

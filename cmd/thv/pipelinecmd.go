@@ -221,14 +221,16 @@ func sortedByCount(m map[string]int) []string {
 
 func newStatusCommand() *cobra.Command {
 	var pf projectFlags
-	var jsonOut, all bool
+	var jsonOut, all, verify bool
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "List stale tasks and why they are stale",
 		Long: `Compare every task's key with the store and thv.lock, and say why each stale
 task must run: new; params changed (down to the field: T 3000 → 300); code
 changed in <units>; input changed: <role>; outputs missing from the store;
-or input will be recomputed (an upstream task is stale).`,
+or input will be recomputed (an upstream task is stale). With --verify it
+also re-hashes every output of the up-to-date tasks: a flipped byte is found
+here (and quarantined, so that thv repro recomputes it), not only when read.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			proj, err := pf.open()
@@ -240,24 +242,43 @@ or input will be recomputed (an upstream task is stale).`,
 				return err
 			}
 			out := cmd.OutOrStdout()
+			var damage []pipeline.Damage
+			if verify {
+				if damage, err = proj.VerifyOutputs(cmd.Context(), rep); err != nil {
+					return err
+				}
+			}
 			if jsonOut {
 				stale := staleTasks(rep)
 				if stale == nil {
 					stale = []staleTask{}
 				}
-				return json.NewEncoder(out).Encode(map[string]any{"total": len(rep.Results), "stale": stale})
+				if err := json.NewEncoder(out).Encode(map[string]any{"total": len(rep.Results), "stale": stale}); err != nil {
+					return err
+				}
+			} else {
+				limit := 20
+				if all {
+					limit = 0
+				}
+				printStale(out, proj.Plan, rep, limit)
 			}
-			limit := 20
-			if all {
-				limit = 0
+			for _, d := range damage {
+				fmt.Fprintf(cmd.ErrOrStderr(), "DAMAGED %s: output %s: %v\n", d.Task, d.Output, d.Err)
 			}
-			printStale(out, proj.Plan, rep, limit)
+			if len(damage) > 0 {
+				return fmt.Errorf("%d outputs of up-to-date tasks are missing or corrupt in the store (now quarantined): thv repro recomputes them", len(damage))
+			}
+			if verify && !jsonOut {
+				fmt.Fprintln(out, "every output of the up-to-date tasks verified")
+			}
 			return nil
 		},
 	}
 	pf.register(cmd)
 	cmd.Flags().BoolVar(&jsonOut, "json", false, `print {"total": N, "stale": [{"task","kind","reason"}]}`)
 	cmd.Flags().BoolVar(&all, "all", false, "list every stale task, not the first 20 per kind")
+	cmd.Flags().BoolVar(&verify, "verify", false, "also re-hash every output of the up-to-date tasks (reads the whole store)")
 	return cmd
 }
 

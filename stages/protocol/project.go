@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"thv/artifacts"
 	"thv/pipeline"
@@ -56,7 +58,7 @@ func Open(opt Options) (*Project, error) {
 		err  error
 	}
 	locked := make(chan read, 1)
-	lockPath := LockPath(dir, cfg.Profile)
+	lockPath := LockPath(dir, opt.ParamsFile, cfg.Profile)
 	go func() {
 		l, err := pipeline.ReadLock(lockPath)
 		locked <- read{l, err}
@@ -80,13 +82,19 @@ func Open(opt Options) (*Project, error) {
 	return &Project{Config: cfg, Project: proj}, nil
 }
 
-// LockPath returns the lock file of a profile in dir: thv.lock for the
-// paper, thv.<profile>.lock for the others.
-func LockPath(dir, profile string) string {
-	if profile == "" || profile == "paper" {
-		return filepath.Join(dir, "thv.lock")
+// LockPath returns the lock file of a protocol in dir. A lock belongs to
+// its protocol: the embedded params.yaml writes thv.lock (the paper) or
+// thv.<profile>.lock; a params file of the user's, say my.yaml, writes
+// thv-my.lock or thv-my.<profile>.lock, never over the paper's lock.
+func LockPath(dir, paramsFile, profile string) string {
+	base := "thv"
+	if paramsFile != "" {
+		base = "thv-" + strings.TrimSuffix(filepath.Base(paramsFile), filepath.Ext(paramsFile))
 	}
-	return filepath.Join(dir, "thv."+profile+".lock")
+	if profile != "" && profile != "paper" {
+		base += "." + profile
+	}
+	return filepath.Join(dir, base+".lock")
 }
 
 // ResultsDir is where tables and figures are exported (outputs.results,
@@ -102,12 +110,49 @@ func (p *Project) ResultsDir() string {
 // Repro brings every task up to date, rewrites the lock and exports the
 // tables and figures to the results directory (not after a cancelled pass).
 func (p *Project) Repro(ctx context.Context, opt pipeline.Options) (*pipeline.Report, error) {
+	p.removeAbandonedTemps()
 	rep, err := p.Project.Repro(ctx, opt)
 	if err != nil || opt.DryRun {
 		return rep, err
+	}
+	if rep.Failed > 0 || rep.Blocked > 0 {
+		// results/ keeps the tables and figures of the last complete pass,
+		// with a README that describes them: a partial export would mix
+		// passes.
+		if opt.Logger != nil {
+			opt.Logger.Warn("results not exported: some tasks failed; fix them and rerun", "results", p.ResultsDir())
+		}
+		return rep, nil
 	}
 	if _, err := p.ExportResults(rep); err != nil {
 		return rep, fmt.Errorf("exporting results: %w", err)
 	}
 	return rep, nil
+}
+
+// removeAbandonedTemps removes the temporary files that an interrupted
+// lock write or export left (pipeline.WriteFileAtomic's ".<name>.tmp*"
+// next to the lock and in results/). Only that pattern, only regular files,
+// and only those older than a minute: a concurrent run's are younger.
+func (p *Project) removeAbandonedTemps() {
+	lockDir, lockName := filepath.Split(p.LockPath)
+	dirs := []struct{ dir, prefix string }{{lockDir, "." + lockName + ".tmp"}}
+	for _, sub := range []string{"", "tables", "figures"} {
+		dirs = append(dirs, struct{ dir, prefix string }{filepath.Join(p.ResultsDir(), sub), "."})
+	}
+	for _, d := range dirs {
+		entries, err := os.ReadDir(d.dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if !e.Type().IsRegular() || !strings.HasPrefix(name, d.prefix) || !strings.Contains(name, ".tmp") {
+				continue
+			}
+			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Minute {
+				os.Remove(filepath.Join(d.dir, name))
+			}
+		}
+	}
 }

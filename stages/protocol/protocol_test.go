@@ -2,16 +2,20 @@ package protocol
 
 import (
 	"context"
+	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"thv"
 	"thv/pipeline"
+	"thv/pipeline/codeid"
 )
 
 // tiny opens a project on testdata/tiny.yaml with its own store and lock
@@ -71,7 +75,7 @@ func countKind(rep *pipeline.Report, kind string) int {
 }
 
 func lockBytes(t *testing.T, dir string) []byte {
-	b, err := os.ReadFile(filepath.Join(dir, "thv.lock"))
+	b, err := os.ReadFile(filepath.Join(dir, tinyLock))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,4 +384,149 @@ func sortedKeys[V any](m map[string]V) []string {
 			}
 		}
 	})
+}
+
+// tinyLock is the lock file a project on testdata/tiny.yaml writes.
+const tinyLock = "thv-tiny.lock"
+
+// TestLockBelongsToItsProtocol: a params file of one's own writes its own
+// lock, never the paper's thv.lock beside it.
+func TestLockBelongsToItsProtocol(t *testing.T) {
+	for _, c := range []struct{ params, profile, want string }{
+		{"", "", "thv.lock"}, {"", "paper", "thv.lock"}, {"", "quick", "thv.quick.lock"},
+		{"testdata/tiny.yaml", "", "thv-tiny.lock"}, {"my.yml", "quick", "thv-my.quick.lock"}, {"/x/thv.yaml", "", "thv-thv.lock"},
+	} {
+		if got := filepath.Base(LockPath("/d", c.params, c.profile)); got != c.want {
+			t.Errorf("LockPath(%q, %q) = %s, want %s", c.params, c.profile, got, c.want)
+		}
+	}
+	dir := t.TempDir()
+	paper := filepath.Join(dir, "thv.lock")
+	os.WriteFile(paper, []byte("the paper's committed lock\n"), 0o644)
+	repro(t, tiny(t, dir, nil), pipeline.Options{})
+	if b, _ := os.ReadFile(paper); string(b) != "the paper's committed lock\n" {
+		t.Fatal("thv repro --params tiny.yaml wrote over thv.lock")
+	}
+}
+
+// TestTamperedLockCannotEscape is issue #12's first reproduction: an output
+// name "../../victim.txt" in a committed lock must not make thv write
+// outside results/. The lock is refused with a clear error and nothing
+// outside changes.
+func TestTamperedLockCannotEscape(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "project")
+	os.MkdirAll(dir, 0o755)
+	repro(t, tiny(t, dir, nil), pipeline.Options{})
+	victim := filepath.Join(root, "victim.txt")
+	os.WriteFile(victim, []byte("precious\n"), 0o444)
+	lock := filepath.Join(dir, tinyLock)
+	b, _ := os.ReadFile(lock)
+	tampered := strings.Replace(string(b), `"outputs":{"all.tex"`, `"outputs":{"../../victim.txt"`, 1)
+	if tampered == string(b) {
+		t.Fatal("tables record not found in the lock")
+	}
+	os.WriteFile(lock, []byte(tampered), 0o644)
+	_, err := Open(Options{LoadOptions: LoadOptions{ParamsFile: "testdata/tiny.yaml"}, Dir: dir, StoreDir: filepath.Join(dir, "store")})
+	if err == nil || !strings.Contains(err.Error(), "not a valid lock file") || !strings.Contains(err.Error(), "path separator") {
+		t.Fatalf("tampered lock: %v", err)
+	}
+	if got, _ := os.ReadFile(victim); string(got) != "precious\n" {
+		t.Fatal("the victim file changed")
+	}
+}
+
+// failingTables is the paper's kinds with a tables stage that fails.
+func failingTables(t *testing.T) *pipeline.Kinds {
+	t.Helper()
+	code, err := codeid.ForBinary(thv.Sources, thv.ThirdParty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []pipeline.Kind
+	for _, k := range kindList {
+		if k.Name == "tables" {
+			k = pipeline.Kind{Name: "tables", Package: pipeline.PackageOf(k.Run), Run: func(context.Context, []byte, map[string][]byte) (map[string][]byte, error) {
+				return nil, errors.New("tables failed on purpose")
+			}}
+		}
+		list = append(list, k)
+	}
+	k, err := pipeline.NewKinds(code, list...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// TestFailedPassKeepsResultsAndLock: a pass in which a task fails exports
+// nothing (results/ stays that of the last complete pass, its README true),
+// keeps the lock's records of what did not complete, and does not seal it.
+func TestFailedPassKeepsResultsAndLock(t *testing.T) {
+	dir := t.TempDir()
+	repro(t, tiny(t, dir, nil), pipeline.Options{})
+	before := readTree(t, filepath.Join(dir, "results"))
+	if len(before) < 3 {
+		t.Fatalf("results/ holds %d files", len(before))
+	}
+	oldLock, _ := pipeline.ReadLock(filepath.Join(dir, tinyLock))
+	p := tiny(t, dir, failingTables(t), "statistics.confidence=0.9")
+	rep, err := p.Repro(context.Background(), pipeline.Options{Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failed != 1 {
+		t.Fatalf("%d failed, want the tables task", rep.Failed)
+	}
+	after := readTree(t, filepath.Join(dir, "results"))
+	if !maps.Equal(before, after) {
+		t.Fatal("a failed pass changed results/")
+	}
+	newLock, _ := pipeline.ReadLock(filepath.Join(dir, tinyLock))
+	oldRec, _ := oldLock.Record("tables")
+	newRec, ok := newLock.Record("tables")
+	if !ok || newRec.Key != oldRec.Key {
+		t.Fatal("the failed task's previous record was dropped from the lock")
+	}
+}
+
+func readTree(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(path)
+			out[path] = string(b)
+		}
+		return nil
+	})
+	return out
+}
+
+// TestAbandonedTempFilesRemoved: temporary files of an interrupted lock
+// write or export are removed by the next repro; others are left alone.
+func TestAbandonedTempFilesRemoved(t *testing.T) {
+	dir := t.TempDir()
+	repro(t, tiny(t, dir, nil), pipeline.Options{})
+	old := time.Now().Add(-time.Hour)
+	files := map[string]bool{ // path → should survive
+		filepath.Join(dir, "."+tinyLock+".tmp123"):                 false,
+		filepath.Join(dir, "results", "tables", ".all.tex.tmp456"): false,
+		filepath.Join(dir, "results", "figures", ".d2.png.tmp789"): false,
+		filepath.Join(dir, "results", "tables", "notes.txt"):       true,
+		filepath.Join(dir, ".thv.lock.tmp1"):                       true, // another protocol's
+		filepath.Join(dir, "results", "tables", ".fresh.tex.tmp1"): true, // young: maybe a running export's
+	}
+	for f := range files {
+		os.WriteFile(f, []byte("x"), 0o644)
+		if !strings.Contains(f, "fresh") {
+			os.Chtimes(f, old, old)
+		}
+	}
+	repro(t, tiny(t, dir, nil), pipeline.Options{})
+	for f, survive := range files {
+		if _, err := os.Stat(f); (err == nil) != survive {
+			t.Errorf("%s: exists = %v, want %v", f, err == nil, survive)
+		}
+	}
 }
