@@ -12,13 +12,27 @@
 // A store is a directory (the CLI uses .thv/):
 //
 //	VERSION                      "thv-store 1": layout version, checked by Open
+//	LOCK                         empty; flock'ed shared by a pipeline pass, exclusive by GC
 //	objects/<2 hex>/<64 hex>     blobs, named by the hex SHA-256 of their bytes, mode 0444
 //	index/<2 hex>/<64 hex>.json  one Entry per task key: kind, outputs (name, digest, size), meta
-//	tmp/                         files being written; renamed into objects/ or index/ when complete
+//	tmp/<name>.<hex>.tmp         files being written; renamed into objects/ or index/ when complete
 //	corrupt/                     files that failed verification, moved here, never deleted
 //
 // The two-hex-digit fan-out directories (the first byte of the hash) keep
 // directories small, as in the Go build cache. They are created on demand.
+//
+// # Boundaries
+//
+// [Open] creates a store only in a missing or empty directory (or in what an
+// interrupted creation left); it refuses any other directory without VERSION
+// ([ErrNotStore]), so that an ordinary directory is never adopted and its
+// files never garbage-collected. [OpenExisting] creates nothing at all and
+// is for read-only commands; it works on a read-only store, where writes fail
+// with [ErrReadOnly]. [Store.GC] removes only files the store creates,
+// recognised by name and type (64-hex objects, 64-hex.json entries, its own
+// temp-file names), never follows or removes a symbolic link, and counts
+// what it left alone. Output names must be single safe path components
+// ([CheckName]) in every entry written or read.
 //
 // # Crash safety
 //
@@ -26,15 +40,17 @@
 // fsynced, so a reader sees either no file or a complete one, even if the
 // writer is killed at any instruction: a partial file can only ever be in
 // tmp/. Writers hold an exclusive flock on their temp file while they write;
-// [Store.GC] removes only temp files whose lock it can take, that is, files
-// whose writer has died. Objects are written before the index entry that
+// [Open] and [Store.GC] remove only temp files with the store's own names
+// whose lock they can take, that is, files whose writer has died. Objects are written before the index entry that
 // names them, and [Store.PutEntry] refuses an entry whose outputs are absent,
 // so a crash leaves at worst unreferenced objects, which GC removes.
 //
 // # Verification
 //
 // [Store.Get] and [Store.Verify] re-hash the object; an index entry is checked
-// against its own file name and schema when read. A file that fails is moved
+// against its own file name and schema when read (a strict decoder, fuzzed:
+// FuzzDecodeEntry). A file that fails, or anything other than a regular file
+// in the place of an object or entry (a directory, a symbolic link), is moved
 // to corrupt/ (never silently deleted, never returned) and reported with an
 // error wrapping [ErrCorrupt] that names the digest or key and both paths; the
 // caller then treats it as a miss and recomputes. A later [Store.Put] of the
@@ -45,10 +61,16 @@
 // A Store holds no mutable state: all paths are computed from the root, so it
 // is safe for concurrent use by goroutines, and Put and PutEntry are safe
 // across processes (two writers of the same object rename identical bytes into
-// place; the last rename wins, which is harmless). GC should run when no
-// pipeline is writing: an object written by another process after the caller
-// computed its keep set is not in that set and will be removed, which shows up
-// later as a cache miss, never as wrong data.
+// place; the last rename wins, which is harmless).
+//
+// GC must not run while a pipeline pass writes and reads the store: an
+// object written after the caller computed its keep set would be removed
+// under the pass. The store lock (LOCK, flock(2)) prevents it: a pass holds
+// [Store.LockShared] for its whole duration, and GC takes
+// [Store.LockExclusive], which fails at once with [ErrLocked] while any pass
+// holds the store (LockShared in turn waits up to 30 s for a GC to finish).
+// The kernel releases the lock of a killed holder. Without flock (non-unix
+// systems) the lock is a no-op.
 //
 // # Tables
 //

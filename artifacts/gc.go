@@ -9,21 +9,82 @@ import (
 	"strings"
 )
 
-// GCStats counts what GC found and removed.
+// GCStats counts what GC found, removed and left alone.
 type GCStats struct {
 	ObjectsKept    int
 	ObjectsRemoved int
 	EntriesKept    int
 	EntriesRemoved int
 	TmpRemoved     int   // abandoned temp files (writers that died)
+	TmpLive        int   // temp files being written (their writer holds them), left
 	BytesFreed     int64 // sizes of everything removed
 	Corrupt        int   // files in corrupt/, left for a human to inspect
+
+	// Foreign counts the files and directories under objects/, index/ and
+	// tmp/ that the store did not create (names that are not store names,
+	// or a directory where a file belongs) and Symlinks the symbolic
+	// links found there (tmp/, objects/ or index/ themselves included). GC
+	// never removes, enters or follows them. FirstLeft is the path of the
+	// first one found, for the report.
+	Foreign   int
+	Symlinks  int
+	FirstLeft string
+}
+
+// String is a one-line report, e.g. "removed 2 objects, 1 index entry and 1
+// abandoned temp file (0.0 MB); kept 10 objects and 4 index entries; left
+// alone 1 file the store did not create (/s/tmp/draft.txt)".
+func (st GCStats) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "removed %s, %s and %s (%.1f MB); kept %s and %s",
+		plural(st.ObjectsRemoved, "object"), plural(st.EntriesRemoved, "index entry"),
+		plural(st.TmpRemoved, "abandoned temp file"), float64(st.BytesFreed)/1e6,
+		plural(st.ObjectsKept, "object"), plural(st.EntriesKept, "index entry"))
+	if st.TmpLive > 0 {
+		fmt.Fprintf(&b, "; %s still being written", plural(st.TmpLive, "temp file"))
+	}
+	if st.Foreign+st.Symlinks > 0 {
+		var parts []string
+		if st.Foreign > 0 {
+			parts = append(parts, plural(st.Foreign, "file")+" the store did not create")
+		}
+		if st.Symlinks > 0 {
+			parts = append(parts, plural(st.Symlinks, "symbolic link"))
+		}
+		fmt.Fprintf(&b, "; left alone %s (e.g. %s)", strings.Join(parts, " and "), st.FirstLeft)
+	}
+	if st.Corrupt > 0 {
+		fmt.Fprintf(&b, "; %s in corrupt/ to inspect", plural(st.Corrupt, "file"))
+	}
+	return b.String()
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	if w, ok := strings.CutSuffix(what, "entry"); ok {
+		return fmt.Sprintf("%d %sentries", n, w)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // GC removes every object whose digest is not in keep, every index entry
 // whose key is not in keepKeys, and every temp file whose writer has died.
-// A nil map keeps nothing. Files under objects/ and index/ whose names are
-// not store names are left alone, and corrupt/ is never touched.
+// A nil map keeps nothing.
+//
+// GC removes only files the store creates, recognised by their names and
+// types: regular files named <64 hex> in objects/<2 hex>/, <64 hex>.json in
+// index/<2 hex>/, and the store's temp-file names in tmp/. Anything else
+// there is left alone and counted (Foreign), symbolic links are never
+// followed nor removed (Symlinks: a tmp/ that is a link is not entered), and
+// corrupt/ is never touched.
+//
+// GC holds the store lock exclusively (LockExclusive) while it works: if a
+// pipeline pass holds it, GC removes nothing and fails at once with an
+// error wrapping ErrLocked. A caller that computes keep from the store
+// should take LockExclusive itself first, so that no pass starts in
+// between; GC then reuses that hold.
 //
 // Each removal is of one unreferenced file, so any prefix of the work is a
 // consistent store: GC goes on past a failed removal and returns the joined
@@ -31,81 +92,158 @@ type GCStats struct {
 // before any object, so a GC interrupted at any point leaves no entry whose
 // objects it removed, only unreferenced objects for the next GC (provided
 // keep covers the outputs of keepKeys, which is the caller's job).
-//
-// Run GC when no pipeline is writing to the store (see the package doc).
 func (s *Store) GC(keep map[Digest]bool, keepKeys map[Key]bool) (GCStats, error) {
+	unlock, err := s.LockExclusive()
+	if err != nil {
+		return GCStats{}, fmt.Errorf("artifacts: gc: %w", err)
+	}
+	defer unlock()
+	return s.gc(keep, keepKeys, true)
+}
+
+// GCDryRun counts what GC(keep, keepKeys) would remove and leave, with the
+// same rules, and changes nothing. It takes no lock and works on a
+// read-only store (OpenExisting).
+func (s *Store) GCDryRun(keep map[Digest]bool, keepKeys map[Key]bool) (GCStats, error) {
+	return s.gc(keep, keepKeys, false)
+}
+
+func (s *Store) gc(keep map[Digest]bool, keepKeys map[Key]bool, remove bool) (GCStats, error) {
 	var st GCStats
 	var errs []error
 
 	// Temp files first: they are the garbage of crashed writers.
-	tdir := filepath.Join(s.root, tmpDir)
-	tents, err := os.ReadDir(tdir)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	for _, de := range tents {
-		p := filepath.Join(tdir, de.Name())
-		fi, err := de.Info()
-		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, err)
-			}
-			continue
-		}
-		removed, err := removeIfAbandoned(p, fi.ModTime())
-		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, err)
-			}
-			continue
-		}
-		if removed {
-			st.TmpRemoved++
-			st.BytesFreed += fi.Size()
-		}
-	}
-
+	s.sweepTemp(&st, &errs, remove)
 	s.sweep(indexDir, ".json", func(h [32]byte) bool { return keepKeys[Key(h)] },
-		&st.EntriesKept, &st.EntriesRemoved, &st.BytesFreed, &errs)
+		&st.EntriesKept, &st.EntriesRemoved, &st, &errs, remove)
 	s.sweep(objectsDir, "", func(h [32]byte) bool { return keep[Digest(h)] },
-		&st.ObjectsKept, &st.ObjectsRemoved, &st.BytesFreed, &errs)
+		&st.ObjectsKept, &st.ObjectsRemoved, &st, &errs, remove)
 
 	if cents, err := os.ReadDir(filepath.Join(s.root, corruptDir)); err == nil {
 		st.Corrupt = len(cents)
 	}
 	if len(errs) > 0 {
-		return st, fmt.Errorf("artifacts: gc %s: %w", s.root, errors.Join(errs...))
+		op := "gc"
+		if !remove {
+			op = "gc (dry run)"
+		}
+		return st, fmt.Errorf("artifacts: %s %s: %w", op, s.root, s.writeErr(errors.Join(errs...)))
 	}
 	return st, nil
 }
 
-// sweep walks <dir>/<2 hex>/<64 hex><suffix> and removes the files for which
-// kept is false. The fan-out directories themselves stay: removing them
-// would race with a writer that has just created one.
-func (s *Store) sweep(dir, suffix string, kept func([32]byte) bool, nKept, nRemoved *int, freed *int64, errs *[]error) {
-	root := filepath.Join(s.root, dir)
-	fans, err := os.ReadDir(root)
-	if err != nil {
-		*errs = append(*errs, err)
-		return
+// leftAlone records a path GC does not touch.
+func (st *GCStats) leftAlone(path string, symlink bool) {
+	if symlink {
+		st.Symlinks++
+	} else {
+		st.Foreign++
 	}
-	for _, fan := range fans {
-		if !fan.IsDir() || len(fan.Name()) != 2 || !isLowerHex(fan.Name()) {
+	if st.FirstLeft == "" {
+		st.FirstLeft = path
+	}
+}
+
+// storeDir lists the store's subdirectory dir if it is a real directory; a
+// symbolic link or a file in its place is recorded in st and not entered.
+// A missing directory lists as empty.
+func (s *Store) storeDir(dir string, st *GCStats, errs *[]error) []fs.DirEntry {
+	p := filepath.Join(s.root, dir)
+	fi, err := os.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		appendErr(errs, err)
+		return nil
+	case fi.Mode()&fs.ModeSymlink != 0:
+		st.leftAlone(p, true)
+		return nil
+	case !fi.IsDir():
+		st.leftAlone(p, false)
+		return nil
+	}
+	ents, err := os.ReadDir(p)
+	if err != nil {
+		appendErr(errs, err)
+	}
+	return ents
+}
+
+// sweepTemp removes (or, with remove false, counts) the store's own temp
+// files in tmp/ whose writer has died. errs may be nil (Open's best-effort
+// cleaning).
+func (s *Store) sweepTemp(st *GCStats, errs *[]error, remove bool) {
+	tdir := filepath.Join(s.root, tmpDir)
+	for _, de := range s.storeDir(tmpDir, st, errs) {
+		p := filepath.Join(tdir, de.Name())
+		switch {
+		case de.Type()&fs.ModeSymlink != 0:
+			st.leftAlone(p, true)
+			continue
+		case !de.Type().IsRegular() || !isTempName(de.Name()):
+			st.leftAlone(p, false)
 			continue
 		}
+		fi, err := de.Info()
+		if err != nil {
+			appendErr(errs, err)
+			continue
+		}
+		removed, err := removeIfAbandoned(p, fi, remove)
+		switch {
+		case err != nil:
+			appendErr(errs, err)
+		case removed:
+			st.TmpRemoved++
+			st.BytesFreed += fi.Size()
+		default:
+			st.TmpLive++
+		}
+	}
+}
+
+// appendErr collects err unless errs is nil or err says the file vanished
+// (another GC, or a writer renaming its temp file into place).
+func appendErr(errs *[]error, err error) {
+	if errs != nil && !errors.Is(err, fs.ErrNotExist) {
+		*errs = append(*errs, err)
+	}
+}
+
+// sweep walks <dir>/<2 hex>/<64 hex><suffix> and removes the regular files
+// for which kept is false. The fan-out directories themselves stay: removing
+// them would race with a writer that has just created one.
+func (s *Store) sweep(dir, suffix string, kept func([32]byte) bool, nKept, nRemoved *int, st *GCStats, errs *[]error, remove bool) {
+	root := filepath.Join(s.root, dir)
+	for _, fan := range s.storeDir(dir, st, errs) {
 		fdir := filepath.Join(root, fan.Name())
+		switch {
+		case fan.Type()&fs.ModeSymlink != 0:
+			st.leftAlone(fdir, true)
+			continue
+		case !fan.IsDir() || len(fan.Name()) != 2 || !isLowerHex(fan.Name()):
+			st.leftAlone(fdir, false)
+			continue
+		}
 		ents, err := os.ReadDir(fdir)
 		if err != nil {
-			*errs = append(*errs, err)
+			appendErr(errs, err)
 			continue
 		}
 		for _, de := range ents {
-			base, ok := strings.CutSuffix(de.Name(), suffix)
-			if !ok {
+			p := filepath.Join(fdir, de.Name())
+			if de.Type()&fs.ModeSymlink != 0 {
+				st.leftAlone(p, true)
 				continue
 			}
-			h, ok := parseHexName(base)
-			if !ok || base[:2] != fan.Name() {
+			base, ok := strings.CutSuffix(de.Name(), suffix)
+			var h [32]byte
+			if ok {
+				h, ok = parseHexName(base)
+			}
+			if !ok || base[:2] != fan.Name() || !de.Type().IsRegular() {
+				st.leftAlone(p, false)
 				continue
 			}
 			if kept(h) {
@@ -114,19 +252,17 @@ func (s *Store) sweep(dir, suffix string, kept func([32]byte) bool, nKept, nRemo
 			}
 			fi, err := de.Info()
 			if err != nil {
-				if !errors.Is(err, fs.ErrNotExist) {
-					*errs = append(*errs, err)
-				}
+				appendErr(errs, err)
 				continue
 			}
-			if err := os.Remove(filepath.Join(fdir, de.Name())); err != nil {
-				if !errors.Is(err, fs.ErrNotExist) {
-					*errs = append(*errs, err)
+			if remove {
+				if err := os.Remove(p); err != nil {
+					appendErr(errs, err)
+					continue
 				}
-				continue
 			}
 			*nRemoved++
-			*freed += fi.Size()
+			st.BytesFreed += fi.Size()
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -59,25 +61,35 @@ func (s *Store) PutEntry(e Entry) error {
 		return fmt.Errorf("artifacts: put entry %v: %w", e.Key, err)
 	}
 	for _, o := range e.Outputs {
-		fi, err := os.Stat(s.ObjectPath(o.Digest))
+		fi, err := os.Lstat(s.ObjectPath(o.Digest))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("artifacts: put entry %v: output %q: object %v %w (Put outputs before their entry)", e.Key, o.Name, o.Digest, ErrNotFound)
 			}
 			return fmt.Errorf("artifacts: put entry %v: output %q: %w", e.Key, o.Name, err)
 		}
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("artifacts: put entry %v: output %q: object %v is %s (Put it again to replace it)", e.Key, o.Name, o.Digest, notRegular(fi))
+		}
 		if fi.Size() != o.Size {
 			return fmt.Errorf("artifacts: put entry %v: output %q: object %v has %d bytes, entry says %d", e.Key, o.Name, o.Digest, fi.Size(), o.Size)
 		}
 	}
-	data, err := json.MarshalIndent(e, "", "  ")
+	data, err := encodeEntry(e)
 	if err != nil {
 		return fmt.Errorf("artifacts: put entry %v: %w", e.Key, err)
 	}
-	data = append(data, '\n')
 	p := s.entryPath(e.Key)
 	if sameBytes(p, data) {
 		return nil // a rerun that found the same result: no write, no fsync
+	}
+	// Something other than a regular file in the entry's place (a
+	// directory, a link) would make the rename fail or go astray: move it
+	// aside first.
+	if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
+		if ce := s.quarantine("index entry", e.Key.String(), p, fi, notRegular(fi)); ce.MoveErr != nil {
+			return fmt.Errorf("artifacts: put entry %v: cannot replace it: %w", e.Key, ce)
+		}
 	}
 	if err := s.writeAtomic(p, data); err != nil {
 		return fmt.Errorf("artifacts: put entry %v: %w", e.Key, err)
@@ -92,10 +104,13 @@ func (s *Store) PutEntry(e Entry) error {
 // GetEntry(k) is a plain miss. Any other error is an I/O problem.
 func (s *Store) GetEntry(k Key) (Entry, bool, error) {
 	p := s.entryPath(k)
-	f, err := os.Open(p)
+	f, err := openNoFollow(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Entry{}, false, nil
+		}
+		if ce := s.quarantineLink("index entry", k.String(), p, err); ce != nil {
+			return Entry{}, false, ce
 		}
 		return Entry{}, false, fmt.Errorf("artifacts: get entry %v: %w", k, err)
 	}
@@ -103,6 +118,9 @@ func (s *Store) GetEntry(k Key) (Entry, bool, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return Entry{}, false, fmt.Errorf("artifacts: get entry %v: %w", k, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return Entry{}, false, s.quarantine("index entry", k.String(), p, fi, notRegular(fi))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxEntrySize+1))
 	if err != nil {
@@ -120,6 +138,11 @@ func (s *Store) GetEntry(k Key) (Entry, bool, error) {
 func decodeEntry(data []byte, want Key) (Entry, error) {
 	if len(data) > maxEntrySize {
 		return Entry{}, fmt.Errorf("larger than %d bytes", maxEntrySize)
+	}
+	// encoding/json would silently replace invalid UTF-8 with U+FFFD;
+	// PutEntry never writes it.
+	if !utf8.Valid(data) {
+		return Entry{}, errors.New("not valid UTF-8")
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -145,6 +168,51 @@ func decodeEntry(data []byte, want Key) (Entry, error) {
 	return e, nil
 }
 
+// encodeEntry is the file format of an entry whose outputs are sorted: JSON
+// with a fixed field order (key, kind, outputs, meta), two-space indents,
+// sorted Meta keys and a final newline.
+func encodeEntry(e Entry) ([]byte, error) {
+	data, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
+// maxNameLen is the longest output name accepted: one path component on
+// every common file system.
+const maxNameLen = 255
+
+// CheckName reports whether name is safe as an output name, that is, as
+// one component of a file path on any system: not empty, not "." or "..",
+// valid UTF-8 of at most 255 bytes, with no '/', '\\', ':', NUL or other
+// control character, and no invisible format character (such as U+202E,
+// which reverses the text shown after it). Output names become file names (results/, bundles),
+// so a name read from disk (an index entry, a lock) is checked before use;
+// the error says what is wrong with it.
+func CheckName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("empty name")
+	case name == "." || name == "..":
+		return fmt.Errorf("name %q is not a file name", name)
+	case len(name) > maxNameLen:
+		return fmt.Errorf("name %.40q… is %d bytes long, more than %d", name, len(name), maxNameLen)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("name %q is not valid UTF-8", name)
+	}
+	if i := strings.IndexFunc(name, func(r rune) bool {
+		return r == '/' || r == '\\' || r == ':' || unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
+	}); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(name[i:])
+		if r == '/' || r == '\\' || r == ':' {
+			return fmt.Errorf("name %q contains %q: it must be a single path component", name, r)
+		}
+		return fmt.Errorf("name %q contains the control or format character %U", name, r)
+	}
+	return nil
+}
+
 // validateEntry checks e, whose outputs must already be sorted.
 func validateEntry(e Entry) error {
 	if e.Key.IsZero() {
@@ -157,11 +225,13 @@ func validateEntry(e Entry) error {
 		return fmt.Errorf("kind %q is not valid UTF-8", e.Kind)
 	}
 	for i, o := range e.Outputs {
-		switch {
-		case o.Name == "":
+		if o.Name == "" {
 			return fmt.Errorf("output %d has an empty name", i)
-		case !utf8.ValidString(o.Name):
-			return fmt.Errorf("output name %q is not valid UTF-8", o.Name)
+		}
+		if err := CheckName(o.Name); err != nil {
+			return fmt.Errorf("output %d: unsafe %v", i, err)
+		}
+		switch {
 		case i > 0 && e.Outputs[i-1].Name == o.Name:
 			return fmt.Errorf("duplicate output name %q", o.Name)
 		case i > 0 && e.Outputs[i-1].Name > o.Name:

@@ -25,6 +25,10 @@ func TestMain(m *testing.M) {
 		putForever(dir)
 		os.Exit(0)
 	}
+	if mode := os.Getenv(lockHelperEnv); mode != "" {
+		lockHelper(mode, os.Getenv(lockHelperDirEnv))
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,6 +27,7 @@ const (
 	indexDir    = "index"
 	tmpDir      = "tmp"
 	corruptDir  = "corrupt"
+	lockFile    = "LOCK"
 
 	// Files are read-only once in place: nothing in the store is ever
 	// modified, only created (by rename) or removed.
@@ -73,16 +76,125 @@ func (e *CorruptError) Error() string {
 func (e *CorruptError) Unwrap() error { return ErrCorrupt }
 
 // Store is a content-addressed store rooted at a directory. See the package
-// documentation for the layout. The zero value is not usable; call Open.
+// documentation for the layout. The zero value is not usable; call Open or
+// OpenExisting.
 type Store struct {
-	root string // absolute, so that a later chdir cannot move the store
+	root string     // absolute, so that a later chdir cannot move the store
+	lk   *storeLock // this handle's hold on <root>/LOCK (see lock.go)
 }
 
-// Open opens the store rooted at dir, creating the layout if dir does not
-// hold a store yet. A store written with another layout version is an error.
-// Opening an existing store creates nothing, so it works on a read-only
-// mount for Get, Has, Verify and GetEntry.
+func newStore(root string) *Store { return &Store{root: root, lk: &storeLock{}} }
+
+// ErrNotStore is wrapped by the errors of Open and OpenExisting for a
+// directory that is not a THV store.
+var ErrNotStore = errors.New("not a THV store")
+
+// ErrReadOnly is wrapped by the errors of Put, PutEntry and GC when the store
+// cannot be written (a read-only mount, or no permission).
+var ErrReadOnly = errors.New("store is not writable")
+
+// Open opens the store rooted at dir for reading and writing, creating the
+// layout if dir is missing or empty. A directory that exists, is not empty
+// and holds no VERSION file is refused (an error wrapping ErrNotStore that
+// names it): Open never adopts an ordinary directory, whose files GC could
+// then remove. A store written with another layout version is an error.
+//
+// Opening an existing store creates nothing but a subdirectory that someone
+// removed, and removes the store's own temp files that writers killed
+// earlier left behind (best effort: on a read-only mount nothing is removed
+// and Open still succeeds). Read-only commands should use OpenExisting.
 func Open(dir string) (*Store, error) {
+	s, err := openRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	abs := s.root
+	present, err := s.checkVersion()
+	if err != nil {
+		return nil, err
+	}
+	if present {
+		return s.openExistingRW()
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// A new store below.
+	case err != nil:
+		return nil, fmt.Errorf("artifacts: open %s: %w", abs, err)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("artifacts: open %s: not a directory", abs)
+	default:
+		if what := foreignContent(abs); what != "" {
+			// A concurrent Open may have finished creating the store
+			// (and a writer started filling it) since we looked.
+			if present, err := s.checkVersion(); err == nil && present {
+				return s.openExistingRW()
+			}
+			return nil, fmt.Errorf("artifacts: open %s: %w: it is not empty (%s) and has no %s file, so it is not a store this program created; "+
+				"refusing to use it, as writing and garbage-collecting there could overwrite or remove your files: "+
+				"choose a new or empty directory for the store, or the store directory itself (the one holding %s)",
+				abs, ErrNotStore, what, versionFile, versionFile)
+		}
+	}
+	for _, d := range []string{"", objectsDir, indexDir, tmpDir} {
+		if err := os.MkdirAll(filepath.Join(abs, d), dirPerm); err != nil {
+			return nil, fmt.Errorf("artifacts: open %s: %w", abs, s.writeErr(err))
+		}
+	}
+	// VERSION is written last and atomically: its presence means the
+	// layout is complete. Two processes creating the store at once both
+	// write the same bytes.
+	if err := s.writeAtomic(filepath.Join(abs, versionFile), []byte(layoutVersion+"\n")); err != nil {
+		return nil, fmt.Errorf("artifacts: open %s: %w", abs, err)
+	}
+	// An earlier Open killed before its VERSION was in place may have
+	// left its temp file.
+	var st GCStats
+	s.sweepTemp(&st, nil, true)
+	return s, nil
+}
+
+// OpenExisting opens the store rooted at dir without creating or removing
+// anything: no directory, no VERSION file, no subdirectory, no lock file,
+// no cleaning of temp files. It is for read-only commands (status, show,
+// dag, gc --dry-run) and works on a read-only store (a read-only mount, or
+// directories without write permission): Get, Has, Verify, GetEntry, Objects
+// and GCDryRun work there, while Put and PutEntry fail with an error
+// wrapping ErrReadOnly.
+//
+// A missing directory, an empty one or one without a VERSION file is an
+// error wrapping ErrNotStore (and fs.ErrNotExist when dir does not exist)
+// that names the directory.
+func OpenExisting(dir string) (*Store, error) {
+	s, err := openRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(s.root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("artifacts: open %s: %w: the directory does not exist (%w); a store is created by the first command that writes to it (thv repro), or choose an existing store", s.root, ErrNotStore, fs.ErrNotExist)
+	case err != nil:
+		return nil, fmt.Errorf("artifacts: open %s: %w", s.root, err)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("artifacts: open %s: %w: not a directory", s.root, ErrNotStore)
+	}
+	present, err := s.checkVersion()
+	if err != nil {
+		return nil, err
+	}
+	if !present {
+		what := "the directory is empty"
+		if ents, err := os.ReadDir(s.root); err == nil && len(ents) > 0 {
+			what = "the directory has no " + versionFile + " file"
+		}
+		return nil, fmt.Errorf("artifacts: open %s: %w: %s; a store is created by the first command that writes to it (thv repro), or choose an existing store", s.root, ErrNotStore, what)
+	}
+	return s, nil
+}
+
+func openRoot(dir string) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("artifacts: open: empty store directory")
 	}
@@ -90,40 +202,74 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("artifacts: open %s: %w", dir, err)
 	}
-	s := &Store{root: abs}
-	vpath := filepath.Join(abs, versionFile)
-	v, err := os.ReadFile(vpath)
+	return newStore(abs), nil
+}
+
+// checkVersion reports whether the VERSION file is present, and fails if it
+// names another layout.
+func (s *Store) checkVersion() (bool, error) {
+	v, err := os.ReadFile(filepath.Join(s.root, versionFile))
 	switch {
-	case err == nil:
-		if got := strings.TrimSpace(string(v)); got != layoutVersion {
-			return nil, fmt.Errorf("artifacts: open %s: store layout is %q, this build understands only %q (use a matching thv, or a new store directory)", abs, got, layoutVersion)
-		}
-		// Recreate a directory someone removed (say, rm -r .thv/tmp); on a
-		// read-only mount of an intact store this only stats.
-		for _, d := range []string{objectsDir, indexDir, tmpDir} {
-			if err := os.MkdirAll(filepath.Join(abs, d), dirPerm); err != nil {
-				return nil, fmt.Errorf("artifacts: open %s: %w", abs, err)
-			}
-		}
-		return s, nil
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("artifacts: open %s: %w", abs, err)
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("artifacts: open %s: %w", s.root, err)
 	}
-	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
-		return nil, fmt.Errorf("artifacts: open %s: not a directory", abs)
+	if got := strings.TrimSpace(string(v)); got != layoutVersion {
+		return false, fmt.Errorf("artifacts: open %s: store layout is %q, this build understands only %q (use a matching thv, or a new store directory)", s.root, got, layoutVersion)
 	}
-	for _, d := range []string{"", objectsDir, indexDir, tmpDir} {
-		if err := os.MkdirAll(filepath.Join(abs, d), dirPerm); err != nil {
-			return nil, fmt.Errorf("artifacts: open %s: %w", abs, err)
+	return true, nil
+}
+
+// openExistingRW finishes Open of a store whose VERSION is in place.
+func (s *Store) openExistingRW() (*Store, error) {
+	// Recreate a directory someone removed (say, rm -r .thv/tmp); on a
+	// read-only mount of an intact store this only stats.
+	for _, d := range []string{objectsDir, indexDir, tmpDir} {
+		if err := os.MkdirAll(filepath.Join(s.root, d), dirPerm); err != nil {
+			return nil, fmt.Errorf("artifacts: open %s: %w", s.root, s.writeErr(err))
 		}
 	}
-	// VERSION is written last and atomically: its presence means the
-	// layout is complete. Two processes creating the store at once both
-	// write the same bytes.
-	if err := s.writeAtomic(vpath, []byte(layoutVersion+"\n")); err != nil {
-		return nil, fmt.Errorf("artifacts: open %s: %w", abs, err)
-	}
+	// Temp files of writers that were killed: only the store's own names,
+	// only those whose writer is gone. Failures (a read-only mount) are
+	// not Open's business; GC reports them.
+	var st GCStats
+	s.sweepTemp(&st, nil, true)
 	return s, nil
+}
+
+// foreignContent returns "" if the directory at dir holds nothing, or only
+// what an interrupted Open of a new store leaves (empty objects/ and index/,
+// tmp/ with nothing but the store's own temp files), and otherwise a short
+// description of the first thing that is not the store's.
+func foreignContent(dir string) string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err.Error()
+	}
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case (name == objectsDir || name == indexDir) && e.Type().IsDir():
+			if sub, err := os.ReadDir(filepath.Join(dir, name)); err != nil || len(sub) > 0 {
+				return "it holds " + name + "/ with files in it"
+			}
+		case name == tmpDir && e.Type().IsDir():
+			sub, err := os.ReadDir(filepath.Join(dir, name))
+			if err != nil {
+				return err.Error()
+			}
+			for _, f := range sub {
+				if !f.Type().IsRegular() || !isTempName(f.Name()) {
+					return "it holds " + filepath.Join(name, f.Name())
+				}
+			}
+		case name == lockFile && e.Type().IsRegular():
+		default:
+			return "it holds " + name
+		}
+	}
+	return ""
 }
 
 // Root returns the absolute path of the store directory.
@@ -152,8 +298,14 @@ func (s *Store) Put(data []byte) (Digest, error) {
 	switch {
 	case err == nil:
 		return d, nil
-	case errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt):
-		// Write (or rewrite) it below.
+	case errors.Is(err, ErrNotFound):
+		// Write it below.
+	case errors.Is(err, ErrCorrupt):
+		// Rewrite it below, unless the bad file could not be moved aside:
+		// the rename would then fail or replace the evidence.
+		if ce := (*CorruptError)(nil); errors.As(err, &ce) && ce.MoveErr != nil {
+			return Digest{}, fmt.Errorf("artifacts: put %v: cannot replace it: %w", d, err)
+		}
 	default:
 		return Digest{}, fmt.Errorf("artifacts: put %v: %w", d, err)
 	}
@@ -168,14 +320,20 @@ func (s *Store) Put(data []byte) (Digest, error) {
 // moved to corrupt/ and gives a *CorruptError (wrapping ErrCorrupt).
 func (s *Store) Get(d Digest) ([]byte, error) {
 	p := s.ObjectPath(d)
-	f, err := os.Open(p)
+	f, err := openNoFollow(p)
 	if err != nil {
+		if ce := s.quarantineLink("object", d.String(), p, err); ce != nil {
+			return nil, ce
+		}
 		return nil, s.openErr("get", d, p, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("artifacts: get %v: %w", d, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, s.quarantine("object", d.String(), p, fi, notRegular(fi))
 	}
 	data := make([]byte, fi.Size())
 	if _, err := io.ReadFull(f, data); err != nil {
@@ -212,8 +370,11 @@ func (s *Store) Verify(d Digest) error {
 // reading the file.
 func (s *Store) check(d Digest, wantSize int64) error {
 	p := s.ObjectPath(d)
-	f, err := os.Open(p)
+	f, err := openNoFollow(p)
 	if err != nil {
+		if ce := s.quarantineLink("object", d.String(), p, err); ce != nil {
+			return ce
+		}
 		return s.openErr("verify", d, p, err)
 	}
 	defer f.Close()
@@ -222,7 +383,7 @@ func (s *Store) check(d Digest, wantSize int64) error {
 		return err
 	}
 	if !fi.Mode().IsRegular() {
-		return s.quarantine("object", d.String(), p, fi, "not a regular file")
+		return s.quarantine("object", d.String(), p, fi, notRegular(fi))
 	}
 	if wantSize >= 0 && fi.Size() != wantSize {
 		return s.quarantine("object", d.String(), p, fi, fmt.Sprintf("size %d, want %d", fi.Size(), wantSize))
@@ -266,15 +427,31 @@ func (s *Store) quarantine(what, name, path string, read fs.FileInfo, reason str
 		return e
 	}
 	prefix := strings.ReplaceAll(what, " ", "-") + "-" + filepath.Base(path) + "-"
-	f, err := os.CreateTemp(cdir, prefix+"*")
-	if err != nil {
-		e.MoveErr = err
-		return e
+	var dst, holder string
+	if cur.IsDir() {
+		// A directory cannot be renamed over a file: it goes into a
+		// fresh directory of its own under corrupt/.
+		holder, err = os.MkdirTemp(cdir, prefix+"*")
+		if err != nil {
+			e.MoveErr = err
+			return e
+		}
+		dst = filepath.Join(holder, filepath.Base(path))
+	} else {
+		f, err := os.CreateTemp(cdir, prefix+"*")
+		if err != nil {
+			e.MoveErr = err
+			return e
+		}
+		dst = f.Name()
+		f.Close()
 	}
-	dst := f.Name()
-	f.Close()
 	if err := os.Rename(path, dst); err != nil {
-		os.Remove(dst)
+		if holder != "" {
+			os.Remove(holder)
+		} else {
+			os.Remove(dst)
+		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			e.MoveErr = err
 		}
@@ -284,6 +461,33 @@ func (s *Store) quarantine(what, name, path string, read fs.FileInfo, reason str
 	_ = syncDir(filepath.Dir(path))
 	_ = syncDir(cdir)
 	return e
+}
+
+// quarantineLink handles an openNoFollow error at path: if path is a
+// symbolic link (which the store never creates, and never follows), it is
+// moved to corrupt/ and reported; otherwise quarantineLink returns nil and
+// the caller reports openErr.
+func (s *Store) quarantineLink(what, name, path string, openErr error) *CorruptError {
+	if errors.Is(openErr, fs.ErrNotExist) {
+		return nil
+	}
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	return s.quarantine(what, name, path, fi, notRegular(fi))
+}
+
+// notRegular describes a file that should have been a regular file.
+func notRegular(fi fs.FileInfo) string {
+	switch t := fi.Mode().Type(); {
+	case t&fs.ModeSymlink != 0:
+		return "a symbolic link, not a regular file"
+	case t.IsDir():
+		return "a directory, not a regular file"
+	default:
+		return fmt.Sprintf("not a regular file (mode %v)", fi.Mode())
+	}
 }
 
 // errTempLost means GC removed our temp file before we renamed it (possible
@@ -296,19 +500,36 @@ var errTempLost = errors.New("temp file removed before rename")
 func (s *Store) writeAtomic(dst string, data []byte) error {
 	dir := filepath.Dir(dst)
 	if err := ensureDir(dir); err != nil {
-		return err
+		return s.writeErr(err)
 	}
 	for attempt := 0; ; attempt++ {
 		err := s.writeOnce(dst, dir, data)
 		if errors.Is(err, errTempLost) && attempt < 3 {
 			continue
 		}
-		return err
+		return s.writeErr(err)
 	}
 }
 
+// writeErr adds what a user can do to the errors of a write that cannot
+// succeed by retrying: a read-only store (wrapping ErrReadOnly) and a full
+// file system.
+func (s *Store) writeErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrReadOnly):
+		return err
+	case isReadOnlyErr(err):
+		return fmt.Errorf("%w: %s is read-only or not ours to write (use a store directory you can write, or a read-only command): %w", ErrReadOnly, s.root, err)
+	case isNoSpaceErr(err):
+		return fmt.Errorf("the file system holding the store %s is full (nothing was written; free some space, or run thv gc): %w", s.root, err)
+	}
+	return err
+}
+
 func (s *Store) writeOnce(dst, dir string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Join(s.root, tmpDir), filepath.Base(dst)+".*.tmp")
+	f, err := createTemp(filepath.Join(s.root, tmpDir), filepath.Base(dst))
 	if err != nil {
 		return err
 	}
@@ -346,6 +567,48 @@ func (s *Store) writeOnce(dst, dir string, data []byte) (err error) {
 		return err
 	}
 	return syncDir(dir)
+}
+
+// Temp files are named <base>.<random hex>.tmp, where base is the name of
+// the file being written (a 64-hex object name, a 64-hex.json entry name, or
+// VERSION). Open and GC remove only files with such names (isTempName), so
+// that nothing else in tmp/ is ever touched.
+const tempSuffix = ".tmp"
+
+// createTemp creates a new temp file in dir for a file called base.
+func createTemp(dir, base string) (*os.File, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, base+"."+strconv.FormatUint(rand.Uint64(), 16)+tempSuffix)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) && try < 100 {
+			continue
+		}
+		return f, err
+	}
+}
+
+// isTempName reports whether name is the name of one of the store's temp
+// files: <64 hex>, <64 hex>.json or VERSION, then a dot, 1 to 20 lowercase
+// hex or decimal digits (older builds used decimal), and ".tmp".
+func isTempName(name string) bool {
+	rest, ok := strings.CutSuffix(name, tempSuffix)
+	if !ok {
+		return false
+	}
+	i := strings.LastIndexByte(rest, '.')
+	if i < 0 {
+		return false
+	}
+	base, rnd := rest[:i], rest[i+1:]
+	if len(rnd) == 0 || len(rnd) > 20 || !isLowerHex(rnd) {
+		return false
+	}
+	if base == versionFile {
+		return true
+	}
+	base, _ = strings.CutSuffix(base, ".json")
+	_, ok = parseHexName(base)
+	return ok
 }
 
 // ensureDir creates a fan-out directory on first use and makes its entry in

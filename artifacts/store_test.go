@@ -563,9 +563,13 @@ func TestGC(t *testing.T) {
 	os.WriteFile(foreign, []byte("not mine"), 0o644)
 	os.MkdirAll(filepath.Join(s.Root(), "corrupt"), 0o777)
 	os.WriteFile(filepath.Join(s.Root(), "corrupt", "object-x"), []byte("evidence"), 0o644)
-	// An abandoned temp file (its writer died) and one being written.
-	os.WriteFile(filepath.Join(s.Root(), "tmp", "dead.123.tmp"), []byte("partial"), 0o644)
-	live, err := os.Create(filepath.Join(s.Root(), "tmp", "live.456.tmp"))
+	// An abandoned temp file (its writer died) and one being written, both
+	// with the store's temp names; and a file in tmp/ that merely looks
+	// like a temp file, which is not the store's.
+	os.WriteFile(filepath.Join(s.Root(), "tmp", c.Hex()+".123.tmp"), []byte("partial"), 0o644)
+	notOurs := filepath.Join(s.Root(), "tmp", "dead.123.tmp")
+	os.WriteFile(notOurs, []byte("someone's"), 0o644)
+	live, err := os.Create(filepath.Join(s.Root(), "tmp", k1.Hex()+".json.456.tmp"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -581,9 +585,10 @@ func TestGC(t *testing.T) {
 	want := GCStats{
 		ObjectsKept: 1, ObjectsRemoved: 2,
 		EntriesKept: 1, EntriesRemoved: 1,
-		TmpRemoved: 1,
+		TmpRemoved: 1, TmpLive: 1,
 		BytesFreed: 6 + 8 + k2size + int64(len("partial")),
 		Corrupt:    1,
+		Foreign:    2, FirstLeft: notOurs,
 	}
 	if st != want {
 		t.Errorf("GC stats = %+v, want %+v", st, want)
@@ -597,7 +602,7 @@ func TestGC(t *testing.T) {
 	if _, ok, _ := s.GetEntry(k2); ok {
 		t.Error("unkept entry survived")
 	}
-	for _, p := range []string{foreign, filepath.Join(s.Root(), "corrupt", "object-x"), live.Name()} {
+	for _, p := range []string{foreign, notOurs, filepath.Join(s.Root(), "corrupt", "object-x"), live.Name()} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("GC removed %s", p)
 		}
