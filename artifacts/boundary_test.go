@@ -586,3 +586,30 @@ func jsonString(s string) (string, error) {
 }
 
 func utf8Valid(s string) bool { return utf8.ValidString(s) }
+
+// TestOpenForReadingAbsent: a store that does not exist reads as empty
+// and is not created; an existing foreign directory is still refused.
+func TestOpenForReadingAbsent(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "none")
+	s, err := OpenForReading(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.GetEntry(Key(Sum([]byte("k")))); ok || err != nil {
+		t.Fatalf("GetEntry on an absent store: %v %v", ok, err)
+	}
+	if objs, err := s.Objects(); err != nil || len(objs) != 0 {
+		t.Fatalf("Objects on an absent store: %v %v", objs, err)
+	}
+	if s.Has(Sum([]byte("x"))) {
+		t.Fatal("Has on an absent store")
+	}
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("reading created the store: %v", err)
+	}
+	foreign := t.TempDir()
+	os.WriteFile(filepath.Join(foreign, "draft.txt"), []byte("x"), 0o644)
+	if _, err := OpenForReading(foreign); !errors.Is(err, ErrNotStore) {
+		t.Fatalf("foreign directory: %v", err)
+	}
+}

@@ -595,7 +595,7 @@ func TestGC(t *testing.T) {
 	}
 	// gen/a/0, sum/a and total were superseded: three objects, three
 	// entries, and the seal of the superseded lock.
-	if st.Objects != 3 || st.Entries != 4 || dry != st {
+	if st.ObjectsRemoved != 3 || st.EntriesRemoved != 4 || dry.ObjectsRemoved != 3 || dry.EntriesRemoved != 4 {
 		t.Fatalf("gc %+v, dry run %+v", st, dry)
 	}
 	if rep := e.repro(plan, Options{Jobs: 2}); rep.Executed != 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"thv/artifacts"
 )
@@ -93,19 +92,11 @@ func (w *Worker) Execute(ctx context.Context, spec *Spec) (map[string]artifacts.
 	return digests, nil
 }
 
-// ValidName checks that an output name can safely become a file name:
-// one path component, no separator, not "." or "..", no control character.
-func ValidName(name string) error {
-	switch {
-	case name == "" || name == "." || name == "..":
-		return fmt.Errorf("name %q is not a file name", name)
-	case strings.ContainsAny(name, `/\`):
-		return fmt.Errorf("name %q contains a path separator", name)
-	case strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return fmt.Errorf("name %q contains a control character", name)
-	}
-	return nil
-}
+// ValidName checks that an output name can safely become a file name: one
+// path component, no separator, not "." or "..", no control or invisible
+// character (artifacts.CheckName, the one rule for every name THV turns
+// into a path).
+func ValidName(name string) error { return artifacts.CheckName(name) }
 
 // Local is the default executor: the worker runs in this process.
 type Local struct{ Worker *Worker }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -61,6 +60,14 @@ func (p *Project) runner() *Runner {
 // cached, what failed and, if ctx was cancelled, what did not run; the lock
 // then records what completed.
 func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
+	if !opt.DryRun {
+		// A gc must not delete what this pass reads or writes.
+		unlock, err := p.Store.LockShared()
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
 	r := p.runner()
 	rep, runErr := r.Run(ctx, opt)
 	if opt.DryRun {
@@ -158,19 +165,21 @@ func (r *Runner) NewLock(profile string) *Lock {
 	return l
 }
 
-// GCStats reports a garbage collection.
-type GCStats struct {
-	Objects, Entries int   // removed (or, dry-running, removable)
-	Bytes            int64 // freed
-	Kept             int   // objects kept
-}
-
 // GC removes the store objects and index entries that no up-to-date task of
-// the current plan references. With dryRun it only counts.
-func (p *Project) GC(ctx context.Context, dryRun bool) (GCStats, error) {
+// the current plan references (and the seals of other locks). It holds the
+// store exclusively from deciding what to keep to the end, so it fails at
+// once while a repro runs. With dryRun it only counts, and takes no lock.
+func (p *Project) GC(ctx context.Context, dryRun bool) (artifacts.GCStats, error) {
+	if !dryRun {
+		unlock, err := p.Store.LockExclusive()
+		if err != nil {
+			return artifacts.GCStats{}, err
+		}
+		defer unlock()
+	}
 	rep, err := p.Status(ctx)
 	if err != nil {
-		return GCStats{}, err
+		return artifacts.GCStats{}, err
 	}
 	keep := map[artifacts.Digest]bool{}
 	keepKeys := map[artifacts.Key]bool{}
@@ -187,42 +196,9 @@ func (p *Project) GC(ctx context.Context, dryRun bool) (GCStats, error) {
 		}
 	}
 	if dryRun {
-		return p.countGarbage(keep, keepKeys)
+		return p.Store.GCDryRun(keep, keepKeys)
 	}
-	st, err := p.Store.GC(keep, keepKeys)
-	return GCStats{Objects: st.ObjectsRemoved, Entries: st.EntriesRemoved, Bytes: st.BytesFreed, Kept: st.ObjectsKept}, err
-}
-
-// countGarbage counts what GC would remove, touching nothing.
-func (p *Project) countGarbage(keep map[artifacts.Digest]bool, keepKeys map[artifacts.Key]bool) (GCStats, error) {
-	var st GCStats
-	walk := func(sub, suffix string, kept func(string) bool, n *int) error {
-		return filepath.WalkDir(filepath.Join(p.Store.Root(), sub), func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			name, ok := strings.CutSuffix(d.Name(), suffix)
-			if !ok {
-				return nil
-			}
-			if kept("sha256:" + name) {
-				if sub == "objects" {
-					st.Kept++
-				}
-				return nil
-			}
-			*n++
-			if info, err := d.Info(); err == nil {
-				st.Bytes += info.Size()
-			}
-			return nil
-		})
-	}
-	err := walk("objects", "", func(s string) bool { d, err := artifacts.ParseDigest(s); return err == nil && keep[d] }, &st.Objects)
-	if err == nil {
-		err = walk("index", ".json", func(s string) bool { k, err := artifacts.ParseKey(s); return err == nil && keepKeys[k] }, &st.Entries)
-	}
-	return st, err
+	return p.Store.GC(keep, keepKeys)
 }
 
 // writeRunLog records each task's status and execution time in

@@ -486,7 +486,7 @@ func TestProjectCommands(t *testing.T) {
 		t.Errorf("dag --tasks mermaid:\n%s", out)
 	}
 
-	if out := thv(t, bin, dir, "gc", "--dry-run"); !strings.HasPrefix(out, "would remove 0 objects and 0 index entries") {
+	if out := thv(t, bin, dir, "gc", "--dry-run"); !strings.HasPrefix(out, "would have removed 0 objects, 0 index entries") {
 		t.Errorf("gc --dry-run on a current store: %s", out)
 	}
 	thv(t, bin, dir, "gc", "--set", "settings.d3.T=110")
@@ -584,5 +584,75 @@ func TestStatusVerifyFindsAFlippedByte(t *testing.T) {
 	}
 	if out := thv(t, bin, dir, "status", "--verify"); !strings.Contains(out, "verified") {
 		t.Fatalf("status --verify after the repair:\n%s", out)
+	}
+}
+
+// TestReadOnlyCommandsCreateNothing: status, show, dag, gc --dry-run and
+// repro --dry-run in a fresh directory leave it empty.
+func TestReadOnlyCommandsCreateNothing(t *testing.T) {
+	bin := buildThv(t, moduleRoot(t))
+	dir := t.TempDir()
+	for _, args := range [][]string{{"status"}, {"show"}, {"dag"}, {"gc", "--dry-run"}, {"repro", "--dry-run"}} {
+		thv(t, bin, dir, args...)
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Fatalf("thv %s created %s", strings.Join(args, " "), entries[0].Name())
+		}
+	}
+}
+
+// TestGCDuringRepro is issue #12's fourth reproduction: gc started while a
+// repro runs must not delete what the run needs. Every gc during the run is
+// refused; the run completes with the lock of an undisturbed run; a gc
+// afterwards works.
+func TestGCDuringRepro(t *testing.T) {
+	bin := buildThv(t, moduleRoot(t))
+	clean := t.TempDir()
+	thvRepro(t, bin, clean)
+	dir := t.TempDir()
+	run := exec.Command(bin, "repro", "--params", tinyParams(t), "-j", "2")
+	run.Dir = dir
+	var out bytes.Buffer
+	run.Stdout, run.Stderr = &out, &out
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- run.Wait() }()
+	refused := 0
+	for finished := false; !finished; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("repro with gc attempts alongside: %v\n%s", err, out.String())
+			}
+			finished = true
+		default:
+			if countFiles(filepath.Join(dir, ".thv", "objects")) == 0 {
+				time.Sleep(time.Millisecond)
+				continue
+			}
+			gc := exec.Command(bin, "gc", "--params", tinyParams(t))
+			gc.Dir = dir
+			if msg, err := gc.CombinedOutput(); err != nil {
+				if !strings.Contains(string(msg), "in use") && !strings.Contains(string(msg), "locked") {
+					t.Fatalf("gc during repro failed without saying the store is in use: %s", msg)
+				}
+				refused++
+			}
+		}
+	}
+	if refused == 0 {
+		t.Fatal("no gc ran during the repro (the run was too quick to test)")
+	}
+	a, _ := os.ReadFile(filepath.Join(clean, tinyLock))
+	b, _ := os.ReadFile(filepath.Join(dir, tinyLock))
+	if !bytes.Equal(a, b) {
+		t.Fatal("a repro disturbed by gc attempts wrote another lock")
+	}
+	if out := thv(t, bin, dir, "gc"); !strings.HasPrefix(out, "removed 0 objects") {
+		t.Fatalf("gc after the run: %s", out)
+	}
+	if r := thvRepro(t, bin, dir); r.Executed != 0 {
+		t.Fatalf("gc after the run removed live artifacts: %+v", r)
 	}
 }

@@ -33,10 +33,13 @@ func (f *projectFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.set, "set", nil, "override a protocol key, e.g. --set settings.d3.T=300 (repeatable)")
 }
 
-func (f *projectFlags) open() (*protocol.Project, error) {
+// open opens the project; readOnly commands never create or change the
+// store.
+func (f *projectFlags) open(readOnly bool) (*protocol.Project, error) {
 	return protocol.Open(protocol.Options{
 		LoadOptions: protocol.LoadOptions{ParamsFile: f.params, Profile: f.profile, Set: f.set},
 		StoreDir:    f.store,
+		ReadOnly:    readOnly,
 	})
 }
 
@@ -87,7 +90,7 @@ completed, so the next repro resumes.`,
   thv repro --executor process    # run tasks in thv exec-task worker processes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			proj, err := pf.open()
+			proj, err := pf.open(dry)
 			if err != nil {
 				return err
 			}
@@ -233,7 +236,7 @@ also re-hashes every output of the up-to-date tasks: a flipped byte is found
 here (and quarantined, so that thv repro recomputes it), not only when read.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			proj, err := pf.open()
+			proj, err := pf.open(true)
 			if err != nil {
 				return err
 			}
@@ -290,10 +293,12 @@ func newGCCommand() *cobra.Command {
 		Short: "Remove store objects that no current task references",
 		Long: `Remove from the store every object and index entry that no up-to-date task of
 the current protocol (profile, params) references. Artifacts of other
-profiles are removed too unless you run gc with that profile's settings.`,
+profiles are removed too unless you run gc with that profile's settings.
+gc removes only files the store created, never follows a symbolic link, and
+refuses to run while a thv repro holds the store.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			proj, err := pf.open()
+			proj, err := pf.open(dry)
 			if err != nil {
 				return err
 			}
@@ -301,12 +306,11 @@ profiles are removed too unless you run gc with that profile's settings.`,
 			if err != nil {
 				return err
 			}
-			verb := "removed"
+			report := st.String()
 			if dry {
-				verb = "would remove"
+				report = "would have " + report
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s %d objects and %d index entries (%.1f MB); kept %d objects\n",
-				verb, st.Objects, st.Entries, float64(st.Bytes)/1e6, st.Kept)
+			fmt.Fprintln(cmd.OutOrStdout(), report)
 			return nil
 		},
 	}

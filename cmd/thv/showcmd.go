@@ -35,7 +35,7 @@ and the tests are the outputs of its summarize tasks, not recomputed.`,
   thv show runs d2/clusters/THV-UCB/eta=0.01/`,
 		Args: cobra.RangeArgs(0, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			proj, err := pf.open()
+			proj, err := pf.open(true)
 			if err != nil {
 				return err
 			}
@@ -262,7 +262,7 @@ func newDAGCommand() *cobra.Command {
   thv dag --tasks --filter d2/concave/THV-UCB --format dot | dot -Tsvg > dag.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			proj, err := pf.open()
+			proj, err := pf.open(true)
 			if err != nil {
 				return err
 			}

@@ -24,6 +24,10 @@ type Options struct {
 	StoreDir string          // "" means $THV_STORE, else .thv in Dir
 	Dir      string          // where the lock file and results/ live; "" means the working directory
 	Kinds    *pipeline.Kinds // nil means Kinds(); tests pass kinds over edited sources
+	// ReadOnly opens the store without creating or changing anything (for
+	// status, show, dag, gc --dry-run); a store that does not exist yet
+	// reads as empty.
+	ReadOnly bool
 }
 
 // Open loads and validates the protocol, plans the DAG, and opens the
@@ -46,9 +50,13 @@ func Open(opt Options) (*Project, error) {
 	if storeDir == "" {
 		storeDir = filepath.Join(dir, ".thv")
 	}
-	store, err := artifacts.Open(storeDir)
+	open := artifacts.Open
+	if opt.ReadOnly {
+		open = artifacts.OpenForReading
+	}
+	store, err := open(storeDir)
 	if err != nil {
-		return nil, fmt.Errorf("opening store %s: %w", storeDir, err)
+		return nil, fmt.Errorf("opening the store: %w", err)
 	}
 	// Listing the store and reading the lock overlap with planning: on the
 	// no-op path of the paper they are most of the wall time.

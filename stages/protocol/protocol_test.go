@@ -345,14 +345,14 @@ func TestGCKeepsCurrentArtifacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Objects == 0 || st.Entries == 0 || st.Objects != dry.Objects || st.Entries != dry.Entries {
+	if st.ObjectsRemoved == 0 || st.EntriesRemoved == 0 || st.ObjectsRemoved != dry.ObjectsRemoved || st.EntriesRemoved != dry.EntriesRemoved {
 		t.Fatalf("gc removed %+v (dry run said %+v)", st, dry)
 	}
 	if rep := repro(t, tiny(t, dir, nil, "settings.d3.T=110"), pipeline.Options{}); rep.Executed != 0 {
 		t.Fatalf("gc removed current artifacts: %v reran", executedIDs(rep))
 	}
 	again, _ := p.GC(context.Background(), false)
-	if again.Objects != 0 || again.Entries != 0 {
+	if again.ObjectsRemoved != 0 || again.EntriesRemoved != 0 {
 		t.Fatalf("second gc removed %+v", again)
 	}
 }
@@ -428,7 +428,7 @@ func TestTamperedLockCannotEscape(t *testing.T) {
 	}
 	os.WriteFile(lock, []byte(tampered), 0o644)
 	_, err := Open(Options{LoadOptions: LoadOptions{ParamsFile: "testdata/tiny.yaml"}, Dir: dir, StoreDir: filepath.Join(dir, "store")})
-	if err == nil || !strings.Contains(err.Error(), "not a valid lock file") || !strings.Contains(err.Error(), "path separator") {
+	if err == nil || !strings.Contains(err.Error(), "not a valid lock file") || !strings.Contains(err.Error(), "single path component") {
 		t.Fatalf("tampered lock: %v", err)
 	}
 	if got, _ := os.ReadFile(victim); string(got) != "precious\n" {
