@@ -4,8 +4,12 @@
 GO      ?= go
 BIN     := bin/thv
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
+# make fuzz: each fuzz target for FUZZTIME (go test -fuzz takes one target
+# of one package at a time). Seed corpora: <package>/testdata/fuzz/<target>/.
+FUZZTIME ?= 20s
+FUZZ_TARGETS := ./stages/protocol:FuzzLoadConfig ./cmd/thv:FuzzReadPoints
 
-.PHONY: all build repro quick test bench vet fmt-check clean
+.PHONY: all build repro quick test fuzz bench vet fmt-check clean
 
 all: build
 
@@ -21,6 +25,13 @@ quick: build
 
 test: vet fmt-check
 	$(GO) test -count=1 ./...
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name in $$pkg for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./hv/ ./algos/...

@@ -69,17 +69,67 @@ func TestRunErrors(t *testing.T) {
 	}{
 		{[]string{"--d", "2", "--geometry", "concave", "--algo", "THV-UCX", "--eta", "0.1"}, `unknown algorithm "THV-UCX"`},
 		{[]string{"--d", "2", "--geometry", "spiral", "--algo", "RandomK"}, `unknown geometry "spiral"`},
-		{[]string{"--d", "2", "--geometry", "concave", "--algo", "RandomK", "--k", "40"}, "k = 40"},
+		{[]string{"--d", "2", "--geometry", "concave", "--algo", "RandomK", "--k", "40"}, "--k 40"},
 		{[]string{"--d", "1", "--geometry", "concave", "--algo", "RandomK"}, "at least 2 objectives"},
 		{[]string{"--d", "2", "--geometry", "concave", "--algo", "RandomK", "--T", "10"}, "shorter than the forced initialisation"},
-		{[]string{"--d", "2", "--geometry", "concave", "--algo", "THV-UCB", "--eta", "0"}, "η must be > 0"},
-		{[]string{"--d", "2", "--geometry", "concave", "--algo", "THV-UCB", "--eta", "-1"}, "η must be > 0"},
+		{[]string{"--d", "2", "--geometry", "concave", "--algo", "THV-UCB", "--eta", "0"}, "η must be finite and > 0"},
+		{[]string{"--d", "2", "--geometry", "concave", "--algo", "THV-UCB", "--eta", "-1"}, "η must be finite and > 0"},
 		{[]string{"--d", "2", "--geometry", "concave", "--algo", "THV-UCB"}, "give --eta"},
 		{[]string{"--geometry", "concave", "--algo", "RandomK"}, "--d is required"},
 	} {
 		if _, err := execute(t, newRunCommand(), c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("thv run %v: err = %v, want %q", c.args, err, c.want)
 		}
+	}
+}
+
+// TestRunFlagErrors: a flag given with a value out of range is an error
+// naming the flag and the value, never a silent fall-back to the setting's
+// value (flags not given still take it: TestRunJSON).
+func TestRunFlagErrors(t *testing.T) {
+	base := []string{"--d", "2", "--geometry", "concave", "--algo", "THV-UCB", "--eta", "0.1", "--json"}
+	csv := filepath.Join(t.TempDir(), "arms.csv")
+	os.WriteFile(csv, []byte("0.9,0.1\n0.1,0.9\n0.6,0.6\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string // the whole error
+	}{
+		{[]string{"--k", "0"}, "--k 0: slate size must be between 1 and 2147483647"},
+		{[]string{"--k", "-2"}, "--k -2: slate size must be between 1 and 2147483647"},
+		{[]string{"--k", "37"}, "--k 37: slate size must be between 1 and n = 36"},
+		{[]string{"--n", "0"}, "--n 0: number of arms must be between 1 and 2147483647"},
+		{[]string{"--n", "2147483648"}, "--n 2147483648: number of arms must be between 1 and 2147483647"},
+		{[]string{"--n", "3", "--k", "4"}, "--k 4: slate size must be between 1 and n = 3 (--n)"},
+		{[]string{"--n", "2"}, "k = 3 (the setting's): slate size must be between 1 and n = 2; give --k"},
+		{[]string{"--T", "0"}, "--T 0: horizon must be between 1 and 2147483647"},
+		{[]string{"--T", "-300"}, "--T -300: horizon must be between 1 and 2147483647"},
+		{[]string{"--T", "10"}, "THV-UCB: horizon T = 10 is shorter than the forced initialisation (24 rounds for n = 36, k = 3, m0 = 2)"},
+		{[]string{"--sigma", "nan"}, "--sigma NaN: noise level must be finite and ≥ 0"},
+		{[]string{"--sigma", "inf"}, "--sigma +Inf: noise level must be finite and ≥ 0"},
+		{[]string{"--sigma", "-0.1"}, "--sigma -0.1: noise level must be finite and ≥ 0"},
+		{[]string{"--sigma", "-1"}, "--sigma -1: noise level must be finite and ≥ 0"},
+		{[]string{"--eta", "nan"}, "--eta NaN: η must be finite and > 0"},
+		{[]string{"--eta", "inf"}, "--eta +Inf: η must be finite and > 0"},
+		{[]string{"--d", "0"}, "--d 0: need at least 2 objectives"},
+		{[]string{"--d", "7"}, "no setting for d = 7 in params.yaml: give --n, --k, --T and --sigma"},
+		{[]string{"--d", "7", "--n", "10", "--k", "2", "--T", "100"}, "no setting for d = 7 in params.yaml: give --n, --k, --T and --sigma"},
+		{[]string{"--set", "settings.d2.T=true"}, "embedded params.yaml (profile paper): settings.d2.T = true: want an integer, got a boolean (from --set settings.d2.T=true)"},
+		{[]string{"--instance", csv}, "--d: cannot be combined with --instance (the instance's file gives d and n)"},
+	} {
+		args := append(append([]string{}, base...), c.args...)
+		if _, err := execute(t, newRunCommand(), args...); err == nil || err.Error() != c.want {
+			t.Errorf("thv run %v:\n err  %v\n want %s", c.args, err, c.want)
+		}
+	}
+	csv7 := filepath.Join(t.TempDir(), "d7.csv")
+	os.WriteFile(csv7, []byte("0.5,0.5,0.5,0.5,0.5,0.5,0.5\n0.9,0,0,0,0,0,0\n"), 0o644)
+	if _, err := execute(t, newRunCommand(), "--instance", csv7, "--algo", "RandomK", "--k", "1", "--T", "100"); err == nil || err.Error() != csv7+": no setting for d = 7 in params.yaml: give --k, --T and --sigma" {
+		t.Errorf("CSV instance of d = 7 without --sigma: %v", err)
+	}
+	// Zero noise given explicitly is a value, not "the default".
+	out, err := execute(t, newRunCommand(), append(base, "--sigma", "0", "--T", "100")...)
+	if err != nil || !strings.Contains(out, `"sigma":0,`) || !strings.Contains(out, `"T":100,`) {
+		t.Errorf("--sigma 0 --T 100: %v %s", err, out)
 	}
 }
 

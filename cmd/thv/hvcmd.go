@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -31,7 +33,15 @@ coordinate must be a finite number. Points that are dominated, or not
 strictly above the reference point in every coordinate, add nothing.
 
 The result is printed alone on standard output, with 17 significant
-digits. Any malformed input is an error that names its line.
+digits. Any malformed input is an error that names its line; a line longer
+than 1 MiB is an error too (the input is read line by line, never whole).
+
+The volume is computed in float64. If it, or a volume computed on the way
+to it, exceeds the float64 range (about 1.8e308: coordinates of 1e160 in
+three dimensions are enough), the result is not a finite number: thv hv
+then prints nothing and fails (exit status 1) rather than print Inf or
+NaN. Scale the coordinates down (the volume scales by the product of the
+factors) and scale the result back.
 
 The algorithm is exact for every d: a sweep for d = 2 and d = 3
 (O(n log n)), HV4D+ for d = 4 (O(n^2)), and WFG down to HV4D+ for d >= 5.`,
@@ -65,7 +75,11 @@ The algorithm is exact for every d: a sweep for d = 2 and d = 3
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%.17g\n", hv.Volume(pts, ref))
+			v := hv.Volume(pts, ref)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%s: the hypervolume overflows float64 (computed %v from finite coordinates): scale the coordinates down", name, v)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%.17g\n", v)
 			return err
 		},
 	}
@@ -86,25 +100,28 @@ func parseRef(s string) ([]float64, error) {
 	return ref, nil
 }
 
-// readPoints reads one point per line. If d > 0 (the dimension of --ref)
-// every point must have d coordinates, otherwise as many as the first one.
-// The coordinates share one backing array: parsing allocates little, which
+// maxLineBytes bounds one line of input to thv hv.
+const maxLineBytes = 1 << 20
+
+// readPoints reads one point per line, streaming: a line longer than
+// maxLineBytes is an error. If d > 0 (the dimension of --ref) every point
+// must have d coordinates, otherwise as many as the first one. The
+// coordinates share one backing array: parsing allocates little, which
 // matters when a process measures one large front and exits.
 func readPoints(r io.Reader, d int) ([][]float64, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLineBytes)
 	var coords []float64
 	fromRef := d > 0
 	line := 0
-	for text := range strings.Lines(string(data)) {
+	for sc.Scan() {
 		line++
-		text = strings.TrimSpace(text)
+		text := strings.TrimSpace(sc.Text())
 		if text == "" || text[0] == '#' {
 			continue
 		}
 		before := len(coords)
+		var err error
 		if coords, err = appendFields(coords, text); err != nil {
 			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
@@ -118,6 +135,12 @@ func readPoints(r io.Reader, d int) ([][]float64, error) {
 			}
 			return nil, fmt.Errorf("line %d: expected %d coordinates, got %d", line, d, got)
 		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("line %d: longer than 1 MiB (%d bytes), the limit on a line", line+1, maxLineBytes)
+		}
+		return nil, err
 	}
 	if len(coords) == 0 {
 		return nil, errors.New("no points")
@@ -147,10 +170,10 @@ func appendFields(dst []float64, s string) ([]float64, error) {
 			field++
 			x, err := strconv.ParseFloat(w, 64)
 			if err != nil && !errors.Is(err, strconv.ErrRange) {
-				return dst, fmt.Errorf("field %d: %q is not a number", field, w)
+				return dst, fmt.Errorf("field %d: %s is not a number", field, quoteToken(w))
 			}
 			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return dst, fmt.Errorf("field %d: %q is not a finite number", field, w)
+				return dst, fmt.Errorf("field %d: %s is not a finite number", field, quoteToken(w))
 			}
 			dst = append(dst, x)
 		}
@@ -159,4 +182,18 @@ func appendFields(dst []float64, s string) ([]float64, error) {
 		}
 	}
 	return dst, nil
+}
+
+// quoteToken quotes a field for an error message, cut to 40 bytes (at a
+// rune boundary) and marked … if longer: a bad field may be a whole line.
+func quoteToken(w string) string {
+	const max = 40
+	if len(w) <= max {
+		return strconv.Quote(w)
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(w[cut]) {
+		cut--
+	}
+	return strconv.Quote(w[:cut]) + "…"
 }

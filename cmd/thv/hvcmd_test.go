@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -105,6 +107,18 @@ func TestHVCommandErrors(t *testing.T) {
 		{"ref NaN", "1 2\n", []string{"--ref", "0,nan"}, `--ref: field 2: "nan" is not a finite number`},
 		{"ref empty", "1 2\n", []string{"--ref", ""}, "--ref: no coordinates"},
 		{"two files", "", []string{"a", "b"}, "accepts at most 1 arg(s), received 2"},
+		{"-inf", "1 2\n3 -Inf\n", nil, `standard input: line 2: field 2: "-Inf" is not a finite number`},
+		{"nan with comma", "1,2\n\n3,nan\n", nil, `standard input: line 3: field 2: "nan" is not a finite number`},
+		{"long token cut", "1 " + strings.Repeat("x", 100000) + "\n", nil, `standard input: line 1: field 2: "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"… is not a number`},
+		{"long number cut", strings.Repeat("9", 400) + "e999 1\n", nil, `standard input: line 1: field 1: "9999999999999999999999999999999999999999"… is not a finite number`},
+		{"line over 1 MiB", "1 2\n3 4\n" + strings.Repeat("5 ", 1<<19) + "6\n", nil, "standard input: line 3: longer than 1 MiB (1048576 bytes), the limit on a line"},
+		{"last line over 1 MiB", strings.Repeat(" ", 1<<20+1), nil, "standard input: line 1: longer than 1 MiB (1048576 bytes), the limit on a line"},
+		// Finite inputs whose volume overflows float64: an error, not NaN or Inf.
+		{"overflow to NaN", "1e160 1e160 1\n1e159 2e160 1\n", nil, "standard input: the hypervolume overflows float64 (computed NaN from finite coordinates): scale the coordinates down"},
+		{"overflow to Inf", "1e200 1e200\n", nil, "standard input: the hypervolume overflows float64 (computed +Inf from finite coordinates): scale the coordinates down"},
+		{"overflow of a side", "1e308 1\n", []string{"--ref", "-1e308,0"}, "standard input: the hypervolume overflows float64 (computed +Inf from finite coordinates): scale the coordinates down"},
+		{"overflow in d=4", "1e100 1e100 1e100 1e100\n2e100 1 1 1\n", nil, "standard input: the hypervolume overflows float64 (computed +Inf from finite coordinates): scale the coordinates down"},
+		{"overflow in d=6", "1e60 1e60 1e60 1e60 1e60 1e60\n2e60 1 1 1 1 1\n1 2e60 1 1 1 1\n", nil, "standard input: the hypervolume overflows float64 (computed +Inf from finite coordinates): scale the coordinates down"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := runHV(t, tc.stdin, tc.args...)
@@ -130,5 +144,59 @@ func TestHVCommandHelp(t *testing.T) {
 	got, err := runHV(t, "1 3\n2 2\n3 1\n")
 	if err != nil || got != "6\n" || !strings.Contains(cmd.Example, "  6\n") {
 		t.Errorf("example: %q %v", got, err)
+	}
+}
+
+// TestHVLargeButFinite: volumes near the top of the float64 range that do
+// not overflow are still printed.
+func TestHVLargeButFinite(t *testing.T) {
+	got, err := runHV(t, "1e150 1e150\n")
+	if err != nil || got != "9.999999999999999e+299\n" {
+		t.Errorf("got %q, %v", got, err)
+	}
+}
+
+// endless is an input that never ends and has no newline.
+type endless struct{ n int64 }
+
+func (e *endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = '1'
+	}
+	e.n += int64(len(p))
+	return len(p), nil
+}
+
+// TestHVStreams: an endless line is refused after 1 MiB, without reading
+// the input whole (the command would never return otherwise).
+func TestHVStreams(t *testing.T) {
+	in := &endless{}
+	_, err := readPoints(in, 0)
+	if err == nil || err.Error() != "line 1: longer than 1 MiB (1048576 bytes), the limit on a line" {
+		t.Fatalf("error %v", err)
+	}
+	if in.n > 4<<20 {
+		t.Errorf("read %d bytes of a line before refusing it", in.n)
+	}
+}
+
+// TestHVExitStatus: the binary exits with status 1 and prints nothing on
+// standard output when the volume overflows or a line is too long.
+func TestHVExitStatus(t *testing.T) {
+	bin := buildThv(t, moduleRoot(t))
+	for _, c := range []struct{ stdin, stderr string }{
+		{"1e160 1e160 1\n1e159 2e160 1\n", "thv: standard input: the hypervolume overflows float64 (computed NaN from finite coordinates): scale the coordinates down\n"},
+		{"1 2\nnan 1\n", "thv: standard input: line 2: field 1: \"nan\" is not a finite number\n"},
+		{strings.Repeat("1", 3<<20), "thv: standard input: line 1: longer than 1 MiB (1048576 bytes), the limit on a line\n"},
+	} {
+		cmd := exec.Command(bin, "hv")
+		cmd.Stdin = strings.NewReader(c.stdin)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || out.Len() != 0 || errOut.String() != c.stderr {
+			t.Errorf("%.40q: %v, stdout %q, stderr %q", c.stdin, err, out.String(), errOut.String())
+		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"time"
 
@@ -38,7 +39,9 @@ a CSV instance given with --instance) and print HV_last100, the benchmarks
 V* and HV(G*), and the regrets.
 
 n, k, T and sigma default to the paper's setting for d in params.yaml
-(embedded; --params to read another file); flags override them.`,
+(embedded; --params to read another file); flags override them. A flag
+given with a value out of range (--k 0, --T -5, --sigma nan, --eta inf,
+--k above n) is an error, never replaced by the default.`,
 		Example: `  thv run --d 3 --geometry concave --algo THV-UCB --eta 0.01 --seed 0
   thv run --d 5 --geometry linear --algo ParetoTS --seed 3 --json
   thv run --instance arms.csv --k 4 --T 2000 --sigma 0.05 --algo THV-UCB --eta 0.1 --seed 0`,
@@ -54,13 +57,63 @@ n, k, T and sigma default to the paper's setting for d in params.yaml
 	fl.IntVar(&f.n, "n", 0, "number of arms (default: the setting's)")
 	fl.IntVar(&f.k, "k", 0, "slate size (default: the setting's)")
 	fl.IntVar(&f.T, "T", 0, "horizon in rounds (default: the setting's)")
-	fl.Float64Var(&f.sigma, "sigma", -1, "noise level σ (default: the setting's)")
+	fl.Float64Var(&f.sigma, "sigma", 0, "noise level σ ≥ 0 (default: the setting's)")
 	fl.StringVar(&f.instance, "instance", "", "CSV file of arm means (one arm per row) instead of a synthetic instance")
 	fl.BoolVar(&f.jsonOut, "json", false, "print one JSON object")
 	fl.StringVar(&f.params, "params", "", "params.yaml to read settings from (default: the embedded one)")
 	fl.StringVar(&f.profile, "profile", "paper", "params profile")
 	fl.StringArrayVar(&f.paramSets, "set", nil, "override a params key, e.g. --set settings.d3.T=300")
 	return cmd
+}
+
+// maxRunInt bounds --n, --k and --T, as params.yaml bounds every integer.
+const maxRunInt = math.MaxInt32
+
+// checkRunFlags refuses a flag given with a value out of its range: a flag
+// not given takes the setting's value, but one given as 0, a negative, NaN
+// or an infinity is an error naming the flag and the value, never a silent
+// fall-back to the default.
+func checkRunFlags(cmd *cobra.Command, f runFlags) error {
+	changed := cmd.Flags().Changed
+	ints := []struct {
+		flag string
+		v    int
+		min  int
+		what string
+	}{
+		{"d", f.d, 2, "number of objectives"},
+		{"n", f.n, 1, "number of arms"},
+		{"k", f.k, 1, "slate size"},
+		{"T", f.T, 1, "horizon"},
+	}
+	for _, c := range ints {
+		if !changed(c.flag) {
+			continue
+		}
+		if c.flag == "d" && c.v < 2 {
+			return fmt.Errorf("--d %d: need at least 2 objectives", c.v)
+		}
+		if c.v < c.min || c.v > maxRunInt {
+			return fmt.Errorf("--%s %d: %s must be between %d and %d", c.flag, c.v, c.what, c.min, maxRunInt)
+		}
+	}
+	if changed("n") && changed("k") && f.k > f.n {
+		return fmt.Errorf("--k %d: slate size must be between 1 and n = %d (--n)", f.k, f.n)
+	}
+	if changed("sigma") && (!(f.sigma >= 0) || math.IsInf(f.sigma, 1)) {
+		return fmt.Errorf("--sigma %v: noise level must be finite and ≥ 0", f.sigma)
+	}
+	if changed("eta") && (!(f.eta > 0) || math.IsInf(f.eta, 1)) {
+		return fmt.Errorf("--eta %v: η must be finite and > 0", f.eta)
+	}
+	if f.instance != "" {
+		for _, flag := range []string{"d", "n", "geometry"} {
+			if changed(flag) {
+				return fmt.Errorf("--%s: cannot be combined with --instance (the instance's file gives d and n)", flag)
+			}
+		}
+	}
+	return nil
 }
 
 // runResult is the JSON shape of `thv run --json`.
@@ -96,13 +149,14 @@ func runOnce(cmd *cobra.Command, f runFlags) error {
 	if spec.UsesEta && !cmd.Flags().Changed("eta") {
 		return fmt.Errorf("%s has a confidence parameter: give --eta (the paper's grid: 0.01, 0.1, 0.3, 1.0)", spec.Name)
 	}
-	if cmd.Flags().Changed("eta") && !(f.eta > 0) {
-		return fmt.Errorf("--eta %v: η must be > 0", f.eta)
+	if err := checkRunFlags(cmd, f); err != nil {
+		return err
 	}
 	cfg, err := protocol.LoadConfig(protocol.LoadOptions{ParamsFile: f.params, Profile: f.profile, Set: f.paramSets})
 	if err != nil {
 		return err
 	}
+	changed := cmd.Flags().Changed
 	var inst *envs.Instance
 	var set protocol.Setting
 	geometry := f.geometry
@@ -116,15 +170,19 @@ func runOnce(cmd *cobra.Command, f runFlags) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.instance, err)
 		}
-		set, _ = cfg.SettingFor(inst.D())
+		var ok bool
+		if set, ok = cfg.SettingFor(inst.D()); !ok {
+			for _, name := range []string{"k", "T", "sigma"} {
+				if !changed(name) {
+					return fmt.Errorf("%s: no setting for d = %d in params.yaml: give --k, --T and --sigma", f.instance, inst.D())
+				}
+			}
+		}
 		set.D, set.N = inst.D(), inst.N()
 		geometry = "csv:" + f.instance
 	} else {
 		if !cmd.Flags().Changed("d") {
 			return fmt.Errorf("--d is required (the paper's settings: d = 2, 3, 4, 5), or give --instance FILE")
-		}
-		if f.d < 2 {
-			return fmt.Errorf("--d %d: need at least 2 objectives", f.d)
 		}
 		g, err := envs.ParseGeometry(f.geometry)
 		if err != nil {
@@ -133,11 +191,13 @@ func runOnce(cmd *cobra.Command, f runFlags) error {
 		var ok bool
 		if set, ok = cfg.SettingFor(f.d); !ok {
 			set.D = f.d
-			if f.n == 0 || f.k == 0 || f.T == 0 || f.sigma < 0 {
-				return fmt.Errorf("no setting for d = %d in params.yaml: give --n, --k, --T and --sigma", f.d)
+			for _, name := range []string{"n", "k", "T", "sigma"} {
+				if !changed(name) {
+					return fmt.Errorf("no setting for d = %d in params.yaml: give --n, --k, --T and --sigma", f.d)
+				}
 			}
 		}
-		if f.n > 0 {
+		if changed("n") {
 			set.N = f.n
 		}
 		inst, err = envs.Generate(g, set.D, set.N, f.seed)
@@ -145,17 +205,20 @@ func runOnce(cmd *cobra.Command, f runFlags) error {
 			return err
 		}
 	}
-	if f.k > 0 {
+	if changed("k") {
 		set.K = f.k
 	}
-	if f.T > 0 {
+	if changed("T") {
 		set.T = f.T
 	}
-	if f.sigma >= 0 {
+	if changed("sigma") {
 		set.Sigma = f.sigma
 	}
 	if set.K < 1 || set.K > inst.N() {
-		return fmt.Errorf("k = %d: slate size must be between 1 and n = %d", set.K, inst.N())
+		if changed("k") {
+			return fmt.Errorf("--k %d: slate size must be between 1 and n = %d", set.K, inst.N())
+		}
+		return fmt.Errorf("k = %d (the setting's): slate size must be between 1 and n = %d; give --k", set.K, inst.N())
 	}
 	var params map[string]float64
 	if a, ok := cfg.Algorithm(spec.Name); ok {

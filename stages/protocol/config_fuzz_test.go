@@ -1,0 +1,93 @@
+package protocol
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"thv"
+)
+
+var fuzzProfiles = []string{"", "quick", "short", "x"}
+
+// FuzzLoadConfig: on any params file, profile and --set override the loader
+// never panics and returns either an error of bounded length or a Config
+// that is valid (every number finite and in range). Without --set, a Config
+// it accepts is exactly the one the legacy viper loader gives for the same
+// file: the strict decoder refuses more, but never decodes differently.
+func FuzzLoadConfig(f *testing.F) {
+	f.Add(thv.DefaultParams, uint8(0), "")
+	f.Add(thv.DefaultParams, uint8(1), "settings.d3.T=300")
+	f.Add([]byte(tinyYAML(f)), uint8(2), "")
+	f.Add([]byte(tinyYAML(f)), uint8(0), "seeds=[-1]")
+	f.Fuzz(func(t *testing.T, src []byte, profile uint8, set string) {
+		opt := LoadOptions{Profile: fuzzProfiles[int(profile)%len(fuzzProfiles)]}
+		if set != "" {
+			opt.Set = []string{set}
+		}
+		cfg, err := loadConfig(src, "p.yaml", opt, noEnv)
+		if err != nil {
+			if n := len(err.Error()); n > 4096 {
+				t.Fatalf("error of %d bytes: %.200s…", n, err)
+			}
+			return
+		}
+		if err := checkConfig(cfg); err != nil {
+			t.Fatalf("accepted an invalid Config: %v", err)
+		}
+		again, err := loadConfig(src, "p.yaml", opt, noEnv)
+		if err != nil || fmt.Sprintf("%#v", *again) != fmt.Sprintf("%#v", *cfg) {
+			t.Fatalf("second load differs: %v", err)
+		}
+		if set != "" {
+			return
+		}
+		old, err := legacyLoadBytes(src, "p.yaml", opt)
+		if err != nil {
+			if strings.Contains(err.Error(), "excessive aliasing") {
+				return // yaml.v3 refuses what our own value limit allows
+			}
+			t.Fatalf("accepted, but the legacy loader says: %v", err)
+		}
+		if got, want := fmt.Sprintf("%#v", *cfg), fmt.Sprintf("%#v", *old); got != want {
+			t.Fatalf("Config differs from the legacy loader's:\n got %s\nwant %s", got, want)
+		}
+	})
+}
+
+// checkConfig checks what a validated Config promises, independently of
+// normalize.
+func checkConfig(c *Config) error {
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	if len(c.Settings) == 0 || len(c.Geometries) == 0 || len(c.Seeds) == 0 || len(c.GridSeeds) == 0 || len(c.Algorithms) == 0 {
+		return fmt.Errorf("an empty list: %+v", c)
+	}
+	if !finite(c.Reference) || c.MinPulls < 1 || c.MinPulls > maxInt || c.Metrics.HVWindow < 1 {
+		return fmt.Errorf("reference %v, min_pulls %d, hv_window %d", c.Reference, c.MinPulls, c.Metrics.HVWindow)
+	}
+	for name, s := range c.Settings {
+		if s.Name != name || s.D < 2 || s.N < 1 || s.K < 1 || s.K > s.N || !finite(s.Sigma) || s.Sigma < 0 || s.T < c.Metrics.HVWindow || s.T > maxInt || s.N > maxInt || s.D > maxInt {
+			return fmt.Errorf("setting %s: %+v", name, s)
+		}
+	}
+	for _, a := range c.Algorithms {
+		if b, ok := c.Algorithm(a.Name); !ok || b.Name != a.Name {
+			return fmt.Errorf("algorithm %q not found by name", a.Name)
+		}
+		for _, e := range a.Eta {
+			if !finite(e) || e <= 0 {
+				return fmt.Errorf("%s: η %v", a.Name, e)
+			}
+		}
+		for p, x := range a.Params {
+			if !finite(x) {
+				return fmt.Errorf("%s: %s = %v", a.Name, p, x)
+			}
+		}
+	}
+	if !(c.Statistics.Confidence > 0 && c.Statistics.Confidence < 1) || c.Statistics.Resamples < 1 || c.Figures.MovingAverage < 1 || c.Outputs.Results == "" {
+		return fmt.Errorf("statistics %+v, figures %+v, outputs %+v", c.Statistics, c.Figures, c.Outputs)
+	}
+	return nil
+}
