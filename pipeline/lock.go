@@ -77,10 +77,13 @@ func ReadLock(path string) (*Lock, error) {
 
 // decodeLock decodes and validates the bytes of a lock file.
 func decodeLock(b []byte) (*Lock, error) {
+	sum := make(chan artifacts.Digest, 1)
+	go func() { sum <- artifacts.Sum(b) }() // the seal is looked up by it
 	l, err := parseLock(b)
 	if err == nil {
 		err = l.validate()
 	}
+	digest := <-sum
 	if err != nil {
 		return nil, fmt.Errorf("not a valid lock file (%v); delete it to start afresh — the store still holds the artifacts", err)
 	}
@@ -91,7 +94,7 @@ func decodeLock(b []byte) (*Lock, error) {
 		l.Code = map[string]string{}
 	}
 	l.index()
-	l.digest = artifacts.Sum(b)
+	l.digest = digest
 	return l, nil
 }
 

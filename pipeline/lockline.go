@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"thv/artifacts"
@@ -138,11 +139,15 @@ func (p *lineParser) raw(dst *json.RawMessage) bool {
 				return p.i > start
 			}
 		case '"':
-			var s []byte
-			if !p.bytes(&s) {
+			// Inside a raw value only the string's end matters (its bytes
+			// are kept, not interpreted): find the closing quote; an escape
+			// could hide one, so a backslash sends the line to
+			// encoding/json.
+			end := bytes.IndexByte(p.b[p.i+1:], '"')
+			if end < 0 || bytes.IndexByte(p.b[p.i+1:p.i+1+end], '\\') >= 0 {
 				return false
 			}
-			p.i--
+			p.i += 1 + end
 		case '\\':
 			return false
 		}
