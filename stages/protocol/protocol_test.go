@@ -530,3 +530,41 @@ func TestAbandonedTempFilesRemoved(t *testing.T) {
 		}
 	}
 }
+
+// TestSwappedDigestLeavesTablesRight is issue #12's second reproduction on
+// the real pipeline: a lock whose run summary digest is swapped for another
+// existing run's must not change the published tables, and the lock is
+// corrected to the store's facts.
+func TestSwappedDigestLeavesTablesRight(t *testing.T) {
+	dir := t.TempDir()
+	repro(t, tiny(t, dir, nil), pipeline.Options{})
+	good := lockBytes(t, dir)
+	tables := readTree(t, filepath.Join(dir, "results"))
+	l, err := pipeline.ReadLock(filepath.Join(dir, tinyLock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, ok1 := l.Record("run/d2/concave/THV-UCB/eta=0.1/seed=0")
+	b, ok2 := l.Record("run/d2/concave/THV-UCB/eta=0.1/seed=1")
+	if !ok1 || !ok2 {
+		t.Fatal("run records not found")
+	}
+	a.Outputs["summary"], b.Outputs["summary"] = b.Outputs["summary"], a.Outputs["summary"]
+	if err := l.Write(filepath.Join(dir, tinyLock)); err != nil {
+		t.Fatal(err)
+	}
+	rep := repro(t, tiny(t, dir, nil), pipeline.Options{})
+	if rep.Executed != 0 {
+		t.Errorf("a swapped digest made %v rerun", executedIDs(rep))
+	}
+	if !maps.Equal(tables, readTree(t, filepath.Join(dir, "results"))) {
+		t.Fatal("a swapped digest in the lock changed the published results")
+	}
+	if string(lockBytes(t, dir)) != string(good) {
+		t.Fatal("the lock was not corrected")
+	}
+	st, err := tiny(t, dir, nil).Status(context.Background())
+	if err != nil || st.Stale != 0 {
+		t.Fatalf("status after the repair: %d stale, %v", st.Stale, err)
+	}
+}
