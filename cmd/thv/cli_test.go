@@ -293,11 +293,7 @@ func TestKilledReproLeavesNoPartialArtifact(t *testing.T) {
 	if r.Failed != 0 {
 		t.Fatalf("rerun after kills: %+v", r)
 	}
-	a, _ := os.ReadFile(filepath.Join(clean, tinyLock))
-	b, _ := os.ReadFile(filepath.Join(dir, tinyLock))
-	if len(a) == 0 || !bytes.Equal(a, b) {
-		t.Fatal("lock after killed runs differs from an uninterrupted run's")
-	}
+	requireSameLock(t, clean, dir, "after killed runs and a rerun")
 }
 
 func countFiles(dir string) int {
@@ -553,13 +549,7 @@ func TestInterruptStopsCleanly(t *testing.T) {
 	clean := t.TempDir()
 	thvRepro(t, bin, clean)
 	dir := t.TempDir()
-	cmd := exec.Command(bin, "repro", "--params", tinyParams(t), "-j", "2")
-	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := startRepro(t, bin, dir)
 	deadline := time.Now().Add(20 * time.Second)
 	for countFiles(filepath.Join(dir, ".thv", "objects")) < 30 && time.Now().Before(deadline) {
 		time.Sleep(2 * time.Millisecond)
@@ -582,10 +572,30 @@ func TestInterruptStopsCleanly(t *testing.T) {
 	if r := thvRepro(t, bin, dir); r.Failed != 0 || r.Executed == 0 {
 		t.Fatalf("rerun after the interrupt: %+v", r)
 	}
+	requireSameLock(t, clean, dir, "after an interrupted run and a rerun")
+}
+
+// startRepro starts thv repro on the tiny protocol in dir, its output
+// collected in the returned buffer.
+func startRepro(t *testing.T, bin, dir string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(bin, "repro", "--params", tinyParams(t), "-j", "2")
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, &out
+}
+
+// requireSameLock fails unless the tiny lock in dir equals the one in clean.
+func requireSameLock(t *testing.T, clean, dir, what string) {
+	t.Helper()
 	a, _ := os.ReadFile(filepath.Join(clean, tinyLock))
 	b, _ := os.ReadFile(filepath.Join(dir, tinyLock))
-	if !bytes.Equal(a, b) {
-		t.Fatal("lock after an interrupted run and a rerun differs from an uninterrupted run's")
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Fatalf("the lock %s differs from an uninterrupted run's", what)
 	}
 }
 
@@ -659,13 +669,7 @@ func TestGCDuringRepro(t *testing.T) {
 	clean := t.TempDir()
 	thvRepro(t, bin, clean)
 	dir := t.TempDir()
-	run := exec.Command(bin, "repro", "--params", tinyParams(t), "-j", "2")
-	run.Dir = dir
-	var out bytes.Buffer
-	run.Stdout, run.Stderr = &out, &out
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
+	run, out := startRepro(t, bin, dir)
 	done := make(chan error, 1)
 	go func() { done <- run.Wait() }()
 	refused := 0
@@ -694,11 +698,7 @@ func TestGCDuringRepro(t *testing.T) {
 	if refused == 0 {
 		t.Fatal("no gc ran during the repro (the run was too quick to test)")
 	}
-	a, _ := os.ReadFile(filepath.Join(clean, tinyLock))
-	b, _ := os.ReadFile(filepath.Join(dir, tinyLock))
-	if !bytes.Equal(a, b) {
-		t.Fatal("a repro disturbed by gc attempts wrote another lock")
-	}
+	requireSameLock(t, clean, dir, "of a repro disturbed by gc attempts")
 	if out := thv(t, bin, dir, "gc"); !strings.HasPrefix(out, "removed 0 objects") {
 		t.Fatalf("gc after the run: %s", out)
 	}

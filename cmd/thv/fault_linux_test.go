@@ -58,11 +58,7 @@ func TestFullDisk(t *testing.T) {
 	if r.Failed != 0 || r.Executed == 0 {
 		t.Fatalf("rerun after growing the disk: %+v", r)
 	}
-	a, _ := os.ReadFile(filepath.Join(clean, tinyLock))
-	b, _ := os.ReadFile(filepath.Join(dir, tinyLock))
-	if !bytes.Equal(a, b) {
-		t.Fatal("lock after a full disk and a rerun differs from a clean run's")
-	}
+	requireSameLock(t, clean, dir, "after a full disk and a rerun")
 }
 
 // TestReadOnlyStore mounts a finished store read-only: status, show and a
