@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
+	"time"
 
 	"thv/artifacts"
 )
@@ -209,6 +211,30 @@ func (l *Lock) encode() ([]byte, error) {
 	w.WriteString("]}\n")
 	w.Flush()
 	return buf.Bytes(), nil
+}
+
+// RemoveAbandonedTemps removes from dir the temporary files that an
+// interrupted WriteFileAtomic left: ".<name>.tmp*" for the given name, or
+// for any name if name is "". Only regular files, and only those older than
+// a minute — a concurrent writer's are younger.
+func RemoveAbandonedTemps(dir, name string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		base, ok := strings.CutPrefix(e.Name(), ".")
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		i := strings.LastIndex(base, ".tmp")
+		if i <= 0 || name != "" && base[:i] != name {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Minute {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // WriteFileAtomic writes data to path through a temporary file in the same

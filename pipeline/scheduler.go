@@ -328,7 +328,7 @@ func (s *pass) decideAll(tasks []*Task) []decision {
 	for len(s.hashers) < workers {
 		s.hashers = append(s.hashers, &keyHasher{})
 	}
-	s.present(nil) // list the store before the workers read the listing
+	s.ensureListing() // before the workers read it
 	if workers == 1 {
 		for i, t := range tasks {
 			out[i] = s.decide(t, s.hashers[0])
@@ -388,16 +388,10 @@ func (s *pass) apply(d decision) {
 // blockedBy names the first upstream task that produced no outputs, and
 // the status that follows for t.
 func (s *pass) blockedBy(t *Task) (string, Status) {
-	ups := t.upstream()
-	if t.Expand == nil && t.Trigger != nil {
-		ups = append(ups, t.Trigger)
-	}
-	for _, u := range ups {
+	for _, u := range t.upstream() {
 		switch s.result(u).Status {
 		case Failed, Blocked:
 			return "upstream failed: " + u.ID, Blocked
-		case Cancelled:
-			return "upstream cancelled: " + u.ID, Cancelled
 		case Stale, Waiting:
 			return "input will be recomputed: " + u.ID, Waiting
 		}
@@ -490,22 +484,29 @@ func (s *pass) lookup(t *Task, key artifacts.Key) (map[string]artifacts.Digest, 
 // reads instead of thousands of stats), and stats only what the listing
 // lacks, such as objects written during this pass.
 func (s *pass) present(outs map[string]artifacts.Digest) bool {
-	if s.listed == nil {
-		if s.Runner.listing != nil {
-			s.listed = <-s.Runner.listing
-		} else {
-			s.listed, _ = s.Store.Objects()
-		}
-		if s.listed == nil {
-			s.listed = map[artifacts.Digest]bool{}
-		}
-	}
+	s.ensureListing()
 	for _, d := range outs {
 		if !s.listed[d] && !s.Store.Has(d) {
 			return false
 		}
 	}
 	return len(outs) > 0
+}
+
+// ensureListing reads the store's object listing (prefetched, if the
+// project started it) once per pass.
+func (s *pass) ensureListing() {
+	if s.listed != nil {
+		return
+	}
+	if s.Runner.listing != nil {
+		s.listed = <-s.Runner.listing
+	} else {
+		s.listed, _ = s.Store.Objects()
+	}
+	if s.listed == nil {
+		s.listed = map[artifacts.Digest]bool{}
+	}
 }
 
 // complete handles one finished execution.

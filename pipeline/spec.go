@@ -3,7 +3,6 @@ package pipeline
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"thv/artifacts"
 )
@@ -66,15 +65,8 @@ func (e *InputError) Unwrap() error { return e.Err }
 
 // CodeMismatchError reports a worker whose own code identity for a spec
 // differs from the scheduler's: it runs a different thv binary.
-type CodeMismatchError struct {
-	Want, Have string
-	Units      []string // the units that differ, when known
-}
+type CodeMismatchError struct{ Want, Have string }
 
 func (e *CodeMismatchError) Error() string {
-	msg := fmt.Sprintf("code identity mismatch: the scheduler expects %s, this worker's code is %s", e.Want, e.Have)
-	if len(e.Units) > 0 {
-		msg += " (differs in " + strings.Join(e.Units, ", ") + ")"
-	}
-	return msg + ": run the same thv build for scheduling and execution"
+	return fmt.Sprintf("code identity mismatch: the scheduler expects %s, this worker's code is %s: run the same thv build for scheduling and execution", e.Want, e.Have)
 }

@@ -49,13 +49,11 @@ it closes: this is how --executor process drives its workers.`,
 				if err != nil {
 					return err
 				}
-				var res struct{ failed int }
-				err = pipeline.ServeWorker(cmd.Context(), w, f, countingWriter{cmd.OutOrStdout(), &res.failed})
+				err = pipeline.ServeWorker(cmd.Context(), w, f, countingWriter{cmd.OutOrStdout(), &failed})
 				f.Close()
 				if err != nil {
 					return fmt.Errorf("%s: %w", name, err)
 				}
-				failed += res.failed
 			}
 			if failed > 0 {
 				return fmt.Errorf("%d of the specs failed (see their error lines)", failed)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"thv/artifacts"
 	"thv/pipeline"
@@ -139,28 +138,11 @@ func (p *Project) Repro(ctx context.Context, opt pipeline.Options) (*pipeline.Re
 }
 
 // removeAbandonedTemps removes the temporary files that an interrupted
-// lock write or export left (pipeline.WriteFileAtomic's ".<name>.tmp*"
-// next to the lock and in results/). Only that pattern, only regular files,
-// and only those older than a minute: a concurrent run's are younger.
+// lock write or export left next to this protocol's lock and in results/.
 func (p *Project) removeAbandonedTemps() {
 	lockDir, lockName := filepath.Split(p.LockPath)
-	dirs := []struct{ dir, prefix string }{{lockDir, "." + lockName + ".tmp"}}
+	pipeline.RemoveAbandonedTemps(lockDir, lockName)
 	for _, sub := range []string{"", "tables", "figures"} {
-		dirs = append(dirs, struct{ dir, prefix string }{filepath.Join(p.ResultsDir(), sub), "."})
-	}
-	for _, d := range dirs {
-		entries, err := os.ReadDir(d.dir)
-		if err != nil {
-			continue
-		}
-		for _, e := range entries {
-			name := e.Name()
-			if !e.Type().IsRegular() || !strings.HasPrefix(name, d.prefix) || !strings.Contains(name, ".tmp") {
-				continue
-			}
-			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Minute {
-				os.Remove(filepath.Join(d.dir, name))
-			}
-		}
+		pipeline.RemoveAbandonedTemps(filepath.Join(p.ResultsDir(), sub), "")
 	}
 }
