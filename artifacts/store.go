@@ -660,18 +660,44 @@ func sameBytes(path string, data []byte) bool {
 // cheap presence index for checking thousands of outputs at once. Objects
 // are verified when read, as always.
 func (s *Store) Objects() (map[Digest]bool, error) {
-	top, err := os.ReadDir(filepath.Join(s.root, objectsDir))
+	names, err := s.listFanout(objectsDir, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[Digest]bool, len(names))
+	for _, h := range names {
+		out[Digest(h)] = true
+	}
+	return out, nil
+}
+
+// Keys lists the keys of the index entries present in the store, from
+// directory listings only, in no particular order.
+func (s *Store) Keys() ([]Key, error) {
+	names, err := s.listFanout(indexDir, ".json")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Key, len(names))
+	for i, h := range names {
+		out[i] = Key(h)
+	}
+	return out, nil
+}
+
+// listFanout lists the regular files <dir>/<2 hex>/<64 hex><suffix>. The
+// fan-out directories are listed in parallel (unsorted reads): on the no-op
+// path of a large pipeline this listing is a good part of the wall time.
+func (s *Store) listFanout(dir, suffix string) ([][32]byte, error) {
+	top, err := os.ReadDir(filepath.Join(s.root, dir))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return map[Digest]bool{}, nil
+			return nil, nil
 		}
 		return nil, err
 	}
-	// The fan-out directories are listed in parallel (unsorted reads): on
-	// the no-op path of a large pipeline this listing is a good part of
-	// the wall time.
 	const workers = 4
-	found := make([][]Digest, workers)
+	found := make([][][32]byte, workers)
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -682,7 +708,7 @@ func (s *Store) Objects() (map[Digest]bool, error) {
 				if !top[i].IsDir() {
 					continue
 				}
-				f, err := os.Open(filepath.Join(s.root, objectsDir, top[i].Name()))
+				f, err := os.Open(filepath.Join(s.root, dir, top[i].Name()))
 				if err != nil {
 					errs[w] = err
 					return
@@ -694,8 +720,12 @@ func (s *Store) Objects() (map[Digest]bool, error) {
 					return
 				}
 				for _, e := range names {
-					if h, ok := parseHexName(e.Name()); ok && e.Type().IsRegular() {
-						found[w] = append(found[w], Digest(h))
+					base, ok := strings.CutSuffix(e.Name(), suffix)
+					if !ok || !e.Type().IsRegular() {
+						continue
+					}
+					if h, ok := parseHexName(base); ok {
+						found[w] = append(found[w], h)
 					}
 				}
 			}
@@ -705,15 +735,9 @@ func (s *Store) Objects() (map[Digest]bool, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	n := 0
+	var out [][32]byte
 	for _, f := range found {
-		n += len(f)
-	}
-	out := make(map[Digest]bool, n)
-	for _, f := range found {
-		for _, d := range f {
-			out[d] = true
-		}
+		out = append(out, f...)
 	}
 	return out, nil
 }

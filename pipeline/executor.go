@@ -25,9 +25,33 @@ type Executor interface {
 // Worker executes specs against a store with the stage kinds it knows. It
 // is the body of every executor: in process for Local, behind `thv
 // exec-task` for Process (and, later, in a container or on a cluster node).
+//
+// With Out set, outputs and the index entry go to Out instead of Store, and
+// inputs are read from Store, then Out: Store may then be read-only (a
+// container's read-only mount of the project store, the store a verify
+// checks against), and Out is a scratch store the caller imports from
+// (ImportOutputs) or compares.
 type Worker struct {
 	Store *artifacts.Store
 	Kinds *Kinds
+	Out   *artifacts.Store
+}
+
+// dest is the store outputs go to.
+func (w *Worker) dest() *artifacts.Store {
+	if w.Out != nil {
+		return w.Out
+	}
+	return w.Store
+}
+
+// input reads an input object from Store, else from Out.
+func (w *Worker) input(d artifacts.Digest) ([]byte, error) {
+	b, err := w.Store.Get(d)
+	if err != nil && w.Out != nil && errors.Is(err, artifacts.ErrNotFound) {
+		return w.Out.Get(d)
+	}
+	return b, err
 }
 
 // Execute checks spec against the worker's own code, reads its inputs,
@@ -57,7 +81,7 @@ func (w *Worker) Execute(ctx context.Context, spec *Spec) (map[string]artifacts.
 	}
 	in := make(map[string][]byte, len(inputs))
 	for role, d := range inputs {
-		b, err := w.Store.Get(d)
+		b, err := w.input(d)
 		if err != nil {
 			if errors.Is(err, artifacts.ErrNotFound) || errors.Is(err, artifacts.ErrCorrupt) {
 				return nil, &InputError{Role: role, Digest: d, Err: err}
@@ -79,14 +103,14 @@ func (w *Worker) Execute(ctx context.Context, spec *Spec) (map[string]artifacts.
 		if err := ValidName(name); err != nil {
 			return nil, fmt.Errorf("stage %s: output %w", spec.Kind, err)
 		}
-		d, err := w.Store.Put(outs[name])
+		d, err := w.dest().Put(outs[name])
 		if err != nil {
 			return nil, fmt.Errorf("storing output %s: %w", name, err)
 		}
 		digests[name] = d
 		entry.Outputs = append(entry.Outputs, artifacts.Output{Name: name, Digest: d, Size: int64(len(outs[name]))})
 	}
-	if err := w.Store.PutEntry(entry); err != nil {
+	if err := w.dest().PutEntry(entry); err != nil {
 		return nil, err
 	}
 	return digests, nil

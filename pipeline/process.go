@@ -263,11 +263,16 @@ func (t *tailBuffer) String() string {
 }
 
 // WorkerCommand returns the command line that starts a `thv exec-task`
-// worker of this very binary on store.
-func WorkerCommand(store string) ([]string, error) {
+// worker of this very binary on store, writing its outputs to the scratch
+// store out if out is not "".
+func WorkerCommand(store, out string) ([]string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("process executor: locating thv: %w", err)
 	}
-	return []string{exe, "exec-task", "--store", store}, nil
+	cmd := []string{exe, "exec-task", "--store", store}
+	if out != "" {
+		cmd = append(cmd, "--out", out)
+	}
+	return cmd, nil
 }

@@ -221,11 +221,18 @@ func (p *Project) writeRunLog(rep *Report, opt Options) {
 }
 
 // Damage is an output of an up-to-date task that the store cannot give
-// back intact.
+// back intact (Output "" when it is the task's index entry).
 type Damage struct {
 	Task, Output string
 	Digest       artifacts.Digest
 	Err          error
+}
+
+func (d Damage) String() string {
+	if d.Output == "" {
+		return fmt.Sprintf("%s: %v", d.Task, d.Err)
+	}
+	return fmt.Sprintf("%s: output %s: %v", d.Task, d.Output, d.Err)
 }
 
 // VerifyOutputs re-hashes every output of the up-to-date tasks of rep (a

@@ -13,9 +13,9 @@ import (
 )
 
 func newExecTaskCommand() *cobra.Command {
-	var storeDir string
+	var storeDir, outDir string
 	cmd := &cobra.Command{
-		Use:   "exec-task --store DIR [SPEC.json ...]",
+		Use:   "exec-task --store DIR [--out DIR] [SPEC.json ...]",
 		Short: "Execute task specs against a store (the worker side of the executors)",
 		Long: `Execute task specs, as written by thv repro's executors, against a store:
 read each spec's inputs from the store, check that this binary's code
@@ -25,13 +25,27 @@ result line per spec: {"task", "outputs"} or {"task", "error", "input"}.
 
 With SPEC files, executes each (a file may hold several specs, one per
 line). Without, serves specs from standard input one line at a time until
-it closes: this is how --executor process drives its workers.`,
+it closes: this is how --executor process drives its workers.
+
+With --out, the store is only read (it may be read-only: a container's
+mount) and outputs and index entries go to the store at --out, created if
+needed; the caller imports them (--executor container) or compares them
+(thv verify).`,
 		Example: `  thv exec-task --store .thv spec.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if storeDir == "" {
 				return fmt.Errorf("exec-task: --store is required")
 			}
-			st, err := artifacts.Open(storeDir)
+			var st, out *artifacts.Store
+			var err error
+			if outDir == "" {
+				st, err = artifacts.Open(storeDir)
+			} else {
+				st, err = artifacts.OpenExisting(storeDir)
+				if err == nil {
+					out, err = artifacts.Open(outDir)
+				}
+			}
 			if err != nil {
 				return err
 			}
@@ -39,7 +53,7 @@ it closes: this is how --executor process drives its workers.`,
 			if err != nil {
 				return err
 			}
-			w := &pipeline.Worker{Store: st, Kinds: kinds}
+			w := &pipeline.Worker{Store: st, Kinds: kinds, Out: out}
 			if len(args) == 0 {
 				return pipeline.ServeWorker(cmd.Context(), w, cmd.InOrStdin(), cmd.OutOrStdout())
 			}
@@ -62,6 +76,7 @@ it closes: this is how --executor process drives its workers.`,
 		},
 	}
 	cmd.Flags().StringVar(&storeDir, "store", "", "the artifact store the specs' inputs are in and their outputs go to")
+	cmd.Flags().StringVar(&outDir, "out", "", "a scratch store for the outputs instead (--store is then only read)")
 	return cmd
 }
 

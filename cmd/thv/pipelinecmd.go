@@ -43,21 +43,6 @@ func (f *projectFlags) open(readOnly bool) (*protocol.Project, error) {
 	})
 }
 
-// newExecutor returns the executor named by --executor.
-func newExecutor(name string, proj *protocol.Project) (pipeline.Executor, error) {
-	switch name {
-	case "", "local":
-		return nil, nil // the runner's default: in process
-	case "process":
-		cmd, err := pipeline.WorkerCommand(proj.Store.Root())
-		if err != nil {
-			return nil, err
-		}
-		return &pipeline.Process{Command: cmd}, nil
-	}
-	return nil, fmt.Errorf("--executor %q: want local or process", name)
-}
-
 // logger writes warnings as text lines on w.
 func logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{
@@ -74,7 +59,7 @@ func newReproCommand() *cobra.Command {
 	var pf projectFlags
 	var jobs int
 	var dry, jsonOut bool
-	var executor string
+	var ef executorFlags
 	cmd := &cobra.Command{
 		Use:   "repro",
 		Short: "Reproduce the paper: run every stale task of the DAG",
@@ -99,7 +84,7 @@ completed, so the next repro resumes.`,
 			if !dry {
 				prog = pipeline.NewProgress(errw, isTerminal(errw), jobs)
 			}
-			exec, err := newExecutor(executor, proj)
+			exec, err := ef.executor(proj)
 			if err != nil {
 				return err
 			}
@@ -139,7 +124,7 @@ completed, so the next repro resumes.`,
 	cmd.Flags().IntVarP(&jobs, "jobs", "j", 0, "parallel workers (default: all cores)")
 	cmd.Flags().BoolVar(&dry, "dry-run", false, "list what would run and why; run nothing")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "end with one JSON line of counts")
-	cmd.Flags().StringVar(&executor, "executor", "local", "where tasks run: local (in process) or process (thv exec-task workers)")
+	ef.register(cmd)
 	return cmd
 }
 

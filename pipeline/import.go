@@ -1,0 +1,40 @@
+package pipeline
+
+import (
+	"fmt"
+
+	"thv/artifacts"
+)
+
+// ImportOutputs copies the outputs a worker stored in its scratch store src
+// under key into dst, then the index entry: the host side of an executor
+// whose workers cannot write the project store (a container sees it read
+// only). Nothing a worker wrote is trusted: the entry is read strictly,
+// must name exactly the outputs the worker reported, and every object is
+// re-hashed as it is read (Store.Get) before it is put, objects before the
+// entry, as everywhere.
+func ImportOutputs(dst, src *artifacts.Store, key artifacts.Key, kind string, outputs map[string]artifacts.Digest) error {
+	e, ok, err := src.GetEntry(key)
+	if err != nil {
+		return fmt.Errorf("importing the worker's outputs: %w", err)
+	}
+	if !ok {
+		return fmt.Errorf("importing the worker's outputs: the worker reported success but stored no index entry for key %s", key)
+	}
+	if e.Kind != kind || len(e.Outputs) != len(outputs) {
+		return fmt.Errorf("importing the worker's outputs: its index entry for %s (kind %q, %d outputs) does not match its answer (kind %q, %d outputs)", key, e.Kind, len(e.Outputs), kind, len(outputs))
+	}
+	for _, o := range e.Outputs {
+		if d, ok := outputs[o.Name]; !ok || d != o.Digest {
+			return fmt.Errorf("importing the worker's outputs: output %q is %s in its index entry, %s in its answer", o.Name, o.Digest, d)
+		}
+		b, err := src.Get(o.Digest)
+		if err != nil {
+			return fmt.Errorf("importing output %q: %w", o.Name, err)
+		}
+		if _, err := dst.Put(b); err != nil {
+			return fmt.Errorf("importing output %q: %w", o.Name, err)
+		}
+	}
+	return dst.PutEntry(e)
+}

@@ -1,0 +1,318 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sync"
+
+	"thv/artifacts"
+)
+
+// VerifyOptions control Project.Verify.
+type VerifyOptions struct {
+	// Sample re-executes this many tasks, drawn per kind in proportion to
+	// its size with at least one of each kind; 0 (or ≥ the task count)
+	// re-executes every task.
+	Sample int
+	Seed   uint64 // of the sample draw
+	Jobs   int    // parallel executions; ≤ 0 means 1
+	// NewExecutor returns the executor to re-execute with, writing outputs
+	// to scratch and reading inputs from the project store (Worker.Out).
+	// nil: in process.
+	NewExecutor func(scratch *artifacts.Store) (Executor, error)
+	// SkipStore skips re-hashing the whole store first.
+	SkipStore bool
+	// Progress, if not nil, is called as the store is checked (phase
+	// "store") and as tasks are re-executed (phase "tasks").
+	Progress func(phase string, done, total int)
+}
+
+// VerifyReport is what Verify found. OK reports whether everything agreed.
+type VerifyReport struct {
+	Store      artifacts.CheckReport
+	Kinds      []KindVerdict // in the plan's kind order
+	Mismatches []Mismatch    // in plan order: differing outputs and failed executions
+	Lock       []Mismatch    // lock records that disagree with the store's index
+	// Damaged names the tasks whose outputs or index entries failed the
+	// store check (then nothing is re-executed: thv repro repairs first).
+	Damaged []Damage
+}
+
+// KindVerdict counts the tasks of one kind.
+type KindVerdict struct {
+	Kind                                     string
+	Tasks, Checked, Agreed, Differed, Failed int
+}
+
+// Mismatch is one task whose re-execution did not give the lock's outputs:
+// Output differs (Want in the lock, Got now), or the execution failed
+// (Err), or the lock records another key than this build computes.
+type Mismatch struct {
+	Task, Kind, Output string
+	Want, Got          artifacts.Digest
+	Err                error
+}
+
+func (m Mismatch) String() string {
+	switch {
+	case m.Err != nil:
+		return fmt.Sprintf("%s: %v", m.Task, m.Err)
+	case m.Got.IsZero():
+		return fmt.Sprintf("%s: output %s: the lock records %s, the re-execution gives none", m.Task, m.Output, m.Want)
+	case m.Want.IsZero():
+		return fmt.Sprintf("%s: output %s: the re-execution gives %s, the lock records none", m.Task, m.Output, m.Got)
+	}
+	return fmt.Sprintf("%s: output %s: the lock records %s, the re-execution gives %s", m.Task, m.Output, m.Want, m.Got)
+}
+
+// OK reports whether the store checked clean and every re-executed task
+// gave the lock's outputs bit for bit.
+func (r *VerifyReport) OK() bool {
+	return len(r.Store.Problems) == 0 && len(r.Lock) == 0 && len(r.Mismatches) == 0
+}
+
+// Verify re-executes tasks of the lock, ignoring the cache, and compares
+// every output digest with the lock's; first it re-hashes the whole store.
+// Executions read their inputs from the store (the lock's recorded
+// inputs, checked by the status pass) and write to a scratch store that
+// is removed afterwards: the project store and the lock are not changed
+// (except that corrupt files found are moved to corrupt/, as on any read).
+//
+// The lock must be current for this build and store: every task of the
+// plan up to date, so that each one's inputs are at hand and its key is
+// what this code computes. Otherwise Verify says which task is not and
+// that thv repro comes first.
+func (p *Project) Verify(ctx context.Context, opt VerifyOptions) (*VerifyReport, error) {
+	unlock, err := p.Store.LockShared() // a gc must not remove the inputs
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	rep := &VerifyReport{}
+	if !opt.SkipStore {
+		var progress func(int, int)
+		if opt.Progress != nil {
+			progress = func(d, t int) { opt.Progress("store", d, t) }
+		}
+		if rep.Store, err = p.Store.Check(ctx, 4, progress); err != nil {
+			return nil, err
+		}
+	}
+	// A listing prefetched when the project was opened predates the
+	// check, which may have moved corrupt files aside.
+	p.listing = nil
+	status, err := p.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(rep.Store.Problems) > 0 {
+		// Name the tasks whose outputs or entries the check found bad;
+		// re-executing against a damaged store would only report them
+		// again as missing inputs.
+		rep.Damaged = p.damagedTasks(status, rep.Store.Problems)
+		return rep, nil
+	}
+	jobs, err := p.verifyJobs(status, opt, rep)
+	if err != nil {
+		return nil, err
+	}
+	rep.Lock = p.lockAgainstStore(status)
+	scratchDir, err := os.MkdirTemp("", "thv-verify-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(scratchDir)
+	scratch, err := artifacts.Open(scratchDir)
+	if err != nil {
+		return nil, err
+	}
+	ex := Executor(&Local{Worker: &Worker{Store: p.Store, Kinds: p.Kinds, Out: scratch}})
+	if opt.NewExecutor != nil {
+		if ex, err = opt.NewExecutor(scratch); err != nil {
+			return nil, err
+		}
+	}
+	defer ex.Close()
+	found := make([][]Mismatch, len(jobs))
+	var next, done int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range max(1, min(opt.Jobs, len(jobs))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= len(jobs) {
+					return
+				}
+				j := jobs[i]
+				outs, err := ex.Execute(ctx, j.spec)
+				found[i] = compareOutputs(j, outs, err)
+				mu.Lock()
+				done++
+				if opt.Progress != nil {
+					opt.Progress("tasks", done, len(jobs))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	verdict := map[string]*KindVerdict{}
+	for i := range rep.Kinds {
+		verdict[rep.Kinds[i].Kind] = &rep.Kinds[i]
+	}
+	for i, j := range jobs {
+		v := verdict[j.task.Kind]
+		switch {
+		case len(found[i]) == 0:
+			v.Agreed++
+		case found[i][0].Err != nil:
+			v.Failed++
+		default:
+			v.Differed++
+		}
+		rep.Mismatches = append(rep.Mismatches, found[i]...)
+	}
+	return rep, nil
+}
+
+// verifyJob is one task to re-execute and the outputs its lock records.
+type verifyJob struct {
+	task *Task
+	spec *Spec
+	want map[string]artifacts.Digest
+}
+
+// verifyJobs checks that the lock is current and draws the tasks to
+// re-execute; it fills rep.Kinds with the task counts.
+func (p *Project) verifyJobs(status *Report, opt VerifyOptions, rep *VerifyReport) ([]verifyJob, error) {
+	byKind := map[string][]int{}
+	for i, r := range status.Results {
+		if r.Status != Cached {
+			return nil, fmt.Errorf("task %s is not up to date (%s%s): the lock does not describe this build and store; run thv repro first, then verify", r.Task.ID, r.Status, reasonSuffix(r.Reason))
+		}
+		byKind[r.Task.Kind] = append(byKind[r.Task.Kind], i)
+	}
+	if len(p.Lock.Tasks) != len(status.Results) {
+		return nil, fmt.Errorf("the lock records %d tasks, the plan has %d: run thv repro first, then verify", len(p.Lock.Tasks), len(status.Results))
+	}
+	chosen := make([]bool, len(status.Results))
+	kinds := p.Plan.KindOrder()
+	for _, k := range kinds {
+		idx := byKind[k]
+		n := len(idx)
+		if opt.Sample > 0 && opt.Sample < len(status.Results) {
+			// Proportional, at least one per kind, drawn without
+			// replacement by a seeded shuffle.
+			n = max(1, min(len(idx), opt.Sample*len(idx)/len(status.Results)))
+			rng := rand.New(rand.NewPCG(opt.Seed, uint64(len(k))))
+			idx = slices.Clone(idx)
+			rng.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
+			idx = idx[:n]
+		}
+		for _, i := range idx {
+			chosen[i] = true
+		}
+		rep.Kinds = append(rep.Kinds, KindVerdict{Kind: k, Tasks: len(byKind[k]), Checked: n})
+	}
+	var jobs []verifyJob
+	for i, r := range status.Results {
+		if !chosen[i] {
+			continue
+		}
+		rec, ok := p.Lock.Record(r.Task.ID)
+		if !ok {
+			return nil, fmt.Errorf("task %s is not in the lock: run thv repro first, then verify", r.Task.ID)
+		}
+		// The spec carries the lock's key: a worker whose code or inputs
+		// give another key refuses it, and that is reported.
+		spec := newSpec(r.Task, r.code, r.parts, rec.Key)
+		jobs = append(jobs, verifyJob{task: r.Task, spec: spec, want: rec.Outputs})
+	}
+	return jobs, nil
+}
+
+// lockAgainstStore lists the tasks, sampled or not, whose lock record
+// names other outputs than the store's index entry for their key (the
+// status pass read them there unless the lock is sealed, and a sealed lock
+// is the one the store vouched for): an edited lock is found without
+// re-executing anything.
+func (p *Project) lockAgainstStore(status *Report) []Mismatch {
+	var out []Mismatch
+	for _, r := range status.Results {
+		rec, ok := p.Lock.Record(r.Task.ID)
+		if !ok {
+			continue
+		}
+		for _, m := range compareOutputs(verifyJob{task: r.Task, want: rec.Outputs}, r.Outputs, nil) {
+			m.Err = fmt.Errorf("output %s: the lock records %s, the store's index entry for its key says %s", m.Output, m.Want, m.Got)
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func reasonSuffix(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return ": " + reason
+}
+
+// compareOutputs lists how a re-execution's outputs differ from the lock's.
+func compareOutputs(j verifyJob, got map[string]artifacts.Digest, err error) []Mismatch {
+	if err != nil {
+		return []Mismatch{{Task: j.task.ID, Kind: j.task.Kind, Err: err}}
+	}
+	var out []Mismatch
+	names := sortedKeys(j.want)
+	for _, n := range sortedKeys(got) {
+		if _, ok := j.want[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if j.want[n] != got[n] {
+			out = append(out, Mismatch{Task: j.task.ID, Kind: j.task.Kind, Output: n, Want: j.want[n], Got: got[n]})
+		}
+	}
+	return out
+}
+
+// damagedTasks maps the store check's problems to the tasks of a status
+// pass whose outputs (objects, as the lock records them) or keys (index
+// entries) they are.
+func (p *Project) damagedTasks(status *Report, problems []artifacts.Problem) []Damage {
+	bad := map[string]artifacts.Problem{}
+	for _, pr := range problems {
+		bad[pr.Name] = pr
+	}
+	var out []Damage
+	for _, r := range status.Results {
+		if pr, ok := bad[r.Key.String()]; ok {
+			out = append(out, Damage{Task: r.Task.ID, Err: fmt.Errorf("index entry %s: %w", r.Key, pr.Err)})
+		}
+		outs := r.Outputs
+		if rec, ok := p.Lock.Record(r.Task.ID); ok {
+			outs = rec.Outputs
+		}
+		for _, name := range sortedKeys(outs) {
+			if pr, ok := bad[outs[name].String()]; ok {
+				out = append(out, Damage{Task: r.Task.ID, Output: name, Digest: outs[name], Err: pr.Err})
+			}
+		}
+	}
+	return out
+}
