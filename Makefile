@@ -14,7 +14,7 @@ FUZZ_TARGETS := ./stages/protocol:FuzzLoadConfig ./cmd/thv:FuzzReadPoints ./pipe
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/thv
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/thv
 
 repro: build
 	./$(BIN) repro -j $(JOBS)

@@ -49,10 +49,14 @@ func (r *Record) InputDigests() map[string]string {
 
 // Lock is the content of a lock file.
 type Lock struct {
-	Version int               `json:"version"`
-	Profile string            `json:"profile"`
-	Code    map[string]string `json:"code"` // code unit → hash when the tasks last ran
-	Tasks   []Record          `json:"tasks"`
+	Version int    `json:"version"`
+	Profile string `json:"profile"`
+	// Image is provenance: the digest of the container image that ran the
+	// pass which wrote the lock (absent when its tasks ran outside a
+	// container). It enters no key: every executor gives the same outputs.
+	Image string            `json:"image,omitempty"`
+	Code  map[string]string `json:"code"` // code unit → hash when the tasks last ran
+	Tasks []Record          `json:"tasks"`
 
 	byID     map[string]*Record
 	digest   artifacts.Digest // SHA-256 of the file's bytes, as read or written
@@ -104,6 +108,11 @@ func decodeLock(b []byte) (*Lock, error) {
 // output name becomes a file name (results/), so each must be one safe
 // path component; task IDs must be unique.
 func (l *Lock) validate() error {
+	if l.Image != "" {
+		if _, err := artifacts.ParseDigest(l.Image); err != nil {
+			return fmt.Errorf("image: %v", err)
+		}
+	}
 	seen := make(map[string]bool, len(l.Tasks))
 	for i := range l.Tasks {
 		r := &l.Tasks[i]
@@ -196,7 +205,11 @@ func (l *Lock) encode() ([]byte, error) {
 	var buf bytes.Buffer
 	w := bufio.NewWriter(&buf)
 	code, _ := json.Marshal(l.Code)
-	fmt.Fprintf(w, "{\"version\": %d,\n\"profile\": %q,\n\"code\": %s,\n\"tasks\": [\n", l.Version, l.Profile, code)
+	fmt.Fprintf(w, "{\"version\": %d,\n\"profile\": %q,\n", l.Version, l.Profile)
+	if l.Image != "" {
+		fmt.Fprintf(w, "\"image\": %q,\n", l.Image)
+	}
+	fmt.Fprintf(w, "\"code\": %s,\n\"tasks\": [\n", code)
 	for i, r := range l.Tasks {
 		line, err := json.Marshal(r)
 		if err != nil {

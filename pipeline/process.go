@@ -77,6 +77,9 @@ func ServeWorker(ctx context.Context, w *Worker, in io.Reader, out io.Writer) er
 type Process struct {
 	Command []string // the worker command line
 	Env     []string // its environment (nil: this process's)
+	// NewCommand, if set, makes each worker's command instead (a
+	// container runtime names every container afresh).
+	NewCommand func() (*exec.Cmd, error)
 
 	mu     sync.Mutex
 	idle   []*procWorker
@@ -139,11 +142,19 @@ func (p *Process) put(w *procWorker) {
 }
 
 func (p *Process) start() (*procWorker, error) {
-	if len(p.Command) == 0 {
+	var cmd *exec.Cmd
+	switch {
+	case p.NewCommand != nil:
+		var err error
+		if cmd, err = p.NewCommand(); err != nil {
+			return nil, err
+		}
+	case len(p.Command) == 0:
 		return nil, errors.New("process executor: no worker command")
+	default:
+		cmd = exec.Command(p.Command[0], p.Command[1:]...)
+		cmd.Env = p.Env
 	}
-	cmd := exec.Command(p.Command[0], p.Command[1:]...)
-	cmd.Env = p.Env
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -155,7 +166,7 @@ func (p *Process) start() (*procWorker, error) {
 	w := &procWorker{cmd: cmd, stdin: stdin, stderr: &tailBuffer{max: 4096}}
 	cmd.Stderr = w.stderr
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("process executor: starting %s: %w", p.Command[0], err)
+		return nil, fmt.Errorf("process executor: starting %s: %w", cmd.Path, err)
 	}
 	w.lines = bufio.NewScanner(stdout)
 	w.lines.Buffer(make([]byte, 0, 64<<10), maxSpecLine)

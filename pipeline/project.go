@@ -77,6 +77,7 @@ func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
 	if rep.Executed > 0 || !p.lockCurrent(rep) {
 		p.writeRunLog(rep, opt)
 		lock = r.NewLock(p.Profile)
+		lock.Image = opt.Image
 		if err := lock.Write(p.LockPath); err != nil {
 			return rep, fmt.Errorf("writing %s: %w", p.LockPath, err)
 		}

@@ -40,6 +40,9 @@ type Options struct {
 	Executor Executor     // nil: Local on the runner's store
 	Progress *Progress    // nil: silent
 	Logger   *slog.Logger // warnings (recovered inputs); nil: slog.Default()
+	// Image is the digest of the container image the executor runs tasks
+	// in, if any: provenance, recorded in the lock, never in a key.
+	Image string
 }
 
 // Result is the outcome of one task.

@@ -72,7 +72,8 @@ completed, so the next repro resumes.`,
 		Example: `  thv repro                      # the full paper protocol, all cores
   thv repro --profile quick -j 2  # a fast end-to-end check
   thv repro --dry-run             # what would run, and why
-  thv repro --executor process    # run tasks in thv exec-task worker processes`,
+  thv repro --executor process    # run tasks in thv exec-task worker processes
+  thv repro --executor container  # run tasks in the OCI image of this thv (runc or podman)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			proj, err := pf.open(dry)
@@ -84,7 +85,7 @@ completed, so the next repro resumes.`,
 			if !dry {
 				prog = pipeline.NewProgress(errw, isTerminal(errw), jobs)
 			}
-			exec, err := ef.executor(proj)
+			exec, image, err := ef.executor(proj)
 			if err != nil {
 				return err
 			}
@@ -92,7 +93,7 @@ completed, so the next repro resumes.`,
 				defer exec.Close()
 			}
 			start := time.Now()
-			rep, err := proj.Repro(cmd.Context(), pipeline.Options{Jobs: jobs, DryRun: dry, Progress: prog, Executor: exec, Logger: logger(errw)})
+			rep, err := proj.Repro(cmd.Context(), pipeline.Options{Jobs: jobs, DryRun: dry, Progress: prog, Executor: exec, Logger: logger(errw), Image: image})
 			if err != nil {
 				if rep != nil && cmd.Context().Err() != nil {
 					fmt.Fprintf(cmd.OutOrStdout(), "interrupted: %d executed, %d cached, %d not run; lock %s records what completed\n",
