@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-		"sync"
+	"sync"
 )
 
 // cliRuntime drives podman or docker through their command lines: the
