@@ -181,7 +181,10 @@ func buildThv(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(out, "thv")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/thv")
+	// As make build does: static and path-free, so that the binary can
+	// go into the container image (--executor container, thv image).
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/thv")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

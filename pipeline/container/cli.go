@@ -15,6 +15,7 @@ type cliRuntime struct {
 	name, bin  string
 	store, out string
 	img        *Image
+	args       []string
 	mu         sync.Mutex
 	n          int
 	names      []string
@@ -70,15 +71,14 @@ func (c *cliRuntime) Command() (*exec.Cmd, error) {
 		"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096",
 		"--mount", "type=bind,source=" + c.store + ",destination=" + StoreMount + ",readonly",
 		"--mount", "type=bind,source=" + c.out + ",destination=" + OutMount,
-		"--entrypoint", BinaryPath,
 	}
 	if c.name == "podman" {
 		// crun, podman's default runtime here, refuses the hybrid cgroup
 		// setup of our machines; runc works. Nothing writable but /out.
 		args = append(args, "--runtime", "runc", "--read-only-tmpfs=false", "--log-driver", "none")
 	}
-	args = append(args, c.img.ID.String())
-	args = append(args, WorkerArgs()[1:]...)
+	args = append(args, "--entrypoint", c.args[0], c.img.ID.String())
+	args = append(args, c.args[1:]...)
 	return exec.Command(c.bin, args...), nil
 }
 

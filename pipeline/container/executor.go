@@ -60,6 +60,9 @@ type Options struct {
 	Runtime string           // runc, podman or docker; "" picks the first found
 	Image   *Image           // the image to run
 	Store   *artifacts.Store // the project store, mounted read-only
+	// Args replace the worker's command line in the image (diagnostics
+	// and tests: thv exec-task --self-check); nil: WorkerArgs().
+	Args []string
 	// Out is the scratch store the workers write to. nil: a temporary
 	// one, imported from into Store after every task and removed on
 	// Close (a repro). Given: left to the caller (a verify compares it).
@@ -102,15 +105,19 @@ func New(opt Options) (*Executor, error) {
 		e.Close()
 		return nil, fmt.Errorf("container executor: giving the scratch store to uid %d: %w (the runc and podman runtimes need root)", UID, err)
 	}
+	args := opt.Args
+	if args == nil {
+		args = WorkerArgs()
+	}
 	storeDir, err := filepath.Abs(opt.Store.Root())
 	if err != nil {
 		return nil, err
 	}
 	switch name {
 	case "runc":
-		e.rt, err = newRunc(bin, storeDir, e.out.Root())
+		e.rt, err = newRunc(bin, storeDir, e.out.Root(), args)
 	default:
-		e.rt = &cliRuntime{name: name, bin: bin, store: storeDir, out: e.out.Root()}
+		e.rt = &cliRuntime{name: name, bin: bin, store: storeDir, out: e.out.Root(), args: args}
 	}
 	if err == nil {
 		err = e.rt.Prepare(opt.Image)
@@ -122,6 +129,11 @@ func New(opt Options) (*Executor, error) {
 	e.proc = &pipeline.Process{NewCommand: e.rt.Command}
 	return e, nil
 }
+
+// Start starts one container worker with its standard input and output
+// connected to the caller, for diagnostics (Options.Args); Execute starts
+// its own.
+func (e *Executor) Start() (*exec.Cmd, error) { return e.rt.Command() }
 
 // Runtime names the runtime in use.
 func (e *Executor) Runtime() string { return e.rt.Name() }

@@ -25,18 +25,19 @@ type runc struct {
 	dir      string // temp: rootfs/, state/, one bundle per container
 	store    string // host path of the project store
 	out      string // host path of the scratch store
+	args     []string
 	mu       sync.Mutex
 	n        int
 	names    []string
 	unpacked bool
 }
 
-func newRunc(bin, store, out string) (*runc, error) {
+func newRunc(bin, store, out string, args []string) (*runc, error) {
 	dir, err := os.MkdirTemp("", "thv-runc-")
 	if err != nil {
 		return nil, err
 	}
-	return &runc{bin: bin, dir: dir, store: store, out: out}, nil
+	return &runc{bin: bin, dir: dir, store: store, out: out, args: args}, nil
 }
 
 func (r *runc) Name() string { return "runc" }
@@ -132,7 +133,7 @@ func (r *runc) spec() *specs.Spec {
 		Version: "1.0.2",
 		Process: &specs.Process{
 			User:            specs.User{UID: UID, GID: GID},
-			Args:            WorkerArgs(),
+			Args:            r.args,
 			Env:             []string{"PATH=/"},
 			Cwd:             "/",
 			Capabilities:    noCaps,
