@@ -81,6 +81,9 @@ func (e *CorruptError) Unwrap() error { return ErrCorrupt }
 type Store struct {
 	root string     // absolute, so that a later chdir cannot move the store
 	lk   *storeLock // this handle's hold on <root>/LOCK (see lock.go)
+	// scratch skips the fsyncs: the store is thrown away after a crash
+	// (OpenScratch). Writes stay atomic (temp file, rename).
+	scratch bool
 }
 
 func newStore(root string) *Store { return &Store{root: root, lk: &storeLock{}} }
@@ -165,6 +168,20 @@ func Open(dir string) (*Store, error) {
 //
 // A missing directory, an empty one or one without a VERSION file is an
 // error wrapping ErrNotStore (and fs.ErrNotExist when dir does not exist)
+// OpenScratch opens (creating if needed, as Open) a store whose contents
+// are disposable: a worker's output store that the host imports from
+// (re-hashing every object) or compares, and removes afterwards. Its
+// writes are atomic but not fsynced: durability is the project store's
+// job, and two fsyncs per file are most of a small task's cost.
+func OpenScratch(dir string) (*Store, error) {
+	s, err := Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	s.scratch = true
+	return s, nil
+}
+
 // that names the directory.
 func OpenExisting(dir string) (*Store, error) {
 	s, err := openRoot(dir)
@@ -550,8 +567,10 @@ func (s *Store) writeOnce(dst, dir string, data []byte) (err error) {
 	if err := f.Chmod(filePerm); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", tmp, err)
+	if !s.scratch {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("syncing %s: %w", tmp, err)
+		}
 	}
 	if err := os.Rename(tmp, dst); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -565,6 +584,9 @@ func (s *Store) writeOnce(dst, dir string, data []byte) (err error) {
 	// Closing releases the lock; the file is already in place.
 	if err := f.Close(); err != nil {
 		return err
+	}
+	if s.scratch {
+		return nil
 	}
 	return syncDir(dir)
 }

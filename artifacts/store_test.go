@@ -674,3 +674,30 @@ func TestDecodeLowerHex(t *testing.T) {
 		t.Error("short input accepted")
 	}
 }
+
+// TestScratchStore: a scratch store refuses foreign directories like Open,
+// and what it stores reads back verified (only the fsyncs are skipped).
+func TestScratchStore(t *testing.T) {
+	foreign := t.TempDir()
+	os.WriteFile(filepath.Join(foreign, "notes.txt"), []byte("mine"), 0o644)
+	if _, err := OpenScratch(foreign); !errors.Is(err, ErrNotStore) {
+		t.Fatalf("OpenScratch on a foreign directory: %v", err)
+	}
+	s, err := OpenScratch(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Put([]byte("scratch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutEntry(Entry{Key: Key(d), Kind: "k", Outputs: []Output{{Name: "o", Digest: d, Size: 7}}}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := s.Get(d); err != nil || string(b) != "scratch" {
+		t.Fatalf("Get: %q, %v", b, err)
+	}
+	if e, ok, err := s.GetEntry(Key(d)); err != nil || !ok || e.Outputs[0].Digest != d {
+		t.Fatalf("GetEntry: %+v %v %v", e, ok, err)
+	}
+}

@@ -125,7 +125,7 @@ func (p *Project) Verify(ctx context.Context, opt VerifyOptions) (*VerifyReport,
 		return nil, err
 	}
 	defer os.RemoveAll(scratchDir)
-	scratch, err := artifacts.Open(scratchDir)
+	scratch, err := artifacts.OpenScratch(scratchDir)
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ needed; the caller imports them (--executor container) or compares them
 			} else {
 				st, err = artifacts.OpenExisting(storeDir)
 				if err == nil {
-					out, err = artifacts.Open(outDir)
+					out, err = artifacts.OpenScratch(outDir)
 				}
 			}
 			if err != nil {
@@ -81,7 +81,7 @@ needed; the caller imports them (--executor container) or compares them
 		},
 	}
 	cmd.Flags().StringVar(&storeDir, "store", "", "the artifact store the specs' inputs are in and their outputs go to")
-	cmd.Flags().StringVar(&outDir, "out", "", "a scratch store for the outputs instead (--store is then only read)")
+	cmd.Flags().StringVar(&outDir, "out", "", "a scratch store for the outputs instead, written without fsync (--store is then only read)")
 	cmd.Flags().BoolVar(&selfCheck, "self-check", false, "print what this worker may do (user, capabilities, writable paths, network interfaces) as JSON, and exit")
 	cmd.Flags().MarkHidden("self-check")
 	return cmd

@@ -94,7 +94,7 @@ func New(opt Options) (*Executor, error) {
 		if err != nil {
 			return nil, err
 		}
-		if e.out, err = artifacts.Open(e.tempOut); err != nil {
+		if e.out, err = artifacts.OpenScratch(e.tempOut); err != nil {
 			os.RemoveAll(e.tempOut)
 			return nil, err
 		}
