@@ -19,6 +19,7 @@ build:
 repro: build
 	./$(BIN) repro -j $(JOBS)
 	./$(BIN) show
+	./$(BIN) compare --fail-on none
 
 quick: build
 	./$(BIN) repro --profile quick -j $(JOBS)

@@ -1,6 +1,7 @@
-// Package thv is the root of the THV module; it only embeds the default
-// experiment protocol, params.yaml, so that the thv binary runs the paper's
-// reproduction with no file at hand.
+// Package thv is the root of the THV module; it embeds the default
+// experiment protocol, params.yaml, and the paper's published values,
+// reference/paper.yaml, so that the thv binary runs the paper's
+// reproduction and its comparison with no file at hand.
 package thv
 
 import _ "embed"
@@ -9,3 +10,10 @@ import _ "embed"
 //
 //go:embed params.yaml
 var DefaultParams []byte
+
+// PaperReference is the content of reference/paper.yaml at build time: the
+// values and claims of the paper that the compare stage checks ours
+// against (docs/compare.md).
+//
+//go:embed reference/paper.yaml
+var PaperReference []byte

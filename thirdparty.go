@@ -13,6 +13,7 @@ var ThirdParty = map[string][]string{
 	"github.com/parquet-go/parquet-go":          {"github.com/andybalholm/brotli", "github.com/google/uuid", "github.com/klauspost/compress", "github.com/parquet-go/bitpack", "github.com/parquet-go/jsonlite", "github.com/parquet-go/parquet-go", "github.com/pierrec/lz4/v4", "github.com/twpayne/go-geom", "golang.org/x/sys", "google.golang.org/protobuf"},
 	"github.com/parquet-go/parquet-go/compress": {"github.com/parquet-go/bitpack", "github.com/parquet-go/parquet-go"},
 	"github.com/parquet-go/parquet-go/encoding": {"github.com/parquet-go/bitpack", "github.com/parquet-go/parquet-go"},
+	"go.yaml.in/yaml/v3":                        {"go.yaml.in/yaml/v3"},
 	"golang.org/x/image/font/sfnt":              {"golang.org/x/image", "golang.org/x/text"},
 	"golang.org/x/image/math/fixed":             {"golang.org/x/image"},
 	"gonum.org/v1/gonum/stat/distuv":            {"gonum.org/v1/gonum"},

@@ -203,6 +203,9 @@ func TestMain(m *testing.M) {
 	for _, bin := range built {
 		os.RemoveAll(filepath.Dir(bin))
 	}
+	if quickDir != "" {
+		os.RemoveAll(quickDir)
+	}
 	os.Exit(code)
 }
 

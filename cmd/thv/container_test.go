@@ -43,9 +43,7 @@ var imageLine = regexp.MustCompile(`(?m)^"image": "(sha256:[0-9a-f]{64})",\n`)
 // for the provenance line naming the image, which is the image thv image
 // builds. The image digest is the same from two builds in two places.
 func TestContainerExecutorSameLock(t *testing.T) {
-	bin := buildThv(t, moduleRoot(t))
-	local := t.TempDir()
-	run(t, bin, local, "repro", "--profile", "quick", "-j", "2")
+	bin, local := quickLocal(t)
 	want, err := os.ReadFile(filepath.Join(local, "thv.quick.lock"))
 	if err != nil || len(want) == 0 {
 		t.Fatalf("local lock: %v", err)

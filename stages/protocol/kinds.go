@@ -9,6 +9,7 @@ import (
 	"thv/pipeline/codeid"
 	"thv/stages/benchmark"
 	"thv/stages/collect"
+	"thv/stages/compare"
 	"thv/stages/etaselect"
 	"thv/stages/figures"
 	"thv/stages/instance"
@@ -28,6 +29,7 @@ var kindList = []pipeline.Kind{
 	{Name: summarize.Kind, Run: summarize.Run},
 	{Name: figures.Kind, Run: figures.Run},
 	{Name: tables.Kind, Run: tables.Run},
+	{Name: compare.Kind, Run: compare.Run},
 }
 
 // Kinds returns the stage kinds of the paper's pipeline with the code

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"strconv"
 
+	"thv"
 	"thv/algos"
 	"thv/pipeline"
 	"thv/stages/benchmark"
 	"thv/stages/collect"
+	"thv/stages/compare"
 	"thv/stages/etaselect"
 	"thv/stages/formats"
 	"thv/stages/instance"
@@ -45,6 +47,7 @@ func NewPlan(cfg *Config) (*pipeline.Plan, error) {
 	}
 	tablesTask := &pipeline.Task{ID: "tables", Kind: tables.Kind}
 	var tp tables.Params
+	summaries := map[string]*pipeline.Task{}
 	for _, s := range cfg.SortedSettings() {
 		sum := &pipeline.Task{ID: "summarize/" + s.Name, Kind: summarize.Kind}
 		for _, g := range cfg.Geometries {
@@ -61,6 +64,7 @@ func NewPlan(cfg *Config) (*pipeline.Plan, error) {
 			Resamples: cfg.Statistics.Resamples, Seed: cfg.Statistics.Seed,
 		}
 		p.plan.Add(sum)
+		summaries[s.Name] = sum
 		p.addFigure(s, sum)
 		tablesTask.Deps = append(tablesTask.Deps,
 			pipeline.Dep{Name: tables.CellsInputName(s.Name), From: sum, Output: "cells"},
@@ -74,7 +78,35 @@ func NewPlan(cfg *Config) (*pipeline.Plan, error) {
 	}
 	tablesTask.Params = tp
 	p.plan.Add(tablesTask)
+	if err := p.addCompare(thv.PaperReference, summaries); err != nil {
+		return nil, err
+	}
 	return p.plan, nil
+}
+
+// addCompare adds the comparison with a paper's published values: the
+// cells of every setting (the claims are about all of them) and the
+// per-seed summaries of every reference cell the protocol has; the others
+// are reported missing.
+func (p *planner) addCompare(reference []byte, summaries map[string]*pipeline.Task) error {
+	ref, err := compare.ParseReference(reference)
+	if err != nil {
+		return err
+	}
+	t := &pipeline.Task{ID: "compare", Kind: compare.Kind}
+	params := compare.Params{Reference: *ref}
+	for _, s := range p.cfg.SortedSettings() {
+		params.Settings = append(params.Settings, s.Name)
+		t.Deps = append(t.Deps, pipeline.Dep{Name: compare.CellsInputName(s.Name), From: summaries[s.Name], Output: "cells"})
+	}
+	for _, c := range ref.Cells {
+		if from, ok := p.plan.Task(fmt.Sprintf("collect/%s/%s/%s", c.Setting, c.Geometry, c.Algorithm)); ok {
+			t.Deps = append(t.Deps, pipeline.Dep{Name: compare.FinalInputName(c.Setting, c.Geometry, c.Algorithm), From: from, Output: "final"})
+		}
+	}
+	t.Params = params
+	p.plan.Add(t)
+	return nil
 }
 
 func settingInfo(s Setting, cfg *Config) formats.Setting {

@@ -139,18 +139,18 @@ func TestChangingTRerunsOnlyThatSetting(t *testing.T) {
 		id := r.Task.ID
 		switch {
 		case strings.Contains(id, "/d3/") && (r.Task.Kind == "run" || r.Task.Kind == "select" || r.Task.Kind == "collect"),
-			id == "summarize/d3", id == "figures/d3", id == "tables":
+			id == "summarize/d3", id == "figures/d3", id == "tables", id == "compare":
 			want++
 		}
 	}
 	for _, id := range executedIDs(rep) {
-		downstream := id == "summarize/d3" || id == "figures/d3" || id == "tables"
+		downstream := id == "summarize/d3" || id == "figures/d3" || id == "tables" || id == "compare"
 		if !downstream && (!strings.Contains(id, "/d3/") || strings.HasPrefix(id, "instance/") || strings.HasPrefix(id, "benchmark/")) {
 			t.Errorf("changing settings.d3.T reran %s", id)
 		}
 	}
 	if rep.Executed != want {
-		t.Fatalf("executed %d tasks, want the %d d3 runs, selects, collects and their statistics, figure and tables: %v", rep.Executed, want, executedIDs(rep))
+		t.Fatalf("executed %d tasks, want the %d d3 runs, selects, collects and their statistics, figure, tables and comparison: %v", rep.Executed, want, executedIDs(rep))
 	}
 }
 

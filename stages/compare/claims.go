@@ -1,0 +1,155 @@
+package compare
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"thv/stages/formats"
+)
+
+// Results are our statistics per setting ("d2" → its cells), as the
+// summarize stage computed them.
+type Results map[string][]formats.Cell
+
+// metricOf returns a cell's mean of a reference metric and whether higher
+// is better.
+func metricOf(c *formats.Cell, metric string) (float64, bool) {
+	if metric == MetricRegret {
+		return c.RegretPos.Mean, false
+	}
+	return c.HVLast.Mean, true
+}
+
+// settingsByD orders the settings of res by dimension (d2 before d10).
+func (res Results) settingsByD() []string {
+	names := make([]string, 0, len(res))
+	for s := range res {
+		names = append(names, s)
+	}
+	dim := func(s string) int { d, _ := strconv.Atoi(strings.TrimPrefix(s, "d")); return d }
+	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(dim(a), dim(b)), cmp.Compare(a, b)) })
+	return names
+}
+
+// bestOther returns the best cell of geometry g other than algo's, and
+// algo's own cell.
+func bestOther(cells []formats.Cell, g, algo, metric string) (own, best *formats.Cell) {
+	for i := range cells {
+		c := &cells[i]
+		if c.Geometry != g {
+			continue
+		}
+		if c.Algo == algo {
+			own = c
+			continue
+		}
+		v, higher := metricOf(c, metric)
+		if best == nil {
+			best = c
+			continue
+		}
+		b, _ := metricOf(best, metric)
+		if higher && v > b || !higher && v < b {
+			best = c
+		}
+	}
+	return own, best
+}
+
+// CheckClaims checks every claim against res.
+func CheckClaims(claims []Claim, res Results) []formats.ClaimCheck {
+	out := make([]formats.ClaimCheck, len(claims))
+	for i, c := range claims {
+		out[i] = formats.ClaimCheck{ID: c.ID, Kind: c.Kind, Text: c.Text}
+		switch c.Kind {
+		case "best":
+			out[i].Holds, out[i].Detail = checkBest(c, res)
+		case "margin_grows":
+			out[i].Holds, out[i].Detail = checkMargin(c, res)
+		case "eta_star":
+			out[i].Holds, out[i].Detail = checkEta(c, res)
+		}
+	}
+	return out
+}
+
+func checkBest(c Claim, res Results) (bool, string) {
+	var fails []string
+	n := 0
+	for _, s := range res.settingsByD() {
+		for _, g := range Geometries {
+			own, best := bestOther(res[s], g, c.Algorithm, c.Metric)
+			if own == nil || best == nil {
+				continue
+			}
+			n++
+			v, higher := metricOf(own, c.Metric)
+			b, _ := metricOf(best, c.Metric)
+			if higher && v > b || !higher && v < b {
+				continue
+			}
+			fails = append(fails, fmt.Sprintf("%s/%s: %s %.4g vs %s %.4g", s, g, best.Algo, b, c.Algorithm, v))
+		}
+	}
+	if n == 0 {
+		return false, "no cell of " + c.Algorithm + " in the results"
+	}
+	if len(fails) == 0 {
+		return true, fmt.Sprintf("best in all %d (setting, geometry) cells", n)
+	}
+	return false, fmt.Sprintf("not best in %d of %d cells: %s", len(fails), n, strings.Join(fails, "; "))
+}
+
+func checkMargin(c Claim, res Results) (bool, string) {
+	var parts []string
+	holds, prev, n := true, math.Inf(-1), 0
+	for _, s := range res.settingsByD() {
+		own, best := bestOther(res[s], c.Geometry, c.Algorithm, c.Metric)
+		if own == nil || best == nil {
+			continue
+		}
+		v, higher := metricOf(own, c.Metric)
+		b, _ := metricOf(best, c.Metric)
+		margin := v - b
+		if !higher {
+			margin = b - v
+		}
+		parts = append(parts, fmt.Sprintf("%s %+.4g (vs %s)", s, margin, best.Algo))
+		if n > 0 && !(margin > prev) {
+			holds = false
+		}
+		prev = margin
+		n++
+	}
+	if n < 2 {
+		return false, "fewer than two settings to compare"
+	}
+	return holds, "margins on " + c.Geometry + ": " + strings.Join(parts, ", ")
+}
+
+func checkEta(c Claim, res Results) (bool, string) {
+	var fails []string
+	n := 0
+	for _, s := range res.settingsByD() {
+		for _, cell := range res[s] {
+			if cell.Algo != c.Algorithm {
+				continue
+			}
+			n++
+			if cell.EtaStar != c.Value {
+				fails = append(fails, fmt.Sprintf("%s/%s: η* = %g", s, cell.Geometry, cell.EtaStar))
+			}
+		}
+	}
+	if n == 0 {
+		return false, "no cell of " + c.Algorithm + " in the results"
+	}
+	if len(fails) == 0 {
+		return true, fmt.Sprintf("η* = %g in all %d cells", c.Value, n)
+	}
+	return false, fmt.Sprintf("η* ≠ %g in %d of %d cells: %s", c.Value, len(fails), n, strings.Join(fails, "; "))
+}

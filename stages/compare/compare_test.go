@@ -1,0 +1,174 @@
+package compare
+
+import (
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"thv/stages/formats"
+)
+
+const goodRef = `source: test
+tolerance: {relative: 0.05, percentile: [2.5, 97.5], applies: ci}
+claims:
+  - {id: best, text: t, kind: best, algorithm: THV-UCB, metric: hv_last100}
+cells:
+  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: 0.5, ci: 0.01}}
+`
+
+// TestParseReferenceErrorsNameTheLine: each malformed file is refused with
+// an error naming its line.
+func TestParseReferenceErrorsNameTheLine(t *testing.T) {
+	if _, err := ParseReference([]byte(goodRef)); err != nil {
+		t.Fatalf("good reference: %v", err)
+	}
+	cell := func(s string) string {
+		return strings.Replace(goodRef, "  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: 0.5, ci: 0.01}}", s, 1)
+	}
+	for _, tc := range []struct{ name, file, want string }{
+		{"unknown algorithm", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCX, hv_last100: {value: 0.5, ci: 0.01}}"), `line 6: unknown algorithm "THV-UCX"`},
+		{"missing value", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {ci: 0.01}}"), "line 6: hv_last100 has no value"},
+		{"no metric", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB}"), "line 6: no value"},
+		{"wrong type", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: high, ci: 0.01}}"), "line 6: cannot unmarshal !!str `high`"},
+		{"unknown field", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last: {value: 0.5}}"), "line 6: unknown field hv_last (known: setting, geometry"},
+		{"bad geometry", cell("  - {setting: d2, geometry: flat, algorithm: THV-UCB, hv_last100: {value: 0.5, ci: 0.01}}"), `line 6: geometry "flat"`},
+		{"bad setting", cell("  - {setting: two, geometry: linear, algorithm: THV-UCB, hv_last100: {value: 0.5, ci: 0.01}}"), `line 6: setting "two"`},
+		{"negative ci", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: 0.5, ci: -1}}"), "line 6: hv_last100: value 0.5 ± -1"},
+		{"duplicate", goodRef + "  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: 0.6, ci: 0.01}}\n", "line 7: cell d2/linear/THV-UCB repeats line 6"},
+		{"claim kind", strings.Replace(goodRef, "kind: best", "kind: wins", 1), `line 4: claim best: kind "wins"`},
+		{"claim metric", strings.Replace(goodRef, "metric: hv_last100}", "metric: speed}", 1), `line 4: claim best: metric "speed"`},
+		{"tolerance", strings.Replace(goodRef, "applies: ci", "applies: vibes", 1), `tolerance.applies "vibes"`},
+		{"empty", "", "empty file"},
+	} {
+		_, err := ParseReference([]byte(tc.file))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestPaperReference: the shipped reference parses, has every algorithm
+// of both published tables, and cross-checks with the paper's source:
+// each transcribed value appears on the line it names.
+func TestPaperReference(t *testing.T) {
+	b, err := os.ReadFile("../../reference/paper.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := ParseReference(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ref.Cells) != 2*14*4 {
+		t.Fatalf("%d cells, want 2 settings × 14 algorithms × 4 geometries", len(ref.Cells))
+	}
+	paper, err := os.ReadFile("../../../shared/paper/paper.tex")
+	if err != nil {
+		t.Skipf("the paper's source is not beside the project here: %v", err)
+	}
+	lines := strings.Split(string(paper), "\n")
+	for _, c := range ref.Cells {
+		if c.Line < 1 || c.Line > len(lines) {
+			t.Fatalf("%s/%s/%s: line %d out of range", c.Setting, c.Geometry, c.Algorithm, c.Line)
+		}
+		for _, v := range []*Value{c.HVLast100, c.FinalRegret} {
+			s := strconv.FormatFloat(*v.Value, 'f', -1, 64)
+			if !strings.Contains(lines[c.Line-1], s) {
+				t.Errorf("%s/%s/%s: %s not on paper.tex line %d: %s", c.Setting, c.Geometry, c.Algorithm, s, c.Line, lines[c.Line-1])
+			}
+		}
+	}
+}
+
+// TestCompareValue: inside and outside each kind of tolerance.
+func TestCompareValue(t *testing.T) {
+	tol := Tolerance{Relative: 0.05, Percentile: [2]float64{2.5, 97.5}, Applies: "ci"}
+	outcomes := []float64{0.40, 0.45, 0.50, 0.55, 0.60}
+	for _, tc := range []struct {
+		name                      string
+		ours                      Ours
+		pub, pubCI                float64
+		byPct                     bool
+		withinCI, withinRel, band bool
+		agrees                    bool
+	}{
+		{"CIs meet, beyond 5%", Ours{Mean: 0.50, CI: 0.02, Outcomes: outcomes}, 0.53, 0.011, false, true, false, true, true},
+		{"CIs apart, within 5%", Ours{Mean: 0.50, CI: 0.001, Outcomes: outcomes}, 0.52, 0.001, false, false, true, true, true},
+		{"CIs apart, beyond 5%", Ours{Mean: 0.50, CI: 0.001, Outcomes: outcomes}, 0.56, 0.001, false, false, false, true, false},
+		{"percentile inside", Ours{Mean: 0.30, CI: 0.001, Outcomes: outcomes}, 0.58, 0.001, true, false, false, true, true},
+		{"percentile outside", Ours{Mean: 0.50, CI: 0.1, Outcomes: outcomes}, 0.61, 0.001, true, false, false, false, false},
+	} {
+		r := CompareValue(tc.ours, tc.pub, tc.pubCI, tol, tc.byPct)
+		if r.WithinCI != tc.withinCI || r.WithinRel != tc.withinRel || r.InBand != tc.band || r.Agrees != tc.agrees {
+			t.Errorf("%s: got CI %v rel %v band %v (pct %.1f) agrees %v", tc.name, r.WithinCI, r.WithinRel, r.InBand, r.Percentile, r.Agrees)
+		}
+	}
+}
+
+// TestPercentileRank against values worked out by hand, and against a
+// brute-force count over a constructed distribution.
+func TestPercentileRank(t *testing.T) {
+	v := []float64{1, 2, 3, 4}
+	for x, want := range map[float64]float64{0: 0, 1: 12.5, 2.5: 50, 4: 87.5, 5: 100} {
+		if got := PercentileRank(v, x); got != want {
+			t.Errorf("rank of %v in %v: %v, want %v", x, v, got, want)
+		}
+	}
+	if !math.IsNaN(PercentileRank(nil, 1)) {
+		t.Error("rank in an empty sample is not NaN")
+	}
+	// 1,000 evenly spaced outcomes: the rank of the q-th is close to q/10.
+	many := make([]float64, 1000)
+	for i := range many {
+		many[i] = float64(i) / 1000
+	}
+	for _, q := range []int{25, 500, 975} {
+		got := PercentileRank(many, float64(q)/1000)
+		if math.Abs(got-float64(q)/10) > 0.1 {
+			t.Errorf("rank of the %dth of 1000: %v", q, got)
+		}
+	}
+}
+
+func cells(vals map[string]float64, eta float64) []formats.Cell {
+	var out []formats.Cell
+	for k, v := range vals {
+		g, a, _ := strings.Cut(k, "/")
+		out = append(out, formats.Cell{Geometry: g, Algo: a, EtaStar: eta, HVLast: formats.Estimate{Mean: v}, RegretPos: formats.Estimate{Mean: 1 - v}})
+	}
+	return out
+}
+
+// TestClaims: a claim holding and failing, of each kind.
+func TestClaims(t *testing.T) {
+	res := Results{
+		"d2": cells(map[string]float64{"linear/THV-UCB": 0.30, "linear/RandomK": 0.20, "convex/THV-UCB": 0.80, "convex/RandomK": 0.70}, 0.01),
+		"d3": cells(map[string]float64{"linear/THV-UCB": 0.20, "linear/RandomK": 0.05, "convex/THV-UCB": 0.50, "convex/RandomK": 0.55}, 0.1),
+	}
+	claims := []Claim{
+		{ID: "best-hv", Kind: "best", Algorithm: "THV-UCB", Metric: MetricHV},
+		{ID: "best-regret", Kind: "best", Algorithm: "THV-UCB", Metric: MetricRegret},
+		{ID: "margin-linear", Kind: "margin_grows", Algorithm: "THV-UCB", Metric: MetricHV, Geometry: "linear"},
+		{ID: "margin-convex", Kind: "margin_grows", Algorithm: "THV-UCB", Metric: MetricHV, Geometry: "convex"},
+		{ID: "eta", Kind: "eta_star", Algorithm: "THV-UCB", Value: 0.01},
+		{ID: "eta-random", Kind: "eta_star", Algorithm: "ScalarUCB", Value: 0.01},
+	}
+	want := map[string]bool{"best-hv": false, "best-regret": false, "margin-linear": true, "margin-convex": false, "eta": false, "eta-random": false}
+	for _, c := range CheckClaims(claims, res) {
+		if c.Holds != want[c.ID] {
+			t.Errorf("%s: holds = %v (%s), want %v", c.ID, c.Holds, c.Detail, want[c.ID])
+		}
+	}
+	got := CheckClaims(claims[:1], res)[0].Detail
+	if !strings.Contains(got, "d3/convex: RandomK 0.55 vs THV-UCB 0.5") {
+		t.Errorf("best-hv detail: %s", got)
+	}
+	delete(res, "d3")
+	for _, c := range CheckClaims(claims[:1], res) {
+		if !c.Holds {
+			t.Errorf("best-hv on d2 only: %s", c.Detail)
+		}
+	}
+}
