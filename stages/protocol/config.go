@@ -46,6 +46,14 @@ type Config struct {
 	Geometries []string           `mapstructure:"geometries"`
 	Seeds      []uint64           `mapstructure:"seeds"`
 	GridSeeds  []uint64           `mapstructure:"grid_seeds"`
+	// Instances is a reading of the paper's protocol (docs/fidelity.md):
+	// per_seed draws one instance per (setting, geometry, seed); fixed
+	// draws one per (setting, geometry), from Seed, and the run seeds vary
+	// only the noise.
+	Instances struct {
+		Mode string `mapstructure:"mode"`
+		Seed uint64 `mapstructure:"seed"`
+	} `mapstructure:"instances"`
 	MinPulls   int                `mapstructure:"min_pulls"`
 	Reference  float64            `mapstructure:"reference"`
 	Metrics    struct {
@@ -66,6 +74,20 @@ type Config struct {
 	Profiles map[string]any `mapstructure:"profiles"`
 
 	byName map[string]AlgoConfig
+}
+
+// The readings of instances.mode.
+const (
+	InstancesPerSeed = "per_seed"
+	InstancesFixed   = "fixed"
+)
+
+// InstanceSeed is the seed of the instance a run of seed faces.
+func (c *Config) InstanceSeed(seed uint64) uint64 {
+	if c.Instances.Mode == InstancesFixed {
+		return c.Instances.Seed
+	}
+	return seed
 }
 
 // Algorithm returns the protocol of the named algorithm.
@@ -857,6 +879,13 @@ func (c *Config) normalize() error {
 	}
 	if len(c.GridSeeds) == 0 {
 		return fmt.Errorf("grid_seeds: empty list (need at least one seed)")
+	}
+	switch c.Instances.Mode {
+	case "":
+		c.Instances.Mode = InstancesPerSeed
+	case InstancesPerSeed, InstancesFixed:
+	default:
+		return fmt.Errorf("instances.mode = %q: want %s (one instance per seed) or %s (one per setting and geometry, from instances.seed)", c.Instances.Mode, InstancesPerSeed, InstancesFixed)
 	}
 	if math.IsNaN(c.Reference) || math.IsInf(c.Reference, 0) {
 		return fmt.Errorf("reference = %v: must be a finite number", c.Reference)

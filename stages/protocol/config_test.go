@@ -159,7 +159,7 @@ func TestLoadConfigBadInput(t *testing.T) {
 		{name: "dotted key", yaml: with("min_pulls: 2", "min.pulls: 2"), want: `line 8: key "min.pulls" contains a dot (dots separate the levels of a key)`},
 		{name: "merge key", yaml: with("metrics:\n", "base: &b {hv_window: 100}\nmetrics:\n  <<: *b\n"), want: "line 12: merge keys (<<) are not supported: write the keys out"},
 		{name: "timestamp", yaml: with("results: results", "results: 2026-01-01"), want: `line 23: !!timestamp values are not supported (quote "2026-01-01" to make it a string)`},
-		{name: "unknown key", yaml: with("min_pulls: 2", "min_pull: 2"), want: "min_pull: unknown key (known: settings, geometries, seeds, grid_seeds, min_pulls, reference, metrics, algorithms, statistics, figures, outputs, profiles)"},
+		{name: "unknown key", yaml: with("min_pulls: 2", "min_pull: 2"), want: "min_pull: unknown key (known: settings, geometries, seeds, grid_seeds, instances, min_pulls, reference, metrics, algorithms, statistics, figures, outputs, profiles)"},
 		{name: "unknown setting key", yaml: withD3("T: 120, sigma: 0.035, tau: 1"), want: "settings.d3.tau: unknown key (known: d, n, k, t, sigma)"},
 		{name: "null", yaml: with("reference: 0.0", "reference:"), want: "reference: no value (null): give one, or remove the key"},
 		{name: "null in a profile", yaml: with("seeds: [0]", "seeds: ~"), want: "profiles.short.seeds: no value (null): give one, or remove the key"},
@@ -301,5 +301,52 @@ func TestDepthOfTheProtocol(t *testing.T) {
 	}
 	if root == nil {
 		t.Fatal("no root")
+	}
+}
+
+// TestInstancesReading: instances.mode fixed makes every seed's runs face
+// the instance of instances.seed (one per setting and geometry), per_seed
+// (the default, also when the key is absent) one instance per seed, and
+// any other mode is an error naming both readings.
+func TestInstancesReading(t *testing.T) {
+	count := func(set ...string) (instances, runs int) {
+		cfg, err := LoadConfig(LoadOptions{ParamsFile: "testdata/tiny.yaml", Set: set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := NewPlan(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range plan.Tasks {
+			switch task.Kind {
+			case "instance":
+				instances++
+				if cfg.Instances.Mode == InstancesFixed && !strings.HasSuffix(task.ID, "/seed=7") {
+					t.Errorf("fixed instances from seed 7, but the plan has %s", task.ID)
+				}
+			case "run":
+				runs++
+			}
+		}
+		return instances, runs
+	}
+	perSeed, runs := count()
+	fixed, fixedRuns := count("instances.mode=fixed", "instances.seed=7")
+	cfg, _ := LoadConfig(LoadOptions{ParamsFile: "testdata/tiny.yaml"})
+	settings, geometries := len(cfg.Settings), len(cfg.Geometries)
+	if fixed != settings*geometries || perSeed <= fixed || runs != fixedRuns {
+		t.Fatalf("instances: %d per seed, %d fixed (want %d = settings × geometries); runs %d and %d (want equal)", perSeed, fixed, settings*geometries, runs, fixedRuns)
+	}
+	// Without the key: per seed.
+	b, _ := os.ReadFile("testdata/tiny.yaml")
+	noKey := filepath.Join(t.TempDir(), "tiny.yaml")
+	os.WriteFile(noKey, []byte(strings.Replace(string(b), "instances: {mode: per_seed, seed: 0}\n", "", 1)), 0o644)
+	if cfg, err := LoadConfig(LoadOptions{ParamsFile: noKey}); err != nil || cfg.Instances.Mode != InstancesPerSeed {
+		t.Fatalf("without instances: %v, mode %q", err, cfg.Instances.Mode)
+	}
+	_, err := LoadConfig(LoadOptions{ParamsFile: "testdata/tiny.yaml", Set: []string{"instances.mode=shared"}})
+	if err == nil || !strings.Contains(err.Error(), `instances.mode = "shared": want per_seed`) {
+		t.Fatalf("bad mode: %v", err)
 	}
 }

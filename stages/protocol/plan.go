@@ -151,8 +151,8 @@ func (p *planner) run(s Setting, g string, a AlgoConfig, eta float64, seed uint6
 	if !ok {
 		return nil, fmt.Errorf("algorithm %q is not in the protocol", a.Name)
 	}
-	bench := p.benchmark(s, g, seed)
-	inst := p.instance(s, g, seed)
+	bench := p.benchmark(s, g, p.cfg.InstanceSeed(seed))
+	inst := p.instance(s, g, p.cfg.InstanceSeed(seed))
 	return p.plan.Add(&pipeline.Task{
 		ID:   id,
 		Kind: run.Kind,
