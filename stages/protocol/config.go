@@ -54,9 +54,9 @@ type Config struct {
 		Mode string `mapstructure:"mode"`
 		Seed uint64 `mapstructure:"seed"`
 	} `mapstructure:"instances"`
-	MinPulls   int                `mapstructure:"min_pulls"`
-	Reference  float64            `mapstructure:"reference"`
-	Metrics    struct {
+	MinPulls  int     `mapstructure:"min_pulls"`
+	Reference float64 `mapstructure:"reference"`
+	Metrics   struct {
 		HVWindow int `mapstructure:"hv_window"`
 	} `mapstructure:"metrics"`
 	Algorithms []AlgoConfig `mapstructure:"algorithms"`
