@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -431,4 +432,118 @@ func TestBundleConsumers(t *testing.T) {
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// imageHook is a file added to a copy of cmd/thv for
+// TestVerifyBundleWithItsOwnBinary: it makes bundles carry an image, a
+// minimal oci-archive holding the running binary as /thv (the container
+// package's builder is wired in elsewhere).
+const imageHook = `package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+)
+
+func init() {
+	bundleImage = func(w io.Writer) (string, error) {
+		exe, err := os.Executable()
+		if err != nil {
+			return "", err
+		}
+		bin, err := os.ReadFile(exe)
+		if err != nil {
+			return "", err
+		}
+		blobs := map[string][]byte{}
+		var order []string
+		put := func(b []byte) (string, int) {
+			d := fmt.Sprintf("sha256:%x", sha256.Sum256(b))
+			blobs[d] = b
+			order = append(order, d)
+			return d, len(b)
+		}
+		var layer bytes.Buffer
+		gz := gzip.NewWriter(&layer)
+		tw := tar.NewWriter(gz)
+		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "thv", Size: int64(len(bin)), Mode: 0o755})
+		tw.Write(bin)
+		tw.Close()
+		gz.Close()
+		ld, ls := put(layer.Bytes())
+		config, _ := json.Marshal(map[string]any{"os": runtime.GOOS, "architecture": runtime.GOARCH})
+		cd, cs := put(config)
+		manifest, _ := json.Marshal(map[string]any{"schemaVersion": 2,
+			"config": map[string]any{"mediaType": "application/vnd.oci.image.config.v1+json", "digest": cd, "size": cs},
+			"layers": []any{map[string]any{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": ld, "size": ls}}})
+		md, ms := put(manifest)
+		index, _ := json.Marshal(map[string]any{"schemaVersion": 2, "manifests": []any{map[string]any{"digest": md, "size": ms}}})
+		otw := tar.NewWriter(w)
+		add := func(name string, b []byte) {
+			otw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: int64(len(b)), Mode: 0o644})
+			otw.Write(b)
+		}
+		add("index.json", index)
+		for _, d := range order {
+			add("blobs/sha256/"+d[len("sha256:"):], blobs[d])
+		}
+		return md, otw.Close()
+	}
+}
+`
+
+// TestVerifyBundleWithItsOwnBinary: a thv built from other code (a
+// behavioural edit of randomk) computes other keys; verify-bundle says so
+// and names --use-bundle-binary, which extracts the bundle's own thv from
+// its image and verifies with it. A bundle without an image says it has
+// none.
+func TestVerifyBundleWithItsOwnBinary(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the bundle's binary runs on linux only")
+	}
+	root := moduleRoot(t)
+	withImage := t.TempDir()
+	copyModule(t, root, withImage)
+	os.WriteFile(filepath.Join(withImage, "cmd", "thv", "bundleimage_hook.go"), []byte(imageHook), 0o644)
+	maker := buildThv(t, withImage)
+
+	other := t.TempDir()
+	copyModule(t, root, other)
+	file := filepath.Join(other, "algos", "randomk", "randomk.go")
+	src, _ := os.ReadFile(file)
+	edited := strings.Replace(string(src), "\tn := len(p.perm)\n", "\tn := len(p.perm)\n\tp.rng.Uint64() // behaviour change\n", 1)
+	if edited == string(src) {
+		t.Fatal("edit not applied")
+	}
+	os.WriteFile(file, []byte(edited), 0o644)
+	checker := buildThv(t, other)
+
+	project := t.TempDir()
+	thvRepro(t, maker, project)
+	path := filepath.Join(t.TempDir(), "b.tar.gz")
+	if out := thv(t, maker, project, "bundle", "-o", path); !strings.Contains(out, "image sha256:") {
+		t.Fatalf("the bundle has no image:\n%s", out)
+	}
+
+	out, err := run(checker, t.TempDir(), "verify-bundle", path, "--sample", "3")
+	if err == nil || !strings.Contains(out, "this thv was built from other code than the bundle's thv") || !strings.Contains(out, "code changed in thv/algos/randomk") || !strings.Contains(out, "--use-bundle-binary") {
+		t.Fatalf("verify-bundle with other code: %v\n%s", err, out)
+	}
+	out, err = run(checker, t.TempDir(), "verify-bundle", path, "--sample", "3", "--use-bundle-binary")
+	if err != nil || !strings.Contains(out, "every output identical to the lock") || !strings.Contains(out, "bundle verified with its own thv binary") {
+		t.Fatalf("verify-bundle --use-bundle-binary: %v\n%s", err, out)
+	}
+
+	_, plain := tinyBundle(t)
+	out, err = run(checker, t.TempDir(), "verify-bundle", plain, "--use-bundle-binary")
+	if err == nil || !strings.Contains(out, "the bundle holds no image (image/thv-oci.tar)") {
+		t.Fatalf("--use-bundle-binary without an image: %v\n%s", err, out)
+	}
 }
