@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 
 	thvmodule "thv"
 	"thv/pipeline"
@@ -54,23 +56,27 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 			if len(pf.set) > 0 {
 				return errors.New("--set: a bundle's protocol is a file; write the overrides into a params file (or a profile) and pass --params")
 			}
-			if err := noOverrides(); err != nil {
+			name, data := "params.yaml", thvmodule.DefaultParams
+			if pf.params != "" {
+				var err error
+				name = filepath.Base(pf.params)
+				if data, err = os.ReadFile(pf.params); err != nil {
+					return err
+				}
+			}
+			if err := noOverrides(data); err != nil {
 				return err
 			}
 			proj, err := pf.open(true)
 			if err != nil {
 				return err
 			}
-			name, data := "params.yaml", thvmodule.DefaultParams
-			if pf.params != "" {
-				name = filepath.Base(pf.params)
-				if data, err = os.ReadFile(pf.params); err != nil {
-					return err
-				}
-			}
 			profile := proj.Config.Profile
 			status, err := proj.Status(cmd.Context())
 			if err != nil {
+				return err
+			}
+			if err := bundle.Current(proj.Project, status); err != nil {
 				return err
 			}
 			// results/ is exported afresh from the store, so that it is
@@ -159,14 +165,22 @@ func buildVersion() (version, date string) {
 	return version, date
 }
 
-// noOverrides refuses THV_* variables that change the protocol: a
-// bundle's protocol is its file, and its check must not depend on the
+// noOverrides refuses THV_* variables that override a key of the
+// protocol (THV_SETTINGS_D3_T=300 overrides settings.d3.T): a bundle's
+// protocol is its params file, and its check must not depend on the
 // environment of whoever runs it.
-func noOverrides() error {
+func noOverrides(params []byte) error {
+	var top map[string]any
+	if err := yaml.Unmarshal(params, &top); err != nil {
+		return nil // LoadConfig reports it, better
+	}
 	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "THV_") && k != "THV_STORE" {
-			return fmt.Errorf("%s is set: it overrides the protocol, and a bundle's protocol is its params file; unset it (or write the value into a params file)", k)
+		k, v, _ := strings.Cut(kv, "=")
+		for key := range top {
+			prefix := "THV_" + strings.NewReplacer(".", "_", "-", "_", "+", "PLUS").Replace(strings.ToUpper(key))
+			if v != "" && (k == prefix || strings.HasPrefix(k, prefix+"_")) {
+				return fmt.Errorf("%s is set: it overrides the protocol's %s, and a bundle's protocol is its params file; unset it (or write the value into a params file)", k, key)
+			}
 		}
 	}
 	return nil
@@ -209,9 +223,6 @@ image (a static linux/amd64 binary: on amd64 Linux only).`,
 			} else if sample <= 0 {
 				return fmt.Errorf("--sample %d: want a positive number of tasks, or --all", sample)
 			}
-			if err := noOverrides(); err != nil {
-				return err
-			}
 			out := cmd.OutOrStdout()
 			if dir == "" {
 				tmp, err := os.MkdirTemp("", "thv-verify-bundle-")
@@ -237,6 +248,13 @@ image (a static linux/amd64 binary: on amd64 Linux only).`,
 			}
 			lock, err := pipeline.ReadLock(filepath.Join(dir, lockName))
 			if err != nil {
+				return err
+			}
+			protocolData, err := os.ReadFile(filepath.Join(dir, params))
+			if err != nil {
+				return err
+			}
+			if err := noOverrides(protocolData); err != nil {
 				return err
 			}
 			if err := crateAgrees(dir, manifest); err != nil {
@@ -362,7 +380,11 @@ func crateAgrees(dir string, m bundle.Manifest) error {
 		if e.SHA256 == "" || strings.HasPrefix(e.ID, "#") {
 			continue
 		}
-		sum, ok := m[e.ID]
+		p, err := url.PathUnescape(e.ID)
+		if err != nil {
+			return fmt.Errorf("%s: @id %q: %v", bundle.CrateName, e.ID, err)
+		}
+		sum, ok := m[p]
 		if !ok {
 			return fmt.Errorf("%s describes %s, which the bundle does not hold", bundle.CrateName, e.ID)
 		}

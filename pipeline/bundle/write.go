@@ -94,7 +94,7 @@ func Write(ctx context.Context, p *pipeline.Project, out string, opt Options) (*
 	if err != nil {
 		return nil, err
 	}
-	if err := current(p, status); err != nil {
+	if err := Current(p, status); err != nil {
 		return nil, err
 	}
 	lockBytes, err := os.ReadFile(p.LockPath)
@@ -200,9 +200,9 @@ func sameLock(p *pipeline.Project, data []byte) error {
 	return nil
 }
 
-// current checks that the lock describes every task of the plan as up to
-// date in the store.
-func current(p *pipeline.Project, status *pipeline.Report) error {
+// Current checks that the lock describes every task of the plan as up to
+// date in the store, as a bundle needs; status is p.Status's report.
+func Current(p *pipeline.Project, status *pipeline.Report) error {
 	for _, r := range status.Results {
 		if r.Status != pipeline.Cached {
 			reason := ""
