@@ -53,6 +53,9 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 			if out == "" {
 				return errors.New("-o FILE: say where to write the bundle, e.g. -o paper.tar.gz")
 			}
+			if fi, err := os.Stat(filepath.Dir(out)); err != nil || !fi.IsDir() {
+				return fmt.Errorf("-o %s: the directory %s does not exist", out, filepath.Dir(out))
+			}
 			if len(pf.set) > 0 {
 				return errors.New("--set: a bundle's protocol is a file; write the overrides into a params file (or a profile) and pass --params")
 			}
@@ -90,10 +93,6 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 			if _, err := proj.ExportResults(status); err != nil {
 				return fmt.Errorf("exporting results: %w", err)
 			}
-			source, err := fs.Sub(thvmodule.Module, ".")
-			if err != nil {
-				return err
-			}
 			version, published := buildVersion()
 			errw := cmd.ErrOrStderr()
 			start := time.Now()
@@ -102,7 +101,7 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 				Profile:   profile,
 				LockName:  filepath.Base(protocol.LockPath("", name, profile)),
 				Results:   os.DirFS(results),
-				Source:    source,
+				Source:    thvmodule.Module,
 				Image:     bundleImage,
 				Tool:      bundle.Tool{Name: "thv", Version: version, GoVersion: runtime.Version()},
 				Published: published,
