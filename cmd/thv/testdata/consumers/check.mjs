@@ -2,9 +2,9 @@
 //
 // (a) loads ro-crate-metadata.json with the ro-crate library and checks
 //     that the root dataset, the workflow, the actions with their
-//     instruments, and every result file with its SHA-256 (recomputed from
-//     the file) are found, as the Workflow Run / Provenance Run Crate
-//     profiles ask;
+//     instruments, every result file with its SHA-256 (recomputed from
+//     the file) and the container image (or that there is none) are
+//     found, as the Workflow Run / Provenance Run Crate profiles ask;
 // (b) queries every Parquet artifact of the bundle's store with DuckDB
 //     (read_parquet) and checks row counts against the lock's parameters.
 //
@@ -77,6 +77,20 @@ assert.equal(controls.length, kinds.size, 'one ControlAction per task kind');
 const organize = [...crate.entities({ filter: (e) => crate.hasType(e, 'OrganizeAction') })];
 assert.equal(organize.length, 1, 'one OrganizeAction');
 assert.equal(organize[0].result[0]['@id'], run['@id'], 'the OrganizeAction results in the workflow run');
+
+// The image, when the bundle has one: a ContainerImage with its digest,
+// the containerImage of the workflow run, described by the archive File.
+const image = crate.getEntity('#image');
+if (image) {
+  assert.ok(crate.hasType(image, 'ContainerImage'), '#image is a ContainerImage');
+  assert.match(image.sha256?.[0] ?? '', /^[0-9a-f]{64}$/, 'the image digest');
+  assert.equal(run.containerImage?.[0]?.['@id'], '#image', 'the run names its image');
+  const archive = crate.getEntity('image/thv-oci.tar');
+  assert.equal(archive.sha256[0], sha256('image/thv-oci.tar'), 'the image archive digest');
+} else {
+  assert.ok(!fs.existsSync(path.join(dir, 'image')), 'no image described, none present');
+  assert.match(root.description[0], /no container image/, 'the root says there is no image');
+}
 
 // The lock: one JSON record per task line. Each kind's action lists one
 // parameter value per task of its kind.
