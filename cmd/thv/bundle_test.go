@@ -547,3 +547,23 @@ func TestVerifyBundleWithItsOwnBinary(t *testing.T) {
 		t.Fatalf("--use-bundle-binary without an image: %v\n%s", err, out)
 	}
 }
+
+// TestBundleSourceRebuilds: thv built from the bundle's own source/
+// computes the bundle's keys: verify-bundle with it passes.
+func TestBundleSourceRebuilds(t *testing.T) {
+	bin, path := tinyBundle(t)
+	dir := filepath.Join(t.TempDir(), "x")
+	if out, err := run(bin, t.TempDir(), "verify-bundle", path, "--sample", "1", "--dir", dir); err != nil {
+		t.Fatalf("verify-bundle: %v\n%s", err, out)
+	}
+	rebuilt := filepath.Join(t.TempDir(), "thv")
+	build := exec.Command("go", "build", "-trimpath", "-o", rebuilt, "./cmd/thv")
+	build.Dir = filepath.Join(dir, "source")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build in the bundle's source/: %v\n%s", err, out)
+	}
+	if out, err := run(rebuilt, t.TempDir(), "verify-bundle", path, "--sample", "10"); err != nil || !strings.Contains(out, "bundle verified") {
+		t.Fatalf("verify-bundle with thv rebuilt from source/: %v\n%s", err, out)
+	}
+}
