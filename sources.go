@@ -21,3 +21,14 @@ import "embed"
 //
 //go:embed hv envs algos stages artifacts
 var Sources embed.FS
+
+// Module is the module's source, embedded so that `thv bundle` can put
+// into a bundle the very source its binary was built from, for a reviewer
+// to rebuild thv and compare. Test data of cmd/thv beyond its fuzz corpus
+// and consumer scripts (node_modules, when installed) is left out; so is
+// thv.lock, which a bundle carries as its own lock.
+//
+//go:embed go.mod go.sum Makefile README.md params.yaml .gitignore .ci/run *.go
+//go:embed cmd/thv/*.go cmd/thv/testdata/fuzz cmd/thv/testdata/consumers/package.json cmd/thv/testdata/consumers/package-lock.json cmd/thv/testdata/consumers/*.mjs
+//go:embed pipeline hv envs algos stages artifacts docs reference
+var Module embed.FS

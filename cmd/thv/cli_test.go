@@ -439,7 +439,7 @@ func copyModule(t *testing.T, from, to string) {
 		rel, _ := filepath.Rel(from, path)
 		if d.IsDir() {
 			switch d.Name() {
-			case ".git", "bin", ".thv", "results":
+			case ".git", "bin", ".thv", "results", "node_modules":
 				return filepath.SkipDir
 			}
 			return os.MkdirAll(filepath.Join(to, rel), 0o755)

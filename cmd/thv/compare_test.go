@@ -58,7 +58,7 @@ func TestCompareQuick(t *testing.T) {
 			t.Fatalf("results/%s: %v", f, err)
 		}
 	}
-	out := run(t, bin, dir, "compare", "--profile", "quick", "--fail-on", "none")
+	out := thvOK(t, bin, dir, "compare", "--profile", "quick", "--fail-on", "none")
 	if !strings.Contains(out, "published values agree") {
 		t.Fatalf("thv compare --fail-on none:\n%s", out)
 	}

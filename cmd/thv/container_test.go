@@ -56,7 +56,7 @@ func TestContainerExecutorSameLock(t *testing.T) {
 		t.Run(rt, func(t *testing.T) {
 			requireRuntime(t, rt)
 			dir := t.TempDir()
-			run(t, bin, dir, "repro", "--profile", "quick", "-j", "2", "--executor", "container", "--runtime", rt)
+			thvOK(t, bin, dir, "repro", "--profile", "quick", "-j", "2", "--executor", "container", "--runtime", rt)
 			got, _ := os.ReadFile(filepath.Join(dir, "thv.quick.lock"))
 			m := imageLine.FindSubmatch(got)
 			if m == nil || string(m[1]) != digest {
@@ -66,15 +66,16 @@ func TestContainerExecutorSameLock(t *testing.T) {
 				t.Fatal("--executor container wrote another lock than --executor local (beyond the image line)")
 			}
 			// And a container verify re-executes tasks identically.
-			if out := run(t, bin, dir, "verify", "--profile", "quick", "--sample", "20", "--skip-store", "--executor", "container", "--runtime", rt); !strings.Contains(out, "every output identical") {
+			if out := thvOK(t, bin, dir, "verify", "--profile", "quick", "--sample", "20", "--skip-store", "--executor", "container", "--runtime", rt); !strings.Contains(out, "every output identical") {
 				t.Fatalf("verify in %s:\n%s", rt, out)
 			}
 		})
 	}
 }
 
-// run runs the binary in dir with args and returns its output.
-func run(t *testing.T, bin, dir string, args ...string) string {
+// thvOK runs the binary in dir with args, fails the test on an error, and
+// returns its output.
+func thvOK(t *testing.T, bin, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
@@ -89,7 +90,7 @@ func run(t *testing.T, bin, dir string, args ...string) string {
 // after checking the archive is written.
 func imageDigest(t *testing.T, bin, dir string) string {
 	t.Helper()
-	out := run(t, bin, dir, "image", "-o", "img.tar")
+	out := thvOK(t, bin, dir, "image", "-o", "img.tar")
 	m := regexp.MustCompile(`image (sha256:[0-9a-f]{64})`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("thv image printed:\n%s", out)

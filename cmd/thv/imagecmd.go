@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -70,4 +71,18 @@ The binary must be static and path-free: build it with make build
 	pf.register(cmd)
 	cmd.Flags().StringVarP(&output, "output", "o", "", "also write the image as an oci-archive tarball")
 	return cmd
+}
+
+// imageArchive writes the image of this thv as an oci-archive and returns
+// its manifest digest (thv bundle puts it in image/thv-oci.tar).
+func imageArchive(w io.Writer) (string, error) {
+	bin, err := container.StaticBinary()
+	if err != nil {
+		return "", fmt.Errorf("the bundle's image: %w (or bundle without one: --no-image)", err)
+	}
+	img, err := container.BuildImage(bin)
+	if err != nil {
+		return "", err
+	}
+	return img.Digest.String(), container.WriteArchive(w, img)
 }

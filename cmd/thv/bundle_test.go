@@ -1,0 +1,570 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"thv/artifacts/table"
+	"thv/pipeline/bundle"
+)
+
+// tinyBundle is the bundle of the tiny protocol, made once per test
+// process by the binary bin, in the binary's temp directory.
+func tinyBundle(t *testing.T) (bin, path string) {
+	t.Helper()
+	bin = buildThv(t, moduleRoot(t))
+	tinyOnce.Do(func() {
+		dir := filepath.Join(filepath.Dir(bin), "tiny-project")
+		os.Mkdir(dir, 0o755)
+		thvRepro(t, bin, dir)
+		tinyPath = filepath.Join(filepath.Dir(bin), "tiny.tar.gz")
+		thv(t, bin, dir, "bundle", "--no-image", "-o", tinyPath)
+	})
+	if tinyPath == "" {
+		t.Fatal("the tiny bundle could not be made")
+	}
+	return bin, tinyPath
+}
+
+var (
+	tinyOnce sync.Once
+	tinyPath string
+)
+
+// run runs bin in dir and returns its combined output and error.
+func run(bin, dir string, args ...string) (string, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestBundleRoundTrip: the tiny project's bundle, made twice, has the
+// same bytes; in a fresh directory verify-bundle --all passes, every task
+// re-executed identical; the extracted bundle is a project that thv
+// verify and sha256sum -c accept, and its store holds the lock's seal.
+func TestBundleRoundTrip(t *testing.T) {
+	bin, path := tinyBundle(t)
+	project := filepath.Join(filepath.Dir(bin), "tiny-project")
+	again := filepath.Join(t.TempDir(), "again.tar.gz")
+	thv(t, bin, project, "bundle", "--no-image", "-o", again)
+	a, _ := os.ReadFile(path)
+	b, _ := os.ReadFile(again)
+	if !bytes.Equal(a, b) {
+		t.Fatal("the same project bundled twice gave different bytes")
+	}
+
+	fresh := t.TempDir()
+	out, err := run(bin, fresh, "verify-bundle", path, "--all")
+	if err != nil || !strings.Contains(out, "bundle verified") {
+		t.Fatalf("verify-bundle --all: %v\n%s", err, out)
+	}
+	plan := tinyPlan(t)
+	want := fmt.Sprintf("all %d %d %d 0 0", len(plan.Tasks), len(plan.Tasks), len(plan.Tasks))
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+		t.Fatalf("verify-bundle --all: no line %q\n%s", want, out)
+	}
+	if entries, _ := os.ReadDir(fresh); len(entries) != 0 {
+		t.Fatalf("verify-bundle left %s in the working directory", entries[0].Name())
+	}
+
+	dir := filepath.Join(t.TempDir(), "x")
+	if out, err := run(bin, fresh, "verify-bundle", path, "--sample", "5", "--dir", dir); err != nil {
+		t.Fatalf("verify-bundle --dir: %v\n%s", err, out)
+	}
+	for _, f := range []string{"tiny.yaml", "thv-tiny.lock", "SHA256SUMS", "ro-crate-metadata.json", "ro-crate-preview.html",
+		"results/tables/all.tex", "store/VERSION", "source/go.mod", "source/pipeline/bundle/extract.go", "source/cmd/thv/main.go"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("the bundle has no %s", f)
+		}
+	}
+	if lock, _ := os.ReadFile(filepath.Join(project, tinyLock)); !bytes.Equal(lock, must(os.ReadFile(filepath.Join(dir, "thv-tiny.lock")))) {
+		t.Error("the bundle's lock is not the project's")
+	}
+	if out, err := run(bin, dir, "verify", "--params", "tiny.yaml", "--store", "store", "--sample", "10"); err != nil || !strings.Contains(out, "every output identical") {
+		t.Fatalf("thv verify in the extracted bundle: %v\n%s", err, out)
+	}
+	sha, err := exec.LookPath("sha256sum")
+	if err != nil {
+		t.Fatal("sha256sum (coreutils) not found")
+	}
+	if out, err := run(sha, dir, "-c", "--quiet", "SHA256SUMS"); err != nil {
+		t.Fatalf("sha256sum -c: %v\n%s", err, out)
+	}
+	seals := 0
+	filepath.Walk(filepath.Join(dir, "store", "index"), func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() && strings.Contains(string(must(os.ReadFile(p))), `"kind": "lock-seal"`) {
+			seals++
+		}
+		return nil
+	})
+	if seals != 1 {
+		t.Errorf("the bundle's store holds %d lock seals, want 1", seals)
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// tarEntry is one entry of a bundle read back for tampering.
+type tarEntry struct {
+	hdr  tar.Header
+	data []byte
+}
+
+func readBundle(t *testing.T, path string) []tarEntry {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	var es []tarEntry
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			break
+		}
+		var b bytes.Buffer
+		b.ReadFrom(tr)
+		es = append(es, tarEntry{*h, b.Bytes()})
+	}
+	return es
+}
+
+func writeBundle(t *testing.T, path string, es []tarEntry) {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, e := range es {
+		h := e.hdr
+		h.Size = int64(len(e.data))
+		if err := tw.WriteHeader(&h); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write(e.data)
+	}
+	tw.Close()
+	gz.Close()
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// replaceSum rewrites the manifest's digest of name for data; with crate,
+// the crate's too, and then the manifest's digest of the crate: a
+// consistent forgery of everything but the store's own names.
+func replaceSum(es []tarEntry, name string, data []byte, crate bool) {
+	sum := sha256.Sum256(data)
+	old := oldSum(es, name)
+	if crate {
+		for i := range es {
+			if es[i].hdr.Name == bundle.CrateName {
+				edited := bytes.ReplaceAll(es[i].data, []byte(`"sha256":"`+old+`"`), []byte(`"sha256":"`+hex.EncodeToString(sum[:])+`"`))
+				replaceSum(es, bundle.CrateName, edited, false)
+				es[i].data = edited
+			}
+		}
+	}
+	for i := range es {
+		if es[i].hdr.Name == bundle.ManifestName {
+			es[i].data = bytes.ReplaceAll(es[i].data, []byte(old+"  "+name+"\n"), []byte(hex.EncodeToString(sum[:])+"  "+name+"\n"))
+		}
+	}
+}
+
+func oldSum(es []tarEntry, name string) string {
+	for _, e := range es {
+		if e.hdr.Name == name {
+			s := sha256.Sum256(e.data)
+			return hex.EncodeToString(s[:])
+		}
+	}
+	return "none"
+}
+
+// TestVerifyBundleRejectsTampering: one byte of one artifact changed, a
+// file added, SHA256SUMS edited: each bundle is rejected, naming the
+// file. An artifact changed together with its manifest line and crate
+// digest is caught by the store check, naming the task.
+func TestVerifyBundleRejectsTampering(t *testing.T) {
+	bin, path := tinyBundle(t)
+	object := func(es []tarEntry) int {
+		for i, e := range es {
+			if strings.HasPrefix(e.hdr.Name, "store/objects/") {
+				return i
+			}
+		}
+		t.Fatal("no store object in the bundle")
+		return -1
+	}
+	for _, tc := range []struct {
+		name   string
+		tamper func(es []tarEntry) ([]tarEntry, string)
+		want   string // %s: the name tamper returns
+	}{
+		{"artifact byte", func(es []tarEntry) ([]tarEntry, string) {
+			i := object(es)
+			es[i].data = bytes.Clone(es[i].data)
+			es[i].data[len(es[i].data)/2] ^= 1
+			return es, es[i].hdr.Name
+		}, "rejected: the bundle does not match its SHA256SUMS: %s has SHA-256"},
+		{"file added", func(es []tarEntry) ([]tarEntry, string) {
+			extra := tarEntry{tar.Header{Typeflag: tar.TypeReg, Name: "results/tables/extra.tex", Mode: 0o644}, []byte("\\relax\n")}
+			return append(es, extra), extra.hdr.Name
+		}, "rejected: the bundle does not match its SHA256SUMS: %s is not listed in SHA256SUMS"},
+		{"SHA256SUMS edited", func(es []tarEntry) ([]tarEntry, string) {
+			replaceSum(es, "results/tables/all.tex", []byte("other"), false)
+			return es, "results/tables/all.tex"
+		}, "rejected: the bundle does not match its SHA256SUMS: %s has SHA-256"},
+		{"artifact and its digests", func(es []tarEntry) ([]tarEntry, string) {
+			i := object(es)
+			data := bytes.Clone(es[i].data)
+			data[len(data)/2] ^= 1
+			replaceSum(es, es[i].hdr.Name, data, true)
+			es[i].data = data
+			return es, filepath.Base(es[i].hdr.Name)
+		}, "rejected: its store failed the check"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			es, name := tc.tamper(readBundle(t, path))
+			bad := filepath.Join(t.TempDir(), "bad.tar.gz")
+			writeBundle(t, bad, es)
+			parent := t.TempDir()
+			out, err := run(bin, parent, "verify-bundle", bad, "--all", "--dir", filepath.Join(parent, "x"))
+			want := strings.ReplaceAll(tc.want, "%s", name)
+			if err == nil || !strings.Contains(out, want) {
+				t.Fatalf("verify-bundle: %v, want %q in\n%s", err, want, out)
+			}
+			if tc.name == "artifact and its digests" && !strings.Contains(out, name) {
+				t.Fatalf("the store check does not name the object %s:\n%s", name, out)
+			}
+			if tc.name != "artifact and its digests" {
+				if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+					t.Fatalf("a rejected bundle left %s", entries[0].Name())
+				}
+			}
+		})
+	}
+}
+
+// TestVerifyBundleRefusesHostileArchives: hand-made archives with ../x,
+// an absolute path, a symlink, a hard link, a device, a duplicate name
+// and an oversized entry are refused, naming the entry, and nothing
+// appears outside the target directory (nor in it: it is removed).
+func TestVerifyBundleRefusesHostileArchives(t *testing.T) {
+	bin := buildThv(t, moduleRoot(t))
+	reg := func(name, data string) tarEntry {
+		return tarEntry{tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644}, []byte(data)}
+	}
+	manifest := func(es ...tarEntry) []tarEntry {
+		// It lists the first file, "ok": what is refused is the entry
+		// itself, not a gap in the manifest.
+		s := sha256.Sum256(es[0].data)
+		m := fmt.Sprintf("%x  %s\n", s, es[0].hdr.Name)
+		return append([]tarEntry{reg(bundle.ManifestName, m)}, es...)
+	}
+	special := func(name string, typ byte, link string) tarEntry {
+		return tarEntry{tar.Header{Typeflag: typ, Name: name, Linkname: link, Mode: 0o644}, nil}
+	}
+	for _, tc := range []struct {
+		name    string
+		entries []tarEntry
+		want    string
+	}{
+		{"dotdot", manifest(reg("ok", "1"), reg("../x", "escape")), `bundle entry "../x" refused: "../x": leaves the bundle directory (..)`},
+		{"absolute", manifest(reg("ok", "1"), reg("/tmp/thv-bundle-abs", "escape")), `bundle entry "/tmp/thv-bundle-abs" refused: "/tmp/thv-bundle-abs": an absolute path`},
+		{"symlink", manifest(reg("ok", "1"), special("link", tar.TypeSymlink, ".."), reg("link/x", "escape")), `bundle entry "link" refused: a symbolic link (to "..")`},
+		{"hard link", manifest(reg("ok", "1"), special("hard", tar.TypeLink, "/etc/passwd")), `bundle entry "hard" refused: a hard link (to "/etc/passwd")`},
+		{"device", manifest(reg("ok", "1"), special("null", tar.TypeChar, "")), `bundle entry "null" refused: a device file`},
+		{"duplicate", manifest(reg("ok", "1"), reg("ok", "2")), `bundle entry "ok" refused: a duplicate name`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			evil := filepath.Join(t.TempDir(), "evil.tar.gz")
+			writeBundle(t, evil, tc.entries)
+			out, err := run(bin, base, "verify-bundle", evil, "--dir", filepath.Join(base, "target"))
+			if err == nil || !strings.Contains(out, tc.want) {
+				t.Fatalf("%v, want %q in\n%s", err, tc.want, out)
+			}
+			assertEmpty(t, base)
+		})
+	}
+	t.Run("oversized", func(t *testing.T) {
+		// A header declaring 5 TiB: refused before a byte is read.
+		var buf bytes.Buffer
+		gz := gzip.NewWriter(&buf)
+		tw := tar.NewWriter(gz)
+		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "big", Size: 5 << 40, Mode: 0o644})
+		tw.Write(make([]byte, 4096))
+		tw.Flush()
+		gz.Close()
+		evil := filepath.Join(t.TempDir(), "big.tar.gz")
+		os.WriteFile(evil, buf.Bytes(), 0o644)
+		base := t.TempDir()
+		out, err := run(bin, base, "verify-bundle", evil, "--dir", filepath.Join(base, "target"))
+		if want := `bundle entry "big" refused: 5497558138880 bytes, more than the limit`; err == nil || !strings.Contains(out, want) {
+			t.Fatalf("%v, want %q in\n%s", err, want, out)
+		}
+		assertEmpty(t, base)
+	})
+	if _, err := os.Stat("/tmp/thv-bundle-abs"); err == nil {
+		t.Error("an absolute entry was written to /tmp")
+	}
+}
+
+// assertEmpty fails unless dir holds nothing, and nothing new appeared
+// beside it.
+func assertEmpty(t *testing.T, dir string) {
+	t.Helper()
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a refused archive left %s in %s", entries[0].Name(), dir)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(dir), "x")); err == nil {
+		t.Errorf("a refused archive wrote %s", filepath.Join(filepath.Dir(dir), "x"))
+	}
+}
+
+// TestBundleConsumers: independent consumers read the bundle. The
+// ro-crate library (npm) finds the root dataset, the actions, their
+// instruments and every result file with its SHA-256; DuckDB
+// (@duckdb/node-api) reads every Parquet artifact, and the rows, columns
+// and first row it sees are what thv's reader sees. In CI a missing node
+// or node_modules fails.
+func TestBundleConsumers(t *testing.T) {
+	consumers, _ := filepath.Abs(filepath.Join("testdata", "consumers"))
+	node, err := exec.LookPath("node")
+	missing := ""
+	switch {
+	case err != nil:
+		missing = "node is not installed"
+	case !exists(filepath.Join(consumers, "node_modules", "ro-crate")) || !exists(filepath.Join(consumers, "node_modules", "@duckdb", "node-api")):
+		missing = "the consumers' npm packages are not installed: npm install --prefix cmd/thv/testdata/consumers"
+	}
+	if missing != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(missing)
+		}
+		t.Skip(missing)
+	}
+	bin, path := tinyBundle(t)
+	dir := filepath.Join(t.TempDir(), "x")
+	if out, err := run(bin, t.TempDir(), "verify-bundle", path, "--sample", "1", "--dir", dir); err != nil {
+		t.Fatalf("verify-bundle: %v\n%s", err, out)
+	}
+	cmd := exec.Command(node, "check.mjs", dir)
+	cmd.Dir = consumers
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node check.mjs: %v\n%s%s", err, out, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if !strings.HasPrefix(lines[len(lines)-1], "ok: ") {
+		t.Fatalf("node check.mjs did not end with ok:\n%s", out)
+	}
+	parquet := 0
+	for _, line := range lines[:len(lines)-1] {
+		var seen struct {
+			Path    string         `json:"path"`
+			Rows    int            `json:"rows"`
+			Columns []string       `json:"columns"`
+			First   map[string]any `json:"first"`
+		}
+		if err := json.Unmarshal([]byte(line), &seen); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		tab, err := table.Decode(must(os.ReadFile(filepath.Join(dir, seen.Path))))
+		if err != nil {
+			t.Fatalf("%s: %v", seen.Path, err)
+		}
+		if tab.NumRows() != seen.Rows || strings.Join(tab.Names(), ",") != strings.Join(seen.Columns, ",") {
+			t.Errorf("%s: DuckDB sees %d rows %v, thv %d rows %v", seen.Path, seen.Rows, seen.Columns, tab.NumRows(), tab.Names())
+			continue
+		}
+		for _, c := range tab.Columns {
+			var want any
+			switch {
+			case len(c.Int64) > 0:
+				want = float64(c.Int64[0])
+			case len(c.Float64) > 0:
+				want = c.Float64[0]
+			case len(c.String) > 0:
+				want = c.String[0]
+			default:
+				continue
+			}
+			if f, ok := want.(float64); ok && math.IsNaN(f) && seen.First[c.Name] == nil {
+				continue // JSON has no NaN: the script's output turns DuckDB's NaN into null
+			}
+			if seen.First[c.Name] != want {
+				t.Errorf("%s: column %s, first row: DuckDB %v, thv %v", seen.Path, c.Name, seen.First[c.Name], want)
+			}
+		}
+		parquet++
+	}
+	if parquet == 0 {
+		t.Fatal("DuckDB read no Parquet artifact")
+	}
+	t.Logf("%s; %d Parquet artifacts agree with thv's reader", lines[len(lines)-1], parquet)
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// TestVerifyBundleWithItsOwnBinary: it makes bundles carry an image, a
+// minimal oci-archive holding the running binary as /thv (the container
+// package's builder is wired in elsewhere).
+const imageHook = `package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+)
+
+func init() {
+	bundleImage = func(w io.Writer) (string, error) {
+		exe, err := os.Executable()
+		if err != nil {
+			return "", err
+		}
+		bin, err := os.ReadFile(exe)
+		if err != nil {
+			return "", err
+		}
+		blobs := map[string][]byte{}
+		var order []string
+		put := func(b []byte) (string, int) {
+			d := fmt.Sprintf("sha256:%x", sha256.Sum256(b))
+			blobs[d] = b
+			order = append(order, d)
+			return d, len(b)
+		}
+		var layer bytes.Buffer
+		gz := gzip.NewWriter(&layer)
+		tw := tar.NewWriter(gz)
+		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "thv", Size: int64(len(bin)), Mode: 0o755})
+		tw.Write(bin)
+		tw.Close()
+		gz.Close()
+		ld, ls := put(layer.Bytes())
+		config, _ := json.Marshal(map[string]any{"os": runtime.GOOS, "architecture": runtime.GOARCH})
+		cd, cs := put(config)
+		manifest, _ := json.Marshal(map[string]any{"schemaVersion": 2,
+			"config": map[string]any{"mediaType": "application/vnd.oci.image.config.v1+json", "digest": cd, "size": cs},
+			"layers": []any{map[string]any{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": ld, "size": ls}}})
+		md, ms := put(manifest)
+		index, _ := json.Marshal(map[string]any{"schemaVersion": 2, "manifests": []any{map[string]any{"digest": md, "size": ms}}})
+		otw := tar.NewWriter(w)
+		add := func(name string, b []byte) {
+			otw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: int64(len(b)), Mode: 0o644})
+			otw.Write(b)
+		}
+		add("index.json", index)
+		for _, d := range order {
+			add("blobs/sha256/"+d[len("sha256:"):], blobs[d])
+		}
+		return md, otw.Close()
+	}
+}
+`
+
+// TestVerifyBundleWithItsOwnBinary: a thv built from other code (a
+// behavioural edit of randomk) computes other keys; verify-bundle says so
+// and names --use-bundle-binary, which extracts the bundle's own thv from
+// its image and verifies with it. A bundle without an image says it has
+// none.
+func TestVerifyBundleWithItsOwnBinary(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the bundle's binary runs on linux only")
+	}
+	root := moduleRoot(t)
+	maker := buildThv(t, root)
+
+	other := t.TempDir()
+	copyModule(t, root, other)
+	file := filepath.Join(other, "algos", "randomk", "randomk.go")
+	src, _ := os.ReadFile(file)
+	edited := strings.Replace(string(src), "\tn := len(p.perm)\n", "\tn := len(p.perm)\n\tp.rng.Uint64() // behaviour change\n", 1)
+	if edited == string(src) {
+		t.Fatal("edit not applied")
+	}
+	os.WriteFile(file, []byte(edited), 0o644)
+	checker := buildThv(t, other)
+
+	project := t.TempDir()
+	thvRepro(t, maker, project)
+	path := filepath.Join(t.TempDir(), "b.tar.gz")
+	if out := thv(t, maker, project, "bundle", "-o", path); !strings.Contains(out, "image sha256:") {
+		t.Fatalf("the bundle has no image:\n%s", out)
+	}
+
+	out, err := run(checker, t.TempDir(), "verify-bundle", path, "--sample", "3")
+	if err == nil || !strings.Contains(out, "this thv was built from other code than the bundle's thv") || !strings.Contains(out, "code changed in thv/algos/randomk") || !strings.Contains(out, "--use-bundle-binary") {
+		t.Fatalf("verify-bundle with other code: %v\n%s", err, out)
+	}
+	out, err = run(checker, t.TempDir(), "verify-bundle", path, "--sample", "3", "--use-bundle-binary")
+	if err != nil || !strings.Contains(out, "every output identical to the lock") || !strings.Contains(out, "bundle verified with its own thv binary") {
+		t.Fatalf("verify-bundle --use-bundle-binary: %v\n%s", err, out)
+	}
+
+	_, plain := tinyBundle(t)
+	out, err = run(checker, t.TempDir(), "verify-bundle", plain, "--use-bundle-binary")
+	if err == nil || !strings.Contains(out, "the bundle holds no image (image/thv-oci.tar)") {
+		t.Fatalf("--use-bundle-binary without an image: %v\n%s", err, out)
+	}
+}
+
+// TestBundleSourceRebuilds: thv built from the bundle's own source/
+// computes the bundle's keys: verify-bundle with it passes.
+func TestBundleSourceRebuilds(t *testing.T) {
+	bin, path := tinyBundle(t)
+	dir := filepath.Join(t.TempDir(), "x")
+	if out, err := run(bin, t.TempDir(), "verify-bundle", path, "--sample", "1", "--dir", dir); err != nil {
+		t.Fatalf("verify-bundle: %v\n%s", err, out)
+	}
+	rebuilt := filepath.Join(t.TempDir(), "thv")
+	build := exec.Command("go", "build", "-trimpath", "-o", rebuilt, "./cmd/thv")
+	build.Dir = filepath.Join(dir, "source")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build in the bundle's source/: %v\n%s", err, out)
+	}
+	if out, err := run(rebuilt, t.TempDir(), "verify-bundle", path, "--sample", "10"); err != nil || !strings.Contains(out, "bundle verified") {
+		t.Fatalf("verify-bundle with thv rebuilt from source/: %v\n%s", err, out)
+	}
+}

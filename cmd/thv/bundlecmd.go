@@ -1,0 +1,493 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+
+	thvmodule "thv"
+	"thv/pipeline"
+	"thv/pipeline/bundle"
+	"thv/stages/protocol"
+)
+
+// bundleImage writes the OCI image of this binary as an oci-archive and
+// returns its manifest digest (imagecmd.go). A bundle made with --no-image
+// holds none, and its crate says so.
+var bundleImage = imageArchive
+
+func newBundleCommand() *cobra.Command {
+	var pf projectFlags
+	var out string
+	var noImage bool
+	cmd := &cobra.Command{
+		Use:   "bundle -o FILE [--no-image]",
+		Short: "Write one archive with everything needed to check the reproduction bit for bit",
+		Long: `Write a deterministic tar.gz holding the protocol file, the lock, results/,
+a store with every artifact the lock's tasks output (store/), the module's
+source (source/), the OCI image (image/thv-oci.tar, when built in), a
+SHA256SUMS manifest, and ro-crate-metadata.json (RO-Crate: Workflow Run
+and Provenance Run Crate profiles) with ro-crate-preview.html.
+
+Every task must be up to date (thv repro first). The same project and thv
+give the same bytes. Check a bundle with thv verify-bundle.`,
+		Example: `  thv bundle -o paper.tar.gz
+  thv bundle --profile quick -o quick.tar.gz`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return errors.New("-o FILE: say where to write the bundle, e.g. -o paper.tar.gz")
+			}
+			if fi, err := os.Stat(filepath.Dir(out)); err != nil || !fi.IsDir() {
+				return fmt.Errorf("-o %s: the directory %s does not exist", out, filepath.Dir(out))
+			}
+			if len(pf.set) > 0 {
+				return errors.New("--set: a bundle's protocol is a file; write the overrides into a params file (or a profile) and pass --params")
+			}
+			name, data := "params.yaml", thvmodule.DefaultParams
+			if pf.params != "" {
+				var err error
+				name = filepath.Base(pf.params)
+				if data, err = os.ReadFile(pf.params); err != nil {
+					return err
+				}
+			}
+			if err := noOverrides(data); err != nil {
+				return err
+			}
+			proj, err := pf.open(true)
+			if err != nil {
+				return err
+			}
+			profile := proj.Config.Profile
+			status, err := proj.Status(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := bundle.Current(proj.Project, status); err != nil {
+				return err
+			}
+			// results/ is exported afresh from the store, so that it is
+			// exactly what the lock's tables and figures tasks output.
+			results, err := os.MkdirTemp("", "thv-bundle-results-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(results)
+			proj.Config.Outputs.Results = results
+			if _, err := proj.ExportResults(status); err != nil {
+				return fmt.Errorf("exporting results: %w", err)
+			}
+			image := bundleImage
+			if noImage {
+				image = nil
+			}
+			version, published := buildVersion()
+			errw := cmd.ErrOrStderr()
+			start := time.Now()
+			sum, err := bundle.Write(cmd.Context(), proj.Project, out, bundle.Options{
+				Protocol:  bundle.File{Path: name, Data: data},
+				Profile:   profile,
+				LockName:  filepath.Base(protocol.LockPath("", name, profile)),
+				Results:   os.DirFS(results),
+				Source:    thvmodule.Module,
+				Image:     image,
+				Tool:      bundle.Tool{Name: "thv", Version: version, GoVersion: runtime.Version()},
+				Published: published,
+				Reproduce: fmt.Sprintf("thv repro --params %s --profile %s --store store", name, profile),
+				Progress:  phaseBar(errw, "bundle"),
+			})
+			if err != nil {
+				return err
+			}
+			holds := "no image (--no-image)"
+			if sum.ImageDigest != "" {
+				holds = "image " + sum.ImageDigest
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %.1f MB, %d files (%d tasks, %d store objects, %s) in %s\nsha256 %x\ncheck it with: thv verify-bundle %s\n",
+				out, float64(sum.Bytes)/1e6, sum.Files, sum.Tasks, sum.Objects, holds, time.Since(start).Round(time.Millisecond), sum.SHA256, out)
+			return nil
+		},
+	}
+	pf.register(cmd)
+	cmd.Flags().StringVarP(&out, "output", "o", "", "the bundle file to write (tar.gz)")
+	cmd.Flags().BoolVar(&noImage, "no-image", false, "leave the OCI image out (15 MB smaller; verify-bundle --use-bundle-binary then cannot work)")
+	return cmd
+}
+
+// phaseBar adapts phaseProgress to a single phase, on a terminal only:
+// writing a bundle takes seconds, not minutes.
+func phaseBar(w io.Writer, phase string) func(done, total int) {
+	if !isTerminal(w) {
+		return nil
+	}
+	p := phaseProgress(w, true)
+	return func(done, total int) { p(phase, done, total) }
+}
+
+// buildVersion describes this binary (module version and VCS revision)
+// and the date of its commit, which dates the bundle: never the clock.
+func buildVersion() (version, date string) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "", ""
+	}
+	version = bi.Main.Version
+	settings := map[string]string{}
+	for _, s := range bi.Settings {
+		settings[s.Key] = s.Value
+	}
+	if rev := settings["vcs.revision"]; rev != "" {
+		version += " " + rev
+		if settings["vcs.modified"] == "true" {
+			version += "+modified"
+		}
+	}
+	if t, err := time.Parse(time.RFC3339, settings["vcs.time"]); err == nil {
+		date = t.UTC().Format(time.DateOnly)
+	}
+	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			date = time.Unix(n, 0).UTC().Format(time.DateOnly)
+		}
+	}
+	return version, date
+}
+
+// noOverrides refuses THV_* variables that override a key of the
+// protocol (THV_SETTINGS_D3_T=300 overrides settings.d3.T): a bundle's
+// protocol is its params file, and its check must not depend on the
+// environment of whoever runs it.
+func noOverrides(params []byte) error {
+	var top map[string]any
+	if err := yaml.Unmarshal(params, &top); err != nil {
+		return nil // LoadConfig reports it, better
+	}
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		for key := range top {
+			prefix := "THV_" + strings.NewReplacer(".", "_", "-", "_", "+", "PLUS").Replace(strings.ToUpper(key))
+			if v != "" && (k == prefix || strings.HasPrefix(k, prefix+"_")) {
+				return fmt.Errorf("%s is set: it overrides the protocol's %s, and a bundle's protocol is its params file; unset it (or write the value into a params file)", k, key)
+			}
+		}
+	}
+	return nil
+}
+
+func newVerifyBundleCommand() *cobra.Command {
+	var ef executorFlags
+	var sample, jobs int
+	var all, useBinary bool
+	var seed uint64
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "verify-bundle FILE [--sample N | --all] [--executor local|process] [--use-bundle-binary]",
+		Short: "Check a bundle: its manifest, its store, and a sample (or all) of its tasks re-executed bit for bit",
+		Long: `Check a bundle written by thv bundle:
+
+ 1. the archive is read defensively (absolute paths, .., links, devices,
+    duplicate names and oversized entries are refused, naming the entry)
+    and every file is checked against SHA256SUMS as it is extracted, into
+    a temporary directory (or --dir DIR, a new directory, kept);
+ 2. the RO-Crate's digests agree with the manifest, and results/ is what
+    the store's tables and figures outputs are;
+ 3. as thv verify, in the extracted directory: every object of the
+    bundle's store is re-hashed and every index entry resolved, then a
+    sample of the lock's tasks (--sample N, at least one per kind; or
+    --all) is re-executed from the bundle's own inputs and every output
+    digest compared with the lock's.
+
+This thv must compute the same keys as the one that made the bundle (the
+same code): otherwise it says so. Then rebuild thv from the bundle's
+source/, or pass --use-bundle-binary to run the thv inside the bundle's
+image (a static linux/amd64 binary: on amd64 Linux only).`,
+		Example: `  thv verify-bundle paper.tar.gz                 # 100 tasks sampled across kinds
+  thv verify-bundle paper.tar.gz --all -j 2
+  thv verify-bundle paper.tar.gz --use-bundle-binary`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if all {
+				sample = 0
+			} else if sample <= 0 {
+				return fmt.Errorf("--sample %d: want a positive number of tasks, or --all", sample)
+			}
+			out := cmd.OutOrStdout()
+			if dir == "" {
+				tmp, err := os.MkdirTemp("", "thv-verify-bundle-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(tmp)
+				dir = filepath.Join(tmp, "bundle")
+			}
+			f, err := os.Open(args[0])
+			if err != nil {
+				return err
+			}
+			manifest, err := bundle.Extract(f, dir, bundle.Limits{})
+			f.Close()
+			if err != nil {
+				return fmt.Errorf("%s rejected: %w", args[0], err)
+			}
+			fmt.Fprintf(out, "manifest: %d files, every SHA-256 agrees with %s\n", len(manifest), bundle.ManifestName)
+			params, lockName, err := bundleProtocol(manifest)
+			if err != nil {
+				return fmt.Errorf("%s rejected: %w", args[0], err)
+			}
+			lock, err := pipeline.ReadLock(filepath.Join(dir, lockName))
+			if err != nil {
+				return err
+			}
+			protocolData, err := os.ReadFile(filepath.Join(dir, params))
+			if err != nil {
+				return err
+			}
+			if err := noOverrides(protocolData); err != nil {
+				return err
+			}
+			if err := crateAgrees(dir, manifest); err != nil {
+				return fmt.Errorf("%s rejected: %w", args[0], err)
+			}
+			if useBinary {
+				return runBundleBinary(cmd, dir, params, lock.Profile, sample, jobs, seed, ef.name)
+			}
+			proj, err := protocol.Open(protocol.Options{
+				LoadOptions: protocol.LoadOptions{ParamsFile: filepath.Join(dir, params), Profile: lock.Profile},
+				StoreDir:    filepath.Join(dir, bundle.StoreDir),
+				Dir:         dir,
+			})
+			if err != nil {
+				return fmt.Errorf("the bundle's protocol: %w", err)
+			}
+			if got := filepath.Base(proj.LockPath); got != lockName {
+				return fmt.Errorf("%s rejected: its lock is %s, but its protocol %s with profile %s names %s", args[0], lockName, params, lock.Profile, got)
+			}
+			status, err := proj.Status(cmd.Context())
+			if err != nil {
+				return err
+			}
+			for _, r := range status.Results {
+				if r.Status == pipeline.Cached {
+					continue
+				}
+				if strings.Contains(r.Reason, "code changed") {
+					return fmt.Errorf("this thv was built from other code than the bundle's thv (task %s: %s), so it computes other keys and cannot check the bundle's artifacts: "+
+						"rebuild thv from the bundle's source (thv verify-bundle --dir DIR, then cd DIR/source && go build ./cmd/thv) and run that, "+
+						"or pass --use-bundle-binary to run the thv binary of the bundle's image (linux/amd64 only)", r.Task.ID, r.Reason)
+				}
+				return fmt.Errorf("%s rejected: task %s is not up to date in the bundle's own store (%s%s): the bundle is not self-consistent", args[0], r.Task.ID, r.Status, reasonText(r.Reason))
+			}
+			if err := resultsAgree(proj, status, dir); err != nil {
+				return fmt.Errorf("%s rejected: %w", args[0], err)
+			}
+			fmt.Fprintf(out, "results: every file of results/ is the store's output\n")
+			newExec, err := ef.verifier(proj)
+			if err != nil {
+				return err
+			}
+			errw := cmd.ErrOrStderr()
+			rep, err := proj.Verify(cmd.Context(), pipeline.VerifyOptions{
+				Sample: sample, Seed: seed, Jobs: jobs, NewExecutor: newExec,
+				Progress: phaseProgress(errw, isTerminal(errw)),
+			})
+			if err != nil {
+				return err
+			}
+			printVerify(out, rep, false)
+			if !rep.OK() {
+				switch {
+				case len(rep.Store.Problems) > 0:
+					first := rep.Store.Problems[0].String()
+					if len(rep.Damaged) > 0 {
+						first = "task " + rep.Damaged[0].String()
+					}
+					return fmt.Errorf("%s rejected: its store failed the check (%d problems); first: %s", args[0], len(rep.Store.Problems), first)
+				case len(rep.Lock) > 0:
+					return fmt.Errorf("%s rejected: %d lock records disagree with its store; first: %s", args[0], countTasks(rep.Lock), rep.Lock[0])
+				}
+				return fmt.Errorf("%s rejected: %d tasks did not reproduce; first: %s", args[0], countTasks(rep.Mismatches), rep.Mismatches[0])
+			}
+			fmt.Fprintf(out, "bundle verified: %s reproduces bit for bit with this thv\n", args[0])
+			return nil
+		},
+	}
+	ef.register(cmd)
+	cmd.Flags().IntVar(&sample, "sample", 100, "re-execute this many tasks, drawn per kind")
+	cmd.Flags().BoolVar(&all, "all", false, "re-execute every task of the bundle's lock")
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the sample draw")
+	cmd.Flags().IntVarP(&jobs, "jobs", "j", 2, "parallel executions")
+	cmd.Flags().StringVar(&dir, "dir", "", "extract into this new directory and keep it (default: a temporary one, removed)")
+	cmd.Flags().BoolVar(&useBinary, "use-bundle-binary", false, "run thv verify with the thv binary of the bundle's image (linux/amd64)")
+	cmd.MarkFlagsMutuallyExclusive("sample", "all")
+	return cmd
+}
+
+func reasonText(r string) string {
+	if r == "" {
+		return ""
+	}
+	return ": " + r
+}
+
+// bundleProtocol finds the protocol file and the lock at the top of an
+// extracted bundle: one of each.
+func bundleProtocol(m bundle.Manifest) (params, lock string, err error) {
+	var yamls, locks []string
+	for p := range m {
+		switch {
+		case strings.Contains(p, "/"):
+		case strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml"):
+			yamls = append(yamls, p)
+		case strings.HasSuffix(p, ".lock"):
+			locks = append(locks, p)
+		}
+	}
+	if len(yamls) != 1 || len(locks) != 1 {
+		return "", "", fmt.Errorf("a bundle holds one protocol file (.yaml) and one lock (.lock) at its top, this one %d and %d", len(yamls), len(locks))
+	}
+	return yamls[0], locks[0], nil
+}
+
+// crateAgrees checks that every digest the RO-Crate gives for a file of
+// the bundle is the manifest's.
+func crateAgrees(dir string, m bundle.Manifest) error {
+	data, err := os.ReadFile(filepath.Join(dir, bundle.CrateName))
+	if err != nil {
+		return err
+	}
+	var crate struct {
+		Graph []struct {
+			ID     string `json:"@id"`
+			SHA256 string `json:"sha256"`
+		} `json:"@graph"`
+	}
+	if err := json.Unmarshal(data, &crate); err != nil {
+		return fmt.Errorf("%s: %v", bundle.CrateName, err)
+	}
+	for _, e := range crate.Graph {
+		if e.SHA256 == "" || strings.HasPrefix(e.ID, "#") {
+			continue
+		}
+		p, err := url.PathUnescape(e.ID)
+		if err != nil {
+			return fmt.Errorf("%s: @id %q: %v", bundle.CrateName, e.ID, err)
+		}
+		sum, ok := m[p]
+		if !ok {
+			return fmt.Errorf("%s describes %s, which the bundle does not hold", bundle.CrateName, e.ID)
+		}
+		if fmt.Sprintf("%x", sum) != e.SHA256 {
+			return fmt.Errorf("%s gives %s the SHA-256 %s, %s says %x", bundle.CrateName, e.ID, e.SHA256, bundle.ManifestName, sum)
+		}
+	}
+	return nil
+}
+
+// resultsAgree exports the results from the bundle's store and compares
+// them with the bundle's results/, file by file.
+func resultsAgree(proj *protocol.Project, status *pipeline.Report, dir string) error {
+	fresh, err := os.MkdirTemp("", "thv-verify-bundle-results-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(fresh)
+	proj.Config.Outputs.Results = fresh
+	if _, err := proj.ExportResults(status); err != nil {
+		return err
+	}
+	want, err := listFiles(fresh)
+	if err != nil {
+		return err
+	}
+	got, err := listFiles(filepath.Join(dir, bundle.ResultsDir))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for _, p := range want {
+		a, _ := os.ReadFile(filepath.Join(fresh, p))
+		b, err := os.ReadFile(filepath.Join(dir, bundle.ResultsDir, p))
+		if err != nil {
+			return fmt.Errorf("results/%s is missing: the store's outputs give it", p)
+		}
+		if !bytes.Equal(a, b) {
+			return fmt.Errorf("results/%s differs from the store's output it should copy", p)
+		}
+	}
+	for _, p := range got {
+		if !slices.Contains(want, p) {
+			return fmt.Errorf("results/%s is no output of the bundle's tasks", p)
+		}
+	}
+	return nil
+}
+
+func listFiles(root string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		out = append(out, filepath.ToSlash(rel))
+		return nil
+	})
+	return out, err
+}
+
+// runBundleBinary runs thv verify in the extracted bundle with the thv
+// binary of the bundle's image.
+func runBundleBinary(cmd *cobra.Command, dir, params, profile string, sample, jobs int, seed uint64, executor string) error {
+	image := filepath.Join(dir, filepath.FromSlash(bundle.ImagePath))
+	if _, err := os.Stat(image); err != nil {
+		return fmt.Errorf("--use-bundle-binary: the bundle holds no image (%s): rebuild thv from its source/ instead", bundle.ImagePath)
+	}
+	bin, platform, err := bundle.BinaryFromImage(image, "/thv")
+	if err != nil {
+		return fmt.Errorf("--use-bundle-binary: %w", err)
+	}
+	if here := runtime.GOOS + "/" + runtime.GOARCH; platform != here {
+		return fmt.Errorf("--use-bundle-binary: the bundle's thv is built for %s, this machine is %s: rebuild thv from the bundle's source/ instead", platform, here)
+	}
+	tmp, err := os.MkdirTemp("", "thv-bundle-binary-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	path := filepath.Join(tmp, "thv")
+	if err := os.WriteFile(path, bin, 0o755); err != nil {
+		return err
+	}
+	args := []string{"verify", "--params", params, "--profile", profile, "--store", bundle.StoreDir,
+		"-j", strconv.Itoa(jobs), "--seed", strconv.FormatUint(seed, 10), "--executor", executor}
+	if sample == 0 {
+		args = append(args, "--all")
+	} else {
+		args = append(args, "--sample", strconv.Itoa(sample))
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "running the bundle's own thv (%s): thv %s\n", platform, strings.Join(args, " "))
+	c := exec.CommandContext(cmd.Context(), path, args...)
+	c.Dir = dir
+	c.Stdout, c.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if err := c.Run(); err != nil {
+		return fmt.Errorf("the bundle's thv verify failed (%v): the bundle does not reproduce with its own binary", err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "bundle verified with its own thv binary\n")
+	return nil
+}

@@ -1,0 +1,461 @@
+package bundle
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"thv/artifacts"
+	"thv/pipeline"
+)
+
+// Options say what a bundle holds besides the project's store and lock.
+type Options struct {
+	Protocol File   // the protocol file the project was planned from, e.g. params.yaml
+	Profile  string // the protocol's profile
+	LockName string // the lock's name in the bundle (the one the protocol's name implies)
+	// Results are the exported results (tables, figures), put under
+	// results/; nil: none.
+	Results fs.FS
+	// Source is the module's source, put under source/; nil: none.
+	Source fs.FS
+	// Image writes the OCI image of the running binary as an oci-archive
+	// tarball and returns its manifest digest ("sha256:…"); nil: the
+	// bundle holds no image, and its crate says so.
+	Image func(w io.Writer) (digest string, err error)
+	Tool  Tool
+	// Published is the crate's datePublished (ISO 8601); "" omits it.
+	// It must not be the clock's: the same project gives the same bytes.
+	Published string
+	// Reproduce is the command that re-runs the protocol in the extracted
+	// bundle, shown in the crate and its preview.
+	Reproduce string
+	Progress  func(done, total int) // called as files are written
+}
+
+// File is a file given whole.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// Tool describes the program that made the bundle and ran the tasks.
+type Tool struct {
+	Name, Version, GoVersion string
+}
+
+// Summary describes a written bundle.
+type Summary struct {
+	Path        string
+	Bytes       int64
+	SHA256      [32]byte // of the bundle file
+	Files       int      // files in the bundle
+	Tasks       int
+	Objects     int    // store objects
+	ImageDigest string // "" without an image
+}
+
+// epoch is every entry's modification time: a bundle holds no clock.
+var epoch = time.Unix(0, 0).UTC()
+
+// item is one file of the bundle: its bytes in data, or read by open.
+type item struct {
+	path string
+	size int64
+	sum  [32]byte
+	mode int64
+	data []byte
+	open func() ([]byte, error)
+}
+
+// Write writes the bundle of project p to out, atomically (a temp file in
+// out's directory, renamed when complete). Every task of p's plan must be
+// up to date in its lock and store: a bundle holds a lock that describes
+// its store exactly, every output of every task and each task's index
+// entry, and the lock's seal when the store has one.
+func Write(ctx context.Context, p *pipeline.Project, out string, opt Options) (*Summary, error) {
+	unlock, err := p.Store.LockShared() // a gc must not remove what is being bundled
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	status, err := p.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := Current(p, status); err != nil {
+		return nil, err
+	}
+	lockBytes, err := os.ReadFile(p.LockPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := sameLock(p, lockBytes); err != nil {
+		return nil, err
+	}
+	b := &builder{}
+	for _, f := range []File{opt.Protocol, {opt.LockName, lockBytes}} {
+		if err := b.addData(f.Path, f.Data, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	for _, sub := range []struct {
+		fsys fs.FS
+		dir  string
+	}{{opt.Results, ResultsDir}, {opt.Source, SourceDir}} {
+		if err := b.addFS(sub.fsys, sub.dir); err != nil {
+			return nil, err
+		}
+	}
+	st, err := b.addStore(p, status, artifacts.Sum(lockBytes))
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(out)
+	var imageDigest string
+	if opt.Image != nil {
+		tmp, err := os.CreateTemp(dir, ".thv-image-*.tmp")
+		if err != nil {
+			return nil, err
+		}
+		defer os.Remove(tmp.Name())
+		defer tmp.Close()
+		h := sha256.New()
+		if imageDigest, err = opt.Image(io.MultiWriter(tmp, h)); err != nil {
+			return nil, fmt.Errorf("building the image: %w", err)
+		}
+		size, err := tmp.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return nil, err
+		}
+		it := &item{path: ImagePath, size: size, mode: 0o644, open: func() ([]byte, error) { return os.ReadFile(tmp.Name()) }}
+		copy(it.sum[:], h.Sum(nil))
+		b.items = append(b.items, it)
+	}
+	crate, preview, err := newCrate(p, status, st, b.items, opt, imageDigest).encode()
+	if err != nil {
+		return nil, err
+	}
+	if err := b.addData(CrateName, crate, 0o644); err != nil {
+		return nil, err
+	}
+	if err := b.addData(PreviewName, preview, 0o644); err != nil {
+		return nil, err
+	}
+	m := Manifest{}
+	for _, it := range b.items {
+		if _, dup := m[it.path]; dup {
+			return nil, fmt.Errorf("bundle: %s given twice", it.path)
+		}
+		m[it.path] = it.sum
+	}
+	if err := b.addData(ManifestName, m.Encode(), 0o644); err != nil {
+		return nil, err
+	}
+	sum, size, err := b.writeArchive(ctx, out, opt.Progress)
+	if err != nil {
+		return nil, err
+	}
+	return &Summary{Path: out, Bytes: size, SHA256: sum, Files: len(b.items), Tasks: len(status.Results), Objects: st.objects, ImageDigest: imageDigest}, nil
+}
+
+// sameLock checks that the lock file's bytes are the lock p read (no repro
+// rewrote it since): the bundle's store is chosen from p.Lock.
+func sameLock(p *pipeline.Project, data []byte) error {
+	tmp, err := os.CreateTemp("", "thv-bundle-lock-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	l, err := pipeline.ReadLock(tmp.Name())
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.LockPath, err)
+	}
+	changed := len(l.Tasks) != len(p.Lock.Tasks) || l.Profile != p.Lock.Profile
+	for i := 0; !changed && i < len(l.Tasks); i++ {
+		a, b := &l.Tasks[i], &p.Lock.Tasks[i]
+		changed = a.ID != b.ID || a.Key != b.Key || !maps.Equal(a.Outputs, b.Outputs)
+	}
+	if changed {
+		return fmt.Errorf("%s changed while the bundle was being made: run thv bundle again", p.LockPath)
+	}
+	return nil
+}
+
+// Current checks that the lock describes every task of the plan as up to
+// date in the store, as a bundle needs; status is p.Status's report.
+func Current(p *pipeline.Project, status *pipeline.Report) error {
+	for _, r := range status.Results {
+		if r.Status != pipeline.Cached {
+			reason := ""
+			if r.Reason != "" {
+				reason = ": " + r.Reason
+			}
+			return fmt.Errorf("task %s is not up to date (%s%s): a bundle holds a lock that describes its store; run thv repro first, then bundle", r.Task.ID, r.Status, reason)
+		}
+		if _, ok := p.Lock.Record(r.Task.ID); !ok {
+			return fmt.Errorf("task %s is not in %s: run thv repro first, then bundle", r.Task.ID, p.LockPath)
+		}
+	}
+	if len(p.Lock.Tasks) != len(status.Results) {
+		return fmt.Errorf("%s records %d tasks, the plan has %d: run thv repro first, then bundle", p.LockPath, len(p.Lock.Tasks), len(status.Results))
+	}
+	return nil
+}
+
+type builder struct {
+	items []*item
+}
+
+func (b *builder) addData(p string, data []byte, mode int64) error {
+	if err := CheckPath(p); err != nil {
+		return fmt.Errorf("bundle: %w", err)
+	}
+	b.items = append(b.items, &item{path: p, size: int64(len(data)), sum: sha256.Sum256(data), mode: mode, data: data})
+	return nil
+}
+
+// addFS adds the regular files of fsys below dir.
+func (b *builder) addFS(fsys fs.FS, dir string) error {
+	if fsys == nil {
+		return nil
+	}
+	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !d.Type().IsRegular() {
+			return err
+		}
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		return b.addData(path.Join(dir, p), data, 0o644)
+	})
+}
+
+// storeContents is what addStore put in the bundle's store.
+type storeContents struct {
+	objects int
+	size    map[artifacts.Digest]int64
+	format  map[artifacts.Digest]string // media type, from the first bytes
+	sealed  bool
+}
+
+// addStore adds the store's VERSION, every output object of the lock's
+// tasks (read through Store.Get, which verifies it), each task's index
+// entry and the lock's seal.
+func (b *builder) addStore(p *pipeline.Project, status *pipeline.Report, lock artifacts.Digest) (*storeContents, error) {
+	st := &storeContents{size: map[artifacts.Digest]int64{}, format: map[artifacts.Digest]string{}}
+	root := p.Store.Root()
+	version, err := os.ReadFile(filepath.Join(root, "VERSION"))
+	if err != nil {
+		return nil, err
+	}
+	if err := b.addData(StoreDir+"/VERSION", version, 0o644); err != nil {
+		return nil, err
+	}
+	addEntry := func(k artifacts.Key) error {
+		h := k.Hex()
+		rel := path.Join("index", h[:2], h+".json")
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			return err
+		}
+		return b.addData(path.Join(StoreDir, rel), data, 0o644)
+	}
+	for _, r := range status.Results {
+		rec, _ := p.Lock.Record(r.Task.ID)
+		e, ok, err := p.Store.GetEntry(rec.Key)
+		if err != nil {
+			return nil, fmt.Errorf("task %s: %w", r.Task.ID, err)
+		}
+		if !ok {
+			return nil, fmt.Errorf("task %s: the store has no index entry for its key %s: run thv repro first, then bundle", r.Task.ID, rec.Key)
+		}
+		if len(e.Outputs) != len(rec.Outputs) {
+			return nil, fmt.Errorf("task %s: the store's index entry and the lock list different outputs: run thv repro first, then bundle", r.Task.ID)
+		}
+		for _, o := range e.Outputs {
+			if rec.Outputs[o.Name] != o.Digest {
+				return nil, fmt.Errorf("task %s: output %s: the lock records %s, the store's index %s: run thv repro first, then bundle", r.Task.ID, o.Name, rec.Outputs[o.Name], o.Digest)
+			}
+			if _, done := st.size[o.Digest]; done {
+				continue
+			}
+			st.size[o.Digest] = o.Size
+			st.format[o.Digest] = sniff(p.Store.ObjectPath(o.Digest), o.Name)
+			rel, err := filepath.Rel(root, p.Store.ObjectPath(o.Digest))
+			if err != nil {
+				return nil, err
+			}
+			d := o.Digest
+			b.items = append(b.items, &item{
+				path: path.Join(StoreDir, filepath.ToSlash(rel)), size: o.Size, sum: d, mode: 0o444,
+				open: func() ([]byte, error) { return p.Store.Get(d) },
+			})
+			st.objects++
+		}
+		if err := addEntry(rec.Key); err != nil {
+			return nil, err
+		}
+	}
+	if k, ok := seal(p.Store, lock); ok {
+		if err := addEntry(k); err != nil {
+			return nil, err
+		}
+		st.sealed = true
+	}
+	return st, nil
+}
+
+// sniff names the media type of an object from its first bytes (or, for
+// text, its output name).
+func sniff(file, name string) string {
+	var head [8]byte
+	if f, err := os.Open(file); err == nil {
+		io.ReadFull(f, head[:])
+		f.Close()
+	}
+	switch {
+	case bytes.HasPrefix(head[:], []byte("PAR1")):
+		return "application/vnd.apache.parquet"
+	case bytes.HasPrefix(head[:], []byte("\x89PNG\r\n\x1a\n")):
+		return "image/png"
+	case bytes.HasPrefix(head[:], []byte("%PDF")):
+		return "application/pdf"
+	}
+	return mediaTypeOf(name)
+}
+
+func mediaTypeOf(name string) string {
+	switch path.Ext(name) {
+	case ".tex":
+		return "text/x-tex"
+	case ".md":
+		return "text/markdown"
+	case ".yaml", ".yml":
+		return "application/yaml"
+	case ".json", ".lock":
+		return "application/json"
+	case ".png":
+		return "image/png"
+	case ".pdf":
+		return "application/pdf"
+	case ".tar":
+		return "application/x-tar"
+	}
+	return "application/octet-stream"
+}
+
+// writeArchive writes the items, the manifest and the crate first and the
+// rest sorted by path, to a temp file renamed to out when complete. It
+// returns the archive's SHA-256 and size.
+func (b *builder) writeArchive(ctx context.Context, out string, progress func(done, total int)) (sum [32]byte, size int64, err error) {
+	rank := func(p string) int {
+		if i := slices.Index(metaFirst, p); i >= 0 {
+			return i
+		}
+		return len(metaFirst)
+	}
+	slices.SortFunc(b.items, func(x, y *item) int {
+		if rx, ry := rank(x.path), rank(y.path); rx != ry {
+			return rx - ry
+		}
+		switch {
+		case x.path < y.path:
+			return -1
+		case x.path > y.path:
+			return 1
+		}
+		return 0
+	})
+	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*")
+	if err != nil {
+		return sum, 0, err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	h := sha256.New()
+	counted := &countWriter{w: io.MultiWriter(f, h)}
+	gz, err := gzip.NewWriterLevel(counted, gzip.DefaultCompression)
+	if err != nil {
+		return sum, 0, err
+	}
+	tw := tar.NewWriter(gz)
+	for i, it := range b.items {
+		if err := ctx.Err(); err != nil {
+			return sum, 0, err
+		}
+		data := it.data
+		if data == nil && it.open != nil {
+			if data, err = it.open(); err != nil {
+				return sum, 0, fmt.Errorf("bundle: %s: %w", it.path, err)
+			}
+			if int64(len(data)) != it.size || sha256.Sum256(data) != it.sum {
+				return sum, 0, fmt.Errorf("bundle: %s changed while the bundle was being made", it.path)
+			}
+		}
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: it.path, Size: it.size, Mode: it.mode, ModTime: epoch}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return sum, 0, err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return sum, 0, err
+		}
+		if progress != nil {
+			progress(i+1, len(b.items))
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return sum, 0, err
+	}
+	if err := gz.Close(); err != nil {
+		return sum, 0, err
+	}
+	if err := f.Sync(); err != nil {
+		return sum, 0, err
+	}
+	if err := f.Close(); err != nil {
+		return sum, 0, err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return sum, 0, err
+	}
+	if err := os.Rename(f.Name(), out); err != nil {
+		return sum, 0, err
+	}
+	copy(sum[:], h.Sum(nil))
+	return sum, counted.n, nil
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
