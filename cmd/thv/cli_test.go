@@ -334,17 +334,17 @@ func TestRebuiltFamilyRerunsOnlyItsTasks(t *testing.T) {
 	changed := buildThv(t, copyDir)
 
 	r := thvRepro(t, changed, dir)
-	// RandomK's runs and collects, then every setting's statistics and the
-	// tables. The figures do not draw RandomK: their inputs are unchanged,
-	// they stay cached.
-	want := 1 // tables
+	// RandomK's runs and collects, then every setting's statistics, the
+	// tables and the comparison. The figures do not draw RandomK: their
+	// inputs are unchanged, they stay cached.
+	want := 2 // tables, compare
 	for _, task := range tinyPlan(t).Tasks {
 		if strings.Contains(task.ID, "/RandomK") || task.Kind == "summarize" {
 			want++
 		}
 	}
 	if r.Executed != want || r.Failed != 0 {
-		t.Fatalf("after editing randomk: %+v, want %d executed (RandomK's runs and collects, the statistics, the tables) of %d", r, want, first.Executed)
+		t.Fatalf("after editing randomk: %+v, want %d executed (RandomK's runs and collects, the statistics, the tables, the comparison) of %d", r, want, first.Executed)
 	}
 	if again := thvRepro(t, changed, dir); again.Executed != 0 {
 		t.Fatalf("no-op rerun executed %d", again.Executed)
@@ -407,7 +407,7 @@ func TestProcessExecutorSameLock(t *testing.T) {
 		t.Fatal("--executor process wrote another lock than --executor local")
 	}
 	out, err := exec.Command(bin, "repro", "--params", tinyParams(t), "--executor", "slurm-please").CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "want local or process") {
+	if err == nil || !strings.Contains(string(out), "want local, process") {
 		t.Fatalf("unknown executor: %v %s", err, out)
 	}
 }
