@@ -313,6 +313,22 @@ func countFiles(dir string) int {
 	return n
 }
 
+// thvWithEditedRandomK builds thv from a copy of the module whose RandomK
+// draws one more random number per round: other code, other outputs.
+func thvWithEditedRandomK(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	copyModule(t, moduleRoot(t), dir)
+	file := filepath.Join(dir, "algos", "randomk", "randomk.go")
+	src, _ := os.ReadFile(file)
+	edited := strings.Replace(string(src), "\tn := len(p.perm)\n", "\tn := len(p.perm)\n\tp.rng.Uint64() // behaviour change\n", 1)
+	if edited == string(src) {
+		t.Fatal("edit not applied")
+	}
+	os.WriteFile(file, []byte(edited), 0o644)
+	return buildThv(t, dir)
+}
+
 // TestRebuiltFamilyRerunsOnlyItsTasks builds thv from a copy of the module
 // whose RandomK draws one extra random number per round: only RandomK's runs
 // and what depends on them rerun; every other task is cached.
@@ -322,16 +338,7 @@ func TestRebuiltFamilyRerunsOnlyItsTasks(t *testing.T) {
 	dir := t.TempDir()
 	first := thvRepro(t, orig, dir)
 
-	copyDir := t.TempDir()
-	copyModule(t, root, copyDir)
-	file := filepath.Join(copyDir, "algos", "randomk", "randomk.go")
-	src, _ := os.ReadFile(file)
-	edited := strings.Replace(string(src), "\tn := len(p.perm)\n", "\tn := len(p.perm)\n\tp.rng.Uint64() // behaviour change\n", 1)
-	if edited == string(src) {
-		t.Fatal("edit not applied")
-	}
-	os.WriteFile(file, []byte(edited), 0o644)
-	changed := buildThv(t, copyDir)
+	changed := thvWithEditedRandomK(t)
 
 	r := thvRepro(t, changed, dir)
 	// RandomK's runs and collects, then every setting's statistics, the
