@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -16,11 +17,13 @@ import (
 type executorFlags struct {
 	name    string
 	runtime string
+	slurm   slurmFlags
 }
 
 func (f *executorFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.name, "executor", "local", "where tasks run: local (in process), process (thv exec-task workers) or container (workers in the OCI image of this thv)")
+	cmd.Flags().StringVar(&f.name, "executor", "local", "where tasks run: local (in process), process (thv exec-task workers), container (workers in the OCI image of this thv) or slurm (job arrays on a Slurm cluster, docs/cluster.md)")
 	cmd.Flags().StringVar(&f.runtime, "runtime", "", "container runtime for --executor container: runc, podman or docker (default: the first found)")
+	f.slurm.register(cmd)
 }
 
 // executor returns the executor a repro runs tasks with (nil is the
@@ -47,6 +50,9 @@ func (f *executorFlags) executor(proj *protocol.Project) (pipeline.Executor, str
 			return nil, "", err
 		}
 		return ex, img.Digest.String(), nil
+	case "slurm":
+		ex, err := f.slurm.executor(proj, logger(os.Stderr))
+		return ex, "", err
 	}
 	return nil, "", nil
 }
@@ -74,21 +80,38 @@ func (f *executorFlags) verifier(proj *protocol.Project) (func(*artifacts.Store)
 		return func(scratch *artifacts.Store) (pipeline.Executor, error) {
 			return container.New(container.Options{Runtime: f.runtime, Image: img, Store: proj.Store, Out: scratch})
 		}, nil
+	case "slurm":
+		return nil, fmt.Errorf("thv verify --executor slurm: not supported (its scratch store is not on the shared filesystem); use --executor local, process or container")
 	}
 	return nil, nil
 }
 
 func (f *executorFlags) check() error {
+	if fl := f.slurm.changed(); fl != "" && f.name != "slurm" {
+		return fmt.Errorf("%s: only with --executor slurm", fl)
+	}
 	switch f.name {
 	case "", "local", "process":
 		if f.runtime != "" {
 			return fmt.Errorf("--runtime %s: only with --executor container", f.runtime)
 		}
 		return nil
-	case "container":
+	case "container", "slurm":
+		if f.name == "slurm" && f.runtime != "" {
+			return fmt.Errorf("--runtime %s: only with --executor container", f.runtime)
+		}
 		return nil
 	}
-	return fmt.Errorf("--executor %q: want local, process or container", f.name)
+	return fmt.Errorf("--executor %q: want local, process, container or slurm", f.name)
+}
+
+// defaultJobs is the -j a repro uses when none is given (0: the runner's
+// default, all cores): with slurm, enough tasks to fill every element.
+func (f *executorFlags) defaultJobs(proj *protocol.Project) int {
+	if f.name == "slurm" {
+		return f.slurm.jobs(proj)
+	}
+	return 0
 }
 
 // projectImage builds the image of this thv and keeps it in the store's

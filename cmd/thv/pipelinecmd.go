@@ -73,12 +73,16 @@ completed, so the next repro resumes.`,
   thv repro --profile quick -j 2  # a fast end-to-end check
   thv repro --dry-run             # what would run, and why
   thv repro --executor process    # run tasks in thv exec-task worker processes
-  thv repro --executor container  # run tasks in the OCI image of this thv (runc or podman)`,
+  thv repro --executor container  # run tasks in the OCI image of this thv (runc or podman)
+  thv repro --executor slurm      # run tasks as Slurm job arrays (docs/cluster.md)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			proj, err := pf.open(dry)
 			if err != nil {
 				return err
+			}
+			if jobs == 0 {
+				jobs = ef.defaultJobs(proj)
 			}
 			errw := cmd.ErrOrStderr()
 			var prog *pipeline.Progress

@@ -20,6 +20,7 @@ import (
 	"thv/algos"
 	_ "thv/algos/all" // the registry the protocol is validated against
 	"thv/envs"
+	"thv/pipeline/slurm"
 )
 
 // Setting is one of the paper's experimental settings.
@@ -72,6 +73,9 @@ type Config struct {
 		Results string `mapstructure:"results"`
 	} `mapstructure:"outputs"`
 	Profiles map[string]any `mapstructure:"profiles"`
+	// Slurm configures --executor slurm: where tasks run, never what they
+	// compute, so no plan or task key reads it.
+	Slurm slurm.Params `mapstructure:"slurm"`
 
 	byName map[string]AlgoConfig
 }
@@ -944,6 +948,9 @@ func (c *Config) normalize() error {
 	}
 	if c.Outputs.Results == "" {
 		return fmt.Errorf("outputs.results: empty path")
+	}
+	if err := c.Slurm.Validate(); err != nil {
+		return fmt.Errorf("slurm.%w", err)
 	}
 	return nil
 }
