@@ -35,6 +35,8 @@ type Options struct {
 	// ControllerTimeout is how long squeue may keep failing before the
 	// tasks in flight fail (default 5 min).
 	ControllerTimeout time.Duration
+
+	maxArraySize int // tests: instead of the controller's MaxArraySize
 }
 
 // Executor runs specs as Slurm job array elements. See the package doc.
@@ -130,7 +132,9 @@ func New(opt Options) (*Executor, error) {
 	if err := e.preflight(); err != nil {
 		return nil, err
 	}
-	e.maxArray = e.sl.maxArraySize()
+	if e.maxArray = opt.maxArraySize; e.maxArray <= 0 {
+		e.maxArray = e.sl.maxArraySize()
+	}
 	root := filepath.Join(e.store, runsDir)
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("slurm executor: %w", err)

@@ -6,7 +6,7 @@
 # pidfiles and munge's socket, so nothing in /etc or /run is touched.
 # Clients need SLURM_CONF=BASE/slurm.conf (`cluster.sh env` prints it).
 #
-# Settings (see ../../../docs/cluster.md and slurm-here.md):
+# Settings (see docs/cluster.md):
 #   node "localhost" on 127.0.0.1, whatever the host's name;
 #   CPUS (default 8) offered with config_overrides, more than the cores,
 #   so array elements run side by side on a 2-core runner;

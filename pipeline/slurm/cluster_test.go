@@ -1,0 +1,311 @@
+package slurm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"thv/artifacts"
+	"thv/pipeline"
+	"thv/pipeline/slurm/slurmtest"
+)
+
+// The tests below run against a real single-node Slurm (slurmtest),
+// brought up once on first use and down at the end. Where Slurm is missing
+// they skip, except in CI (CI set), which installs it: there they fail.
+
+var (
+	clusterOnce sync.Once
+	cluster     *slurmtest.Cluster
+	clusterErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if cluster != nil {
+		if err := cluster.Down(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}
+	os.Exit(code)
+}
+
+func needCluster(t *testing.T) *slurmtest.Cluster {
+	t.Helper()
+	if why := slurmtest.Missing(); why != "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s (CI installs Slurm and runs as root)", why)
+		}
+		t.Skip(why)
+	}
+	clusterOnce.Do(func() {
+		cluster, clusterErr = slurmtest.Up(filepath.Join(os.TempDir(), fmt.Sprintf("thv-slurm-pkg-%d", os.Getpid())), 16817)
+	})
+	if clusterErr != nil {
+		t.Fatal(clusterErr)
+	}
+	return cluster
+}
+
+// fakeThv is a stand-in for `thv exec-task --store S FILE`: it answers
+// each spec line by its task name: fail-* with an error line, crash-*
+// by dying (exit 3, after the lines before it), sleep-* after 60 s, the
+// rest with one output.
+const fakeThv = `#!/bin/sh
+while IFS= read -r line; do
+  task=$(printf '%s' "$line" | sed -n 's/.*"task":"\([^"]*\)".*/\1/p')
+  case "$task" in
+    fail-*) printf '{"task":"%s","error":"boom in %s"}\n' "$task" "$task" ;;
+    crash-*) echo "worker crashed on $task" >&2; exit 3 ;;
+    sleep-*) sleep 60; printf '{"task":"%s","outputs":{"out":"%s"}}\n' "$task" "$DIGEST" ;;
+    *) printf '{"task":"%s","outputs":{"out":"%s"}}\n' "$task" "$DIGEST" ;;
+  esac
+done < "$4"
+`
+
+var fakeDigest = artifacts.Digest{1, 2, 3}
+
+// newTestExecutor starts an executor over a fresh store whose nodes run
+// fakeThv.
+func newTestExecutor(t *testing.T, c *slurmtest.Cluster, p Params, maxArray int) *Executor {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := artifacts.Open(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "fake-thv")
+	if err := os.WriteFile(bin, []byte(fakeThv), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.Thv = bin
+	if p.Time == "" {
+		p.Time = "5"
+	}
+	e, err := New(Options{Params: p, Store: st, Env: append(c.Env, "DIGEST="+fakeDigest.String()), maxArraySize: maxArray, PollInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func spec(task string) *pipeline.Spec {
+	return &pipeline.Spec{Task: task, Kind: "k", Code: "c", Params: json.RawMessage(`{}`), Key: artifacts.Key{byte(len(task))}}
+}
+
+type answer struct {
+	outs map[string]artifacts.Digest
+	err  error
+}
+
+// executeAll runs the tasks concurrently, as the scheduler does.
+func executeAll(ctx context.Context, e *Executor, tasks []string) map[string]answer {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	got := map[string]answer{}
+	for _, task := range tasks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs, err := e.Execute(ctx, spec(task))
+			mu.Lock()
+			got[task] = answer{outs, err}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return got
+}
+
+// TestClusterBatches: 30 tasks at 4 per element and at most 3 elements in
+// flight, arrays split at a MaxArraySize of 2: every task gets its
+// element's result, no element holds more than 4 tasks, no array more
+// than 2 elements, and every task was in exactly one element.
+func TestClusterBatches(t *testing.T) {
+	c := needCluster(t)
+	e := newTestExecutor(t, c, Params{TasksPerElement: 4, MaxElements: 3}, 2)
+	var tasks []string
+	for i := range 30 {
+		tasks = append(tasks, fmt.Sprintf("t%02d", i))
+	}
+	got := executeAll(context.Background(), e, tasks)
+	for _, task := range tasks {
+		a := got[task]
+		if a.err != nil || a.outs["out"] != fakeDigest {
+			t.Fatalf("%s: %v %v", task, a.outs, a.err)
+		}
+	}
+	var rec runRecord
+	b, err := os.ReadFile(filepath.Join(e.Dir(), "jobs.json"))
+	if err != nil || json.Unmarshal(b, &rec) != nil {
+		t.Fatalf("jobs.json: %v", err)
+	}
+	n := 0
+	for _, j := range rec.Jobs {
+		if len(j.Elements) > 2 {
+			t.Errorf("job %s has %d elements, over MaxArraySize 2", j.ID, len(j.Elements))
+		}
+		for _, el := range j.Elements {
+			if len(el) > 4 || len(el) == 0 {
+				t.Errorf("job %s: an element of %d tasks", j.ID, len(el))
+			}
+			n += len(el)
+		}
+	}
+	if n != len(tasks) {
+		t.Fatalf("the jobs hold %d tasks, want %d", n, len(tasks))
+	}
+	dir := e.Dir()
+	e.Close()
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a clean run left its directory %s: %v", dir, err)
+	}
+}
+
+// TestClusterFailures: a task whose worker reports an error fails alone
+// with that error; a worker that dies fails the tasks it had not answered
+// with the element's state and stderr, while those it answered succeed.
+func TestClusterFailures(t *testing.T) {
+	c := needCluster(t)
+	e := newTestExecutor(t, c, Params{TasksPerElement: 3, MaxElements: 1}, 0)
+	// One element, in spec order: ok-a, fail-b, crash-c? Order within an
+	// element follows arrival; make each element's content certain by
+	// sending them one batch at a time.
+	got := executeAll(context.Background(), e, []string{"ok-a", "fail-b", "ok-c"})
+	if got["ok-a"].err != nil || got["ok-c"].err != nil {
+		t.Fatalf("tasks next to a failed one: %v, %v", got["ok-a"].err, got["ok-c"].err)
+	}
+	if err := got["fail-b"].err; err == nil || err.Error() != "boom in fail-b" {
+		t.Fatalf("fail-b: %v", err)
+	}
+	got = executeAll(context.Background(), e, []string{"crash-d"})
+	err := got["crash-d"].err
+	for _, want := range []string{"FAILED (exit 3)", "worker crashed on crash-d", "_0"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("crash-d: %v; want %q in it", err, want)
+		}
+	}
+	dir := e.Dir()
+	e.Close()
+	if _, err := os.Stat(filepath.Join(dir, "a0002", "0.err")); err != nil {
+		t.Fatalf("a run with a failed element must keep its logs: %v", err)
+	}
+}
+
+// TestClusterCancel: cancelling the context of running tasks cancels
+// their element in Slurm, and only it: a job of someone else's survives.
+func TestClusterCancel(t *testing.T) {
+	c := needCluster(t)
+	other, err := c.Command("sbatch", "--parsable", "--time=5", "--job-name=not-thv", "--wrap=sleep 120")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other = strings.TrimSpace(other)
+	defer c.Command("scancel", other)
+	e := newTestExecutor(t, c, Params{TasksPerElement: 1, MaxElements: 2}, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan map[string]answer)
+	go func() { done <- executeAll(ctx, e, []string{"sleep-a", "sleep-b"}) }()
+	ids := waitState(t, c, jobName(e.Run()), "RUNNING", 2)
+	cancel()
+	for _, a := range <-done {
+		if !errors.Is(a.err, context.Canceled) {
+			t.Fatalf("a cancelled task returned %v", a.err)
+		}
+	}
+	waitState(t, c, jobName(e.Run()), "CANCELLED", len(ids))
+	if st := state(t, c, other); st != "RUNNING" && st != "PENDING" {
+		t.Fatalf("the unrelated job %s is %s after thv cancelled its own", other, st)
+	}
+}
+
+// TestClusterReapsDeadRuns: a run whose thv died leaves jobs; the next
+// executor on the store cancels them, while a live run's jobs are left
+// alone.
+func TestClusterReapsDeadRuns(t *testing.T) {
+	c := needCluster(t)
+	dead := newTestExecutor(t, c, Params{TasksPerElement: 1, MaxElements: 1}, 0)
+	go dead.Execute(context.Background(), spec("sleep-dead"))
+	waitState(t, c, jobName(dead.Run()), "RUNNING", 1)
+	// Another executor on the same store while the first lives: nothing
+	// of the first is touched.
+	live, err := New(Options{Params: Params{Thv: dead.thv, Time: "5"}, Store: dead.opt.Store, Env: c.Env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.Close()
+	waitState(t, c, jobName(dead.Run()), "RUNNING", 1)
+	// Now the first dies without Close: its owner lock goes with it.
+	dead.owner.Close()
+	next, err := New(Options{Params: Params{Thv: dead.thv, Time: "5"}, Store: dead.opt.Store, Env: c.Env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	waitState(t, c, jobName(dead.Run()), "CANCELLED", 1)
+	if _, err := os.Stat(dead.Dir()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the dead run's directory is still there: %v", err)
+	}
+}
+
+// TestClusterRefusesBadOptions: a partition the cluster does not have is
+// an error before anything runs, naming it.
+func TestClusterRefusesBadOptions(t *testing.T) {
+	c := needCluster(t)
+	st, err := artifacts.Open(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	_, err = New(Options{Params: Params{Partition: "nosuchpartition", Thv: exe}, Store: st, Env: c.Env})
+	if err == nil || !strings.Contains(err.Error(), "invalid partition") || !strings.Contains(err.Error(), "params.yaml") {
+		t.Fatalf("got %v", err)
+	}
+	_, err = New(Options{Params: Params{Thv: "relative/thv"}, Store: st, Env: c.Env})
+	if err == nil || !strings.Contains(err.Error(), "absolute path") {
+		t.Fatalf("relative binary: %v", err)
+	}
+}
+
+// waitState waits (up to a minute) until n elements of the jobs named
+// name are in state, and returns their IDs.
+func waitState(t *testing.T, c *slurmtest.Cluster, name, state string, n int) []string {
+	t.Helper()
+	var out string
+	for range 300 {
+		var err error
+		out, err = c.Command("squeue", "-h", "-r", "-t", "all", "--name="+name, "-O", "JobArrayID:|,State")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			id, st, _ := strings.Cut(line, "|")
+			if strings.TrimSpace(st) == state {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) >= n {
+			return ids
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("jobs %s: want %d %s, have:\n%s", name, n, state, out)
+	return nil
+}
+
+func state(t *testing.T, c *slurmtest.Cluster, id string) string {
+	out, err := c.Command("squeue", "-h", "-t", "all", "-j", id, "-O", "State")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(out)
+}
