@@ -279,3 +279,55 @@ func waitJobs(t *testing.T, c *slurmtest.Cluster, name, state string, n int) []s
 	t.Fatalf("no %d elements of %s %s within two minutes", n, name, state)
 	return nil
 }
+
+// TestSlurmParamsOutsideKeys: the slurm section of params.yaml is checked
+// strictly but enters no plan or key: a finished project stays up to date
+// when it is added, whatever it says. --slurm-* flags need --executor
+// slurm. No cluster is needed.
+func TestSlurmParamsOutsideKeys(t *testing.T) {
+	bin := buildThv(t, moduleRoot(t))
+	dir := t.TempDir()
+	thvRepro(t, bin, dir)
+	before, _ := os.ReadFile(filepath.Join(dir, tinyLock))
+	tiny, err := os.ReadFile(tinyParams(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same file name, so the same lock file (thv-tiny.lock).
+	withSlurm := filepath.Join(t.TempDir(), "tiny.yaml")
+	section := "\nslurm:\n  partition: gpu\n  account: lab\n  time: \"2:00:00\"\n  mem: 4G\n  cpus_per_task: 2\n  sbatch_args: [--qos=short]\n  tasks_per_element: 8\n  max_elements: 50\n  thv: /shared/bin/thv\n"
+	if err := os.WriteFile(withSlurm, append(tiny, section...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, bin, dir, "repro", "--params", withSlurm, "--json")
+	if r := lastJSON(t, out); r.Executed != 0 {
+		t.Fatalf("adding a slurm section made %d tasks stale:\n%s", r.Executed, out)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, tinyLock)); !bytes.Equal(after, before) {
+		t.Fatal("adding a slurm section changed the lock")
+	}
+	for _, c := range []struct{ section, want string }{
+		{"\nslurm:\n  partion: gpu\n", "slurm.partion: unknown key"},
+		{"\nslurm:\n  time: 1h\n", `slurm.time = "1h"`},
+		{"\nslurm:\n  sbatch_args: [--array=0-9]\n", "thv sets --array itself"},
+		{"\nslurm:\n  max_elements: many\n", "slurm.max_elements"},
+	} {
+		if err := os.WriteFile(withSlurm, append(tiny, c.section...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := slurmThvPlain(dir, bin, "repro", "--params", withSlurm, "--dry-run")
+		if err == nil || !strings.Contains(out, c.want) {
+			t.Errorf("params with%s: %v\n%s\nwant an error containing %q", c.section, err, out, c.want)
+		}
+	}
+	if out, err := slurmThvPlain(dir, bin, "repro", "--params", tinyParams(t), "--slurm-partition", "gpu"); err == nil || !strings.Contains(out, "--slurm-partition: only with --executor slurm") {
+		t.Errorf("--slurm-partition without --executor slurm: %v\n%s", err, out)
+	}
+}
+
+func slurmThvPlain(dir, bin string, args ...string) (string, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}

@@ -3,7 +3,7 @@
 # started from Debian's packages (slurmctld slurmd slurm-client munge)
 # without systemd, and stopped by the PIDs it started. Everything lives
 # under BASE (default /tmp/thv-slurm): slurm.conf, state, spool, logs,
-# pidfiles and munge's socket, so nothing in /etc or /run is touched.
+# pidfiles, munge's key and socket, so nothing in /etc or /run is touched.
 # Clients need SLURM_CONF=BASE/slurm.conf (`cluster.sh env` prints it).
 #
 # Settings (see docs/cluster.md):
@@ -109,8 +109,10 @@ up)
   rm -rf "$BASE"
   mkdir -p "$BASE"/{state,spool,log,run}
   install -d -o munge -g munge -m 0755 "$BASE/munge"
+  # A key of its own: nothing in /etc/munge is needed or touched.
+  runuser -u munge -- /usr/sbin/mungekey --create --keyfile="$BASE/munge/munge.key"
   writeconf
-  runuser -u munge -- /usr/sbin/munged -S "$BASE/munge/munge.socket" \
+  runuser -u munge -- /usr/sbin/munged -S "$BASE/munge/munge.socket" --key-file="$BASE/munge/munge.key" \
     --pid-file="$BASE/munge/munged.pid" --log-file="$BASE/munge/munged.log" \
     --seed-file="$BASE/munge/munged.seed"
   /usr/sbin/slurmctld -f "$CONF"
