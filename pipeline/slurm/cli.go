@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,9 +54,27 @@ func clipArgs(args []string) []string {
 	return args
 }
 
-// submit runs sbatch --parsable with args and returns the job ID.
+// transient are sbatch messages of a busy or restarting controller, after
+// which a submission is retried.
+var transient = []string{"Socket timed out", "Resource temporarily unavailable", "Unable to contact slurm controller", "Slurm temporarily unable"}
+
+// submit runs sbatch --parsable with args and returns the job ID. A busy
+// controller is retried twice; should a lost answer hide a submission
+// that succeeded, the second array runs the same specs into the same files
+// and stores the same bytes, and the first array's elements are cancelled
+// with the run.
 func (c *cli) submit(args []string) (string, error) {
-	out, err := c.run(context.Background(), "sbatch", append([]string{"--parsable"}, args...)...)
+	var out string
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 2 * time.Second)
+		}
+		out, err = c.run(context.Background(), "sbatch", append([]string{"--parsable"}, args...)...)
+		if err == nil || !slices.ContainsFunc(transient, func(m string) bool { return strings.Contains(err.Error(), m) }) {
+			break
+		}
+	}
 	if err != nil {
 		return "", err
 	}

@@ -143,13 +143,21 @@ func TestClusterBatches(t *testing.T) {
 			t.Fatalf("%s: %v %v", task, a.outs, a.err)
 		}
 	}
-	var rec runRecord
-	b, err := os.ReadFile(filepath.Join(e.Dir(), "jobs.json"))
-	if err != nil || json.Unmarshal(b, &rec) != nil {
-		t.Fatalf("jobs.json: %v", err)
+	b, err := os.ReadFile(filepath.Join(e.Dir(), "jobs.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var head runRecord
+	if err := json.Unmarshal([]byte(lines[0]), &head); err != nil || head.JobName != jobName(e.Run()) {
+		t.Fatalf("jobs.jsonl starts with %q (%v)", lines[0], err)
 	}
 	n := 0
-	for _, j := range rec.Jobs {
+	for _, line := range lines[1:] {
+		var j jobRecord
+		if err := json.Unmarshal([]byte(line), &j); err != nil {
+			t.Fatalf("jobs.jsonl: %q: %v", line, err)
+		}
 		if len(j.Elements) > 2 {
 			t.Errorf("job %s has %d elements, over MaxArraySize 2", j.ID, len(j.Elements))
 		}

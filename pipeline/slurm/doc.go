@@ -13,7 +13,7 @@
 // barrier per stage.
 //
 // Everything a run writes outside the store's objects and index lives in
-// <store>/slurm/<run>/: jobs.json (the submitted job IDs and the keys of
+// <store>/slurm/<run>/: jobs.jsonl (the submitted job IDs and the keys of
 // their tasks), one directory per array (script, spec, result, stdout and
 // stderr files per element) and owner.lock, flock'ed while the run lives.
 // A later run that can take that lock knows the earlier one is dead and

@@ -63,7 +63,7 @@ type Executor struct {
 	pending   []*request
 	live      map[*element]bool
 	cancels   []string
-	rec       runRecord
+	journal   *journal
 	seq       int
 	failed    bool
 	unreached time.Time // since when squeue fails
@@ -158,8 +158,8 @@ func New(opt Options) (*Executor, error) {
 	}
 	e.owner = owner
 	host, _ := os.Hostname()
-	e.rec = runRecord{Run: e.run, JobName: jobName(e.run), Host: host, PID: os.Getpid(), Started: time.Now().UTC().Format(time.RFC3339)}
-	if err := writeRecord(e.dir, &e.rec); err != nil {
+	e.journal, err = openJournal(e.dir, runRecord{Run: e.run, JobName: jobName(e.run), Host: host, PID: os.Getpid(), Started: time.Now().UTC().Format(time.RFC3339)})
+	if err != nil {
 		e.owner.Close()
 		os.RemoveAll(e.dir)
 		return nil, fmt.Errorf("slurm executor: %w", err)
@@ -257,6 +257,7 @@ func (e *Executor) Close() error {
 	if e.owner == nil {
 		return nil
 	}
+	e.journal.close()
 	e.owner.Close()
 	e.owner = nil
 	if e.failed {

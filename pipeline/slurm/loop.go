@@ -136,8 +136,7 @@ func (e *Executor) submit(groups [][]*request) {
 		jr.Elements = append(jr.Elements, keys)
 		e.live[el] = true
 	}
-	e.rec.Jobs = append(e.rec.Jobs, jr)
-	if err := writeRecord(e.dir, &e.rec); err != nil {
+	if err := e.journal.add(jr); err != nil {
 		e.log.Warn("slurm: could not record a submission", "job", id, "err", err)
 	}
 	e.log.Debug("slurm: submitted", "job", id, "elements", len(groups), "tasks", countReqs(groups))
@@ -205,26 +204,29 @@ func (e *Executor) poll() {
 			if el.missing++; el.missing >= 3 {
 				e.end(el, elemState{State: "UNKNOWN", Reason: "no longer known to Slurm"})
 			}
-		case st.State == "RUNNING":
+		case st.State == "RUNNING" || st.State == "COMPLETING":
 			el.missing = 0
 			if el.running.IsZero() {
 				el.running = time.Now()
-			} else if time.Since(el.running) > e.limit+e.opt.Grace {
-				e.cancels = append(e.cancels, el.id())
-				e.finish(el, nil, fmt.Errorf("slurm element %s still RUNNING %s after it started, past its time limit %s: its node is probably lost; cancelled (%s)",
-					el.id(), time.Since(el.running).Round(time.Second), e.p.Time, e.stderrTail(el)))
 			}
-		case st.State == "COMPLETING":
-			// The script has ended (slurmd may be away and not report
-			// it yet): a complete result file is final.
-			el.missing = 0
-			if res, complete := e.readResult(el); complete {
-				e.finish(el, res, nil)
+			// COMPLETING: the script has ended (slurmd may be away and
+			// not report it yet), so a complete result file is final.
+			if st.State == "COMPLETING" {
+				if res, complete := e.readResult(el); complete {
+					e.finish(el, res, nil)
+					continue
+				}
+			}
+			if time.Since(el.running) > e.limit+e.opt.Grace {
+				e.cancels = append(e.cancels, el.id())
+				e.finish(el, nil, fmt.Errorf("slurm element %s still %s %s after it started, past its time limit %s: its node is probably lost; cancelled (stderr: %s)",
+					el.id(), st.State, time.Since(el.running).Round(time.Second), e.p.Time, e.stderrTail(el)))
 			}
 		case terminal(st.State):
 			e.end(el, st)
 		default:
-			el.missing = 0
+			// PENDING again after running: requeued; its clock restarts.
+			el.missing, el.running = 0, time.Time{}
 		}
 	}
 }
@@ -407,5 +409,10 @@ func (e *Executor) shutdown() {
 		}
 		delete(e.live, el)
 	}
-	e.flushCancels()
+	// By name, not by the IDs it tracks: a submission whose answer was
+	// lost (see cli.submit) is cancelled too.
+	e.cancels = nil
+	if err := e.sl.cancelByName(jobName(e.run), nil); err != nil {
+		e.log.Warn("slurm: scancel failed", "err", err)
+	}
 }

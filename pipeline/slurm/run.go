@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"thv/artifacts"
-	"thv/pipeline"
 )
 
 // runsDir is where runs keep their files, below the store root.
@@ -22,23 +21,54 @@ const runsDir = "slurm"
 // failed): there is nothing of it to cancel.
 const doneFile = "done"
 
-// runRecord is jobs.json: what a run submitted, rewritten atomically after
-// every submission so that a later run (or a person) can tell which jobs
-// and tasks were this run's.
+// runRecord is the first line of jobs.jsonl: whose run this is.
 type runRecord struct {
-	Run     string      `json:"run"`
-	JobName string      `json:"job_name"`
-	Host    string      `json:"host"`
-	PID     int         `json:"pid"`
-	Started string      `json:"started"`
-	Jobs    []jobRecord `json:"jobs"`
+	Run     string `json:"run"`
+	JobName string `json:"job_name"`
+	Host    string `json:"host"`
+	PID     int    `json:"pid"`
+	Started string `json:"started"`
 }
 
+// jobRecord is each further line of jobs.jsonl: one submitted array.
 type jobRecord struct {
 	ID       string            `json:"id"`
 	Dir      string            `json:"dir"`
 	Elements [][]artifacts.Key `json:"elements"` // the keys of each element's tasks
 }
+
+// journal is jobs.jsonl, appended to after every submission: which jobs
+// and tasks were this run's, for people and tools. One write per line,
+// synced; a reader skips a torn last line. Appending keeps the cost of a
+// submission independent of how many came before (rewriting a JSON file
+// would be quadratic over the paper's hundreds of arrays).
+type journal struct{ f *os.File }
+
+func openJournal(dir string, head runRecord) (*journal, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "jobs.jsonl"), os.O_WRONLY|os.O_CREATE|os.O_APPEND|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	j := &journal{f}
+	if err := j.add(head); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+func (j *journal) add(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if _, err := j.f.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	return j.f.Sync()
+}
+
+func (j *journal) close() error { return j.f.Close() }
 
 // newRunID names a run: a UTC time for people, random bytes for
 // uniqueness (two runs may start in the same second).
@@ -51,15 +81,6 @@ func newRunID() string {
 // jobName is the Slurm job name of a run's arrays: scancel filters on it,
 // so that a job ID recycled by the cluster is never cancelled by mistake.
 func jobName(run string) string { return "thv-" + run }
-
-// writeRecord writes jobs.json atomically.
-func writeRecord(dir string, rec *runRecord) error {
-	b, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return err
-	}
-	return pipeline.WriteFileAtomic(filepath.Join(dir, "jobs.json"), append(b, '\n'))
-}
 
 // reapDeadRuns cancels the leftover jobs of earlier runs on this store
 // whose thv is gone (their owner.lock can be taken) and removes their
