@@ -29,6 +29,7 @@ func (f *slurmFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.p.SbatchArgs, "slurm-arg", nil, "--executor slurm: one more sbatch option, e.g. --slurm-arg=--qos=short (repeatable; slurm.sbatch_args)")
 	fl.IntVar(&f.p.TasksPerElement, "slurm-tasks-per-element", 0, fmt.Sprintf("--executor slurm: tasks one array element runs (slurm.tasks_per_element, default %d)", slurm.DefaultTasksPerElement))
 	fl.IntVar(&f.p.MaxElements, "slurm-max-elements", 0, fmt.Sprintf("--executor slurm: array elements in flight at once (slurm.max_elements, default %d)", slurm.DefaultMaxElements))
+	fl.StringVar(&f.p.Deadline, "slurm-deadline", "", "--executor slurm: the whole run's time limit, e.g. 12:00:00; then what is left fails and this run's jobs are cancelled (slurm.deadline)")
 	fl.StringVar(&f.p.Thv, "slurm-thv", "", "--executor slurm: the thv binary the nodes run, an absolute path on the shared filesystem (slurm.thv; default: this binary)")
 }
 
@@ -37,7 +38,7 @@ func (f *slurmFlags) changed() string {
 	if f.cmd == nil {
 		return ""
 	}
-	for _, n := range []string{"partition", "account", "time", "mem", "cpus-per-task", "arg", "tasks-per-element", "max-elements", "thv"} {
+	for _, n := range []string{"partition", "account", "time", "mem", "cpus-per-task", "arg", "tasks-per-element", "max-elements", "thv", "deadline"} {
 		if f.cmd.Flags().Changed("slurm-" + n) {
 			return "--slurm-" + n
 		}

@@ -317,3 +317,15 @@ func state(t *testing.T, c *slurmtest.Cluster, id string) string {
 	}
 	return strings.TrimSpace(out)
 }
+
+// TestClusterDeadline: past slurm.deadline, the tasks in flight fail
+// saying so and their elements are cancelled.
+func TestClusterDeadline(t *testing.T) {
+	c := needCluster(t)
+	e := newTestExecutor(t, c, Params{TasksPerElement: 1, MaxElements: 1, Deadline: "0:03"}, 0)
+	_, err := e.Execute(context.Background(), spec("sleep-deadline"))
+	if err == nil || !strings.Contains(err.Error(), "deadline (slurm.deadline = 0:03) has passed") {
+		t.Fatalf("got %v", err)
+	}
+	waitState(t, c, jobName(e.Run()), "CANCELLED", 1)
+}

@@ -44,6 +44,7 @@ type Executor struct {
 	opt      Options
 	p        Params
 	limit    time.Duration // Params.Time
+	deadline time.Time     // Params.Deadline from New; zero: none
 	thv      string
 	store    string
 	run      string
@@ -123,6 +124,10 @@ func New(opt Options) (*Executor, error) {
 		e.log = slog.Default()
 	}
 	var err error
+	if p.Deadline != "" {
+		d, _ := ParseTime(p.Deadline)
+		e.deadline = time.Now().Add(d)
+	}
 	if e.thv, err = thvBinary(p.Thv); err != nil {
 		return nil, err
 	}

@@ -37,6 +37,9 @@ func (e *Executor) loop() {
 			e.shutdown()
 			return
 		}
+		if !e.deadline.IsZero() && time.Now().After(e.deadline) {
+			e.expire()
+		}
 		if len(e.live) > 0 && time.Since(polled) >= e.opt.PollInterval {
 			e.poll()
 			polled = time.Now()
@@ -390,6 +393,20 @@ func (e *Executor) flushCancels() {
 		e.log.Warn("slurm: scancel failed", "err", err)
 	}
 	e.cancels = nil
+}
+
+// expire fails every task, pending or in flight, once the run's deadline
+// has passed, and cancels the run's elements.
+func (e *Executor) expire() {
+	err := fmt.Errorf("the slurm run's deadline (slurm.deadline = %s) has passed: task not run; its jobs are cancelled", e.p.Deadline)
+	for _, r := range e.pending {
+		e.resolve(r, outcome{err: err})
+	}
+	e.pending = nil
+	for el := range e.live {
+		e.cancels = append(e.cancels, el.id())
+		e.finish(el, nil, err)
+	}
 }
 
 // shutdown fails what is pending and cancels what is live: Close.

@@ -21,6 +21,7 @@ type Params struct {
 	TasksPerElement int      `mapstructure:"tasks_per_element"` // tasks one element runs, one after another
 	MaxElements     int      `mapstructure:"max_elements"`      // array elements in flight at once
 	Thv             string   `mapstructure:"thv"`               // the thv binary the nodes run (a path they see)
+	Deadline        string   `mapstructure:"deadline"`          // the whole run's limit, Slurm time syntax ("" = none)
 }
 
 // Defaults of the zero Params.
@@ -56,6 +57,7 @@ func (p Params) Override(q Params) Params {
 	set(&p.Time, q.Time)
 	set(&p.Mem, q.Mem)
 	set(&p.Thv, q.Thv)
+	set(&p.Deadline, q.Deadline)
 	if q.CPUsPerTask != 0 {
 		p.CPUsPerTask = q.CPUsPerTask
 	}
@@ -92,6 +94,11 @@ func (p Params) Validate() error {
 	if p.Time != "" {
 		if _, err := ParseTime(p.Time); err != nil {
 			return fmt.Errorf("time = %q: %v", p.Time, err)
+		}
+	}
+	if p.Deadline != "" {
+		if _, err := ParseTime(p.Deadline); err != nil {
+			return fmt.Errorf("deadline = %q: %v", p.Deadline, err)
 		}
 	}
 	if p.Mem != "" && !memRE.MatchString(p.Mem) {
