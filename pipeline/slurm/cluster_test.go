@@ -329,3 +329,19 @@ func TestClusterDeadline(t *testing.T) {
 	}
 	waitState(t, c, jobName(e.Run()), "CANCELLED", 1)
 }
+
+// TestClusterHints: an element whose binary the nodes cannot run fails
+// its tasks saying so and what to do.
+func TestClusterHints(t *testing.T) {
+	c := needCluster(t)
+	e := newTestExecutor(t, c, Params{TasksPerElement: 1, MaxElements: 1}, 0)
+	if err := os.Remove(e.thv); err != nil { // gone from the "shared filesystem" after New checked it
+		t.Fatal(err)
+	}
+	_, err := e.Execute(context.Background(), spec("t"))
+	for _, want := range []string{"exit 127", "the nodes cannot run", "--slurm-thv"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("got %v; want %q in it", err, want)
+		}
+	}
+}

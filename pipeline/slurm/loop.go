@@ -162,12 +162,17 @@ func (e *Executor) script() string {
 # in $SLURM_ARRAY_TASK_ID.spec and leaves one result line per spec in
 # $SLURM_ARRAY_TASK_ID.result.
 i=$SLURM_ARRAY_TASK_ID
+store=%s
+if [ ! -f "$store/VERSION" ] || [ ! -f "$i.spec" ]; then
+  echo "thv: the store $store or the spec $PWD/$i.spec is not visible on $(hostname): the store must be on a filesystem the login node and the compute nodes share, at the same path (docs/cluster.md)" >&2
+  exit 2
+fi
 tmp=".$i.result.$SLURM_JOB_ID.tmp"
-%s exec-task --store %s "$i.spec" >"$tmp"
+%s exec-task --store "$store" "$i.spec" >"$tmp"
 rc=$?
 mv -f "$tmp" "$i.result" || exit 1
 exit $rc
-`, e.run, shellQuote(e.thv), shellQuote(e.store))
+`, e.run, shellQuote(e.store), shellQuote(e.thv))
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
@@ -250,10 +255,26 @@ func (e *Executor) end(el *element, st elemState) {
 	}
 	var err error
 	if !complete {
-		err = fmt.Errorf("slurm element %s ended %s%s without a result for this task; stderr (%s): %s",
-			el.id(), st, reason(st), filepath.Join(el.dir, strconv.Itoa(el.index)+".err"), e.stderrTail(el))
+		err = fmt.Errorf("slurm element %s ended %s%s without a result for this task; stderr (%s): %s%s",
+			el.id(), st, reason(st), filepath.Join(el.dir, strconv.Itoa(el.index)+".err"), e.stderrTail(el), e.hint(el, st))
 	}
 	e.finish(el, res, err)
+}
+
+// hint adds what to do for the failures whose cause is known.
+func (e *Executor) hint(el *element, st elemState) string {
+	switch {
+	case st.State == "FAILED" && (st.Exit == 126 || st.Exit == 127):
+		return fmt.Sprintf(" (exit %d: the nodes cannot run %s; put the thv binary on the shared filesystem and give its path with --slurm-thv or slurm.thv)", st.Exit, e.thv)
+	case st.State == "TIMEOUT":
+		return fmt.Sprintf(" (the element ran out of its time limit %s: raise slurm.time or lower slurm.tasks_per_element)", e.p.Time)
+	case st.State == "OUT_OF_MEMORY":
+		return " (raise slurm.mem)"
+	}
+	if _, err := os.Stat(filepath.Join(el.dir, strconv.Itoa(el.index)+".err")); errors.Is(err, os.ErrNotExist) {
+		return fmt.Sprintf(" (no stderr file: the element never started, or the nodes do not see %s; the store must be on a filesystem the nodes share, at the same path)", el.dir)
+	}
+	return ""
 }
 
 func reason(st elemState) string {
