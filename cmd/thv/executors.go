@@ -23,7 +23,9 @@ type executorFlags struct {
 func (f *executorFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.name, "executor", "local", "where tasks run: local (in process), process (thv exec-task workers), container (workers in the OCI image of this thv) or slurm (job arrays on a Slurm cluster, docs/cluster.md)")
 	cmd.Flags().StringVar(&f.runtime, "runtime", "", "container runtime for --executor container: runc, podman or docker (default: the first found)")
-	f.slurm.register(cmd)
+	if cmd.Name() == "repro" { // verify's scratch store is not shared: no slurm there
+		f.slurm.register(cmd)
+	}
 }
 
 // executor returns the executor a repro runs tasks with (nil is the
