@@ -56,8 +56,9 @@ func needCluster(t *testing.T) *slurmtest.Cluster {
 
 // fakeThv is a stand-in for `thv exec-task --store S FILE`: it answers
 // each spec line by its task name: fail-* with an error line, crash-*
-// by dying (exit 3, after the lines before it), sleep-* after 60 s, the
-// rest with one output.
+// by dying (exit 3, after the lines before it), sleep-* after 60 s, hold-*
+// at once but then keeps the element running for 60 s, the rest with one
+// output.
 const fakeThv = `#!/bin/sh
 while IFS= read -r line; do
   task=$(printf '%s' "$line" | sed -n 's/.*"task":"\([^"]*\)".*/\1/p')
@@ -65,6 +66,7 @@ while IFS= read -r line; do
     fail-*) printf '{"task":"%s","error":"boom in %s"}\n' "$task" "$task" ;;
     crash-*) echo "worker crashed on $task" >&2; exit 3 ;;
     sleep-*) sleep 60; printf '{"task":"%s","outputs":{"out":"%s"}}\n' "$task" "$DIGEST" ;;
+    hold-*) printf '{"task":"%s","outputs":{"out":"%s"}}\n' "$task" "$DIGEST"; sleep 60 ;;
     *) printf '{"task":"%s","outputs":{"out":"%s"}}\n' "$task" "$DIGEST" ;;
   esac
 done < "$4"
@@ -343,5 +345,19 @@ func TestClusterHints(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("got %v; want %q in it", err, want)
 		}
+	}
+}
+
+// TestClusterStreamsResults: a task is answered as soon as its worker
+// writes its result line, while its element still runs.
+func TestClusterStreamsResults(t *testing.T) {
+	c := needCluster(t)
+	e := newTestExecutor(t, c, Params{TasksPerElement: 1, MaxElements: 1}, 0)
+	outs, err := e.Execute(context.Background(), spec("hold-a"))
+	if err != nil || outs["out"] != fakeDigest {
+		t.Fatalf("hold-a: %v %v", outs, err)
+	}
+	if ids := waitState(t, c, jobName(e.Run()), "RUNNING", 1); len(ids) != 1 {
+		t.Fatalf("the element should still run: %v", ids)
 	}
 }

@@ -75,7 +75,8 @@ type request struct {
 	res       chan outcome
 	queued    time.Time
 	elem      *element
-	abandoned bool
+	abandoned bool // its caller gave up
+	done      bool // answered (possibly before its element ended)
 }
 
 type outcome struct {

@@ -51,7 +51,10 @@ func (e *Executor) loop() {
 
 // maybeSubmit submits the pending tasks when they fill every free element,
 // or when the oldest has waited Linger, as evenly as possible over at most
-// MaxElements elements in flight.
+// MaxElements elements in flight. A short batch (a stage of few tasks) is
+// spread over the free elements, down to a quarter of TasksPerElement
+// each: parallelism where the cluster has room, without elements so small
+// that Slurm's per-element cost (about a second) dominates.
 func (e *Executor) maybeSubmit() {
 	free := e.p.MaxElements - len(e.live)
 	if free <= 0 || len(e.pending) == 0 {
@@ -61,7 +64,8 @@ func (e *Executor) maybeSubmit() {
 	if len(e.pending) < free*tpe && time.Since(e.pending[0].queued) < e.opt.Linger {
 		return
 	}
-	n := min(free, (len(e.pending)+tpe-1)/tpe)
+	least := max(1, tpe/4)
+	n := min(free, (len(e.pending)+least-1)/least)
 	take := min(len(e.pending), n*tpe)
 	batch := e.pending[:take:take]
 	e.pending = append([]*request(nil), e.pending[take:]...)
@@ -225,6 +229,7 @@ func (e *Executor) poll() {
 					continue
 				}
 			}
+			e.stream(el)
 			if time.Since(el.running) > e.limit+e.opt.Grace {
 				e.cancels = append(e.cancels, el.id())
 				e.finish(el, nil, fmt.Errorf("slurm element %s still %s %s after it started, past its time limit %s: its node is probably lost; cancelled (stderr: %s)",
@@ -289,7 +294,7 @@ func reason(st elemState) string {
 func (e *Executor) finish(el *element, res map[string]specResult, err error) {
 	delete(e.live, el)
 	for _, r := range el.reqs {
-		if r.abandoned {
+		if r.abandoned || r.done {
 			continue
 		}
 		if sr, ok := res[r.spec.Task]; ok {
@@ -305,6 +310,7 @@ func (e *Executor) finish(el *element, res map[string]specResult, err error) {
 }
 
 func (e *Executor) resolve(r *request, o outcome) {
+	r.done = true
 	if o.err != nil {
 		var ie *pipeline.InputError
 		if !errors.As(o.err, &ie) {
@@ -335,12 +341,49 @@ func (sr specResult) outcome() outcome {
 	return outcome{outs: sr.Outputs}
 }
 
+// stream answers the tasks of a running element whose result lines its
+// worker has already written (to the temporary result file, named after
+// the element's job ID, hence the glob): their dependents need not wait
+// for the whole element. A line is written only after the task's outputs
+// and index entry are in the store, and a torn line does not parse. An
+// element Slurm requeued may have a second temporary file; both hold the
+// same answers.
+func (e *Executor) stream(el *element) {
+	tmps, _ := filepath.Glob(filepath.Join(el.dir, "."+strconv.Itoa(el.index)+".result.*.tmp"))
+	for _, tmp := range tmps {
+		res := readResultFile(tmp)
+		for _, r := range el.reqs {
+			if r.done || r.abandoned {
+				continue
+			}
+			if sr, ok := res[r.spec.Task]; ok {
+				e.resolve(r, sr.outcome())
+			}
+		}
+	}
+}
+
 // readResult reads an element's result file: the lines by task, and
 // whether there is one for each of its tasks.
 func (e *Executor) readResult(el *element) (map[string]specResult, bool) {
-	f, err := os.Open(filepath.Join(el.dir, strconv.Itoa(el.index)+".result"))
-	if err != nil {
+	res := readResultFile(filepath.Join(el.dir, strconv.Itoa(el.index)+".result"))
+	if res == nil {
 		return nil, false
+	}
+	for _, r := range el.reqs {
+		if _, ok := res[r.spec.Task]; !ok {
+			return res, false
+		}
+	}
+	return res, true
+}
+
+// readResultFile reads result lines by task, skipping lines that do not
+// parse (a torn last line); nil if the file cannot be opened.
+func readResultFile(path string) map[string]specResult {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
 	}
 	defer f.Close()
 	res := map[string]specResult{}
@@ -352,12 +395,7 @@ func (e *Executor) readResult(el *element) (map[string]specResult, bool) {
 			res[sr.Task] = sr
 		}
 	}
-	for _, r := range el.reqs {
-		if _, ok := res[r.spec.Task]; !ok {
-			return res, false
-		}
-	}
-	return res, true
+	return res
 }
 
 // stderrTail is the end of an element's stderr file.
@@ -396,8 +434,8 @@ func (e *Executor) drop(r *request) {
 		return
 	}
 	for _, q := range el.reqs {
-		if !q.abandoned {
-			return
+		if !q.abandoned && !q.done {
+			return // someone still waits for this element
 		}
 	}
 	delete(e.live, el)
