@@ -148,7 +148,7 @@ func slurmdKilled(t *testing.T, c *slurmtest.Cluster, bin string) {
 // slurmInterrupt: SIGINT to thv repro cancels exactly the jobs it
 // submitted; a job submitted before by someone else keeps running.
 func slurmInterrupt(t *testing.T, c *slurmtest.Cluster, bin string) {
-	other, err := c.Command("sbatch", "--parsable", "--time=5", "--job-name=not-thv", "--wrap=sleep 300")
+	other, err := c.Command("sbatch", "--parsable", "--time=5", "--job-name=not-thv", "--output=/dev/null", "--wrap=sleep 300")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -214,7 +214,7 @@ func TestClusterFailures(t *testing.T) {
 // their element in Slurm, and only it: a job of someone else's survives.
 func TestClusterCancel(t *testing.T) {
 	c := needCluster(t)
-	other, err := c.Command("sbatch", "--parsable", "--time=5", "--job-name=not-thv", "--wrap=sleep 120")
+	other, err := c.Command("sbatch", "--parsable", "--time=5", "--job-name=not-thv", "--output=/dev/null", "--wrap=sleep 120")
 	if err != nil {
 		t.Fatal(err)
 	}
