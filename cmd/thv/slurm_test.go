@@ -50,7 +50,7 @@ func TestSlurm(t *testing.T) {
 // the local executor's lock byte for byte.
 func slurmQuickSameLock(t *testing.T, c *slurmtest.Cluster, bin string) {
 	local, remote := t.TempDir(), t.TempDir()
-	run(t, bin, local, "repro", "--profile", "quick", "-j", "2")
+	thvOK(t, bin, local, "repro", "--profile", "quick", "-j", "2")
 	out, err := slurmThv(c, remote, bin, "repro", "--profile", "quick", "--executor", "slurm", "--slurm-time", "10")
 	if err != nil {
 		t.Fatalf("thv repro --executor slurm: %v\n%s", err, out)
@@ -299,7 +299,7 @@ func TestSlurmParamsOutsideKeys(t *testing.T) {
 	if err := os.WriteFile(withSlurm, append(tiny, section...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := run(t, bin, dir, "repro", "--params", withSlurm, "--json")
+	out := thvOK(t, bin, dir, "repro", "--params", withSlurm, "--json")
 	if r := lastJSON(t, out); r.Executed != 0 {
 		t.Fatalf("adding a slurm section made %d tasks stale:\n%s", r.Executed, out)
 	}
