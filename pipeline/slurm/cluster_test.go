@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func needCluster(t *testing.T) *slurmtest.Cluster {
+func needCluster(t testing.TB) *slurmtest.Cluster {
 	t.Helper()
 	if why := slurmtest.Missing(); why != "" {
 		if os.Getenv("CI") != "" {
@@ -359,5 +359,31 @@ func TestClusterStreamsResults(t *testing.T) {
 	}
 	if ids := waitState(t, c, jobName(e.Run()), "RUNNING", 1); len(ids) != 1 {
 		t.Fatalf("the element should still run: %v", ids)
+	}
+}
+
+// BenchmarkClusterElement is the round trip of one array element holding
+// one trivial task: submission, Slurm's scheduling and launch, the
+// worker, and the poll that sees it end — the cost per element that
+// tasks_per_element amortises (docs/performance.md).
+func BenchmarkClusterElement(b *testing.B) {
+	c := needCluster(b)
+	st, err := artifacts.Open(filepath.Join(b.TempDir(), "store"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	bin := filepath.Join(b.TempDir(), "fake-thv")
+	if err := os.WriteFile(bin, []byte(fakeThv), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	e, err := New(Options{Params: Params{Thv: bin, Time: "5", TasksPerElement: 1, MaxElements: 1}, Store: st, Env: append(c.Env, "DIGEST="+fakeDigest.String())})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	for i := 0; b.Loop(); i++ {
+		if _, err := e.Execute(context.Background(), spec(fmt.Sprintf("t%d", i))); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
