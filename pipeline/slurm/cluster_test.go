@@ -224,14 +224,15 @@ func TestClusterCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan map[string]answer)
 	go func() { done <- executeAll(ctx, e, []string{"sleep-a", "sleep-b"}) }()
-	ids := waitState(t, c, jobName(e.Run()), "RUNNING", 2)
+	name := jobName(runOf(t, e))
+	ids := waitState(t, c, name, "RUNNING", 2)
 	cancel()
 	for _, a := range <-done {
 		if !errors.Is(a.err, context.Canceled) {
 			t.Fatalf("a cancelled task returned %v", a.err)
 		}
 	}
-	waitState(t, c, jobName(e.Run()), "CANCELLED", len(ids))
+	waitState(t, c, name, "CANCELLED", len(ids))
 	if st := state(t, c, other); st != "RUNNING" && st != "PENDING" {
 		t.Fatalf("the unrelated job %s is %s after thv cancelled its own", other, st)
 	}
@@ -244,23 +245,27 @@ func TestClusterReapsDeadRuns(t *testing.T) {
 	c := needCluster(t)
 	dead := newTestExecutor(t, c, Params{TasksPerElement: 1, MaxElements: 1}, 0)
 	go dead.Execute(context.Background(), spec("sleep-dead"))
-	waitState(t, c, jobName(dead.Run()), "RUNNING", 1)
-	// Another executor on the same store while the first lives: nothing
-	// of the first is touched.
-	live, err := New(Options{Params: Params{Thv: dead.thv, Time: "5"}, Store: dead.opt.Store, Env: c.Env})
-	if err != nil {
-		t.Fatal(err)
+	name := jobName(runOf(t, dead))
+	waitState(t, c, name, "RUNNING", 1)
+	other := func(task string) {
+		e, err := New(Options{Params: Params{Thv: dead.thv, Time: "5"}, Store: dead.opt.Store, Env: append(c.Env, "DIGEST="+fakeDigest.String())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		if _, err := e.Execute(context.Background(), spec(task)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	live.Close()
-	waitState(t, c, jobName(dead.Run()), "RUNNING", 1)
-	// Now the first dies without Close: its owner lock goes with it.
+	// Another run on the same store while the first lives: nothing of
+	// the first is touched.
+	other("ok-live")
+	waitState(t, c, name, "RUNNING", 1)
+	// Now the first dies without Close: its owner lock goes with it, and
+	// the next run cancels its jobs.
 	dead.owner.Close()
-	next, err := New(Options{Params: Params{Thv: dead.thv, Time: "5"}, Store: dead.opt.Store, Env: c.Env})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer next.Close()
-	waitState(t, c, jobName(dead.Run()), "CANCELLED", 1)
+	other("ok-next")
+	waitState(t, c, name, "CANCELLED", 1)
 	if _, err := os.Stat(dead.Dir()); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the dead run's directory is still there: %v", err)
 	}
@@ -282,6 +287,30 @@ func TestClusterRefusesBadOptions(t *testing.T) {
 	_, err = New(Options{Params: Params{Thv: "relative/thv"}, Store: st, Env: c.Env})
 	if err == nil || !strings.Contains(err.Error(), "absolute path") {
 		t.Fatalf("relative binary: %v", err)
+	}
+}
+
+// runOf waits for e's first Execute to have made its run.
+func runOf(t *testing.T, e *Executor) string {
+	t.Helper()
+	for range 600 {
+		if r := e.Run(); r != "" {
+			return r
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("the executor made no run within a minute")
+	return ""
+}
+
+// TestClusterNothingToRun: an executor that is never given a task makes
+// no run directory (a no-op or dry-run repro writes nothing).
+func TestClusterNothingToRun(t *testing.T) {
+	c := needCluster(t)
+	e := newTestExecutor(t, c, Params{}, 0)
+	e.Close()
+	if ents, err := os.ReadDir(filepath.Join(e.store, runsDir)); err == nil && len(ents) > 0 || e.Run() != "" {
+		t.Fatalf("an idle executor made a run: %v", ents)
 	}
 }
 

@@ -16,8 +16,9 @@
 // <store>/slurm/<run>/: jobs.jsonl (the submitted job IDs and the keys of
 // their tasks), one directory per array (script, spec, result, stdout and
 // stderr files per element) and owner.lock, flock'ed while the run lives.
-// A later run that can take that lock knows the earlier one is dead and
-// cancels its leftover jobs (by job name, so a recycled job ID is never
+// The directory is made at the first Execute, so a repro with nothing to
+// run writes nothing. A later run that can take an earlier run's lock
+// knows that run is dead and cancels its leftover jobs (by job name, so a recycled job ID is never
 // touched); their completed tasks are already in the store, and the
 // scheduler does not even call Execute for them.
 //

@@ -47,8 +47,9 @@ type Executor struct {
 	deadline time.Time     // Params.Deadline from New; zero: none
 	thv      string
 	store    string
-	run      string
-	dir      string // <store>/slurm/<run>
+	mu       sync.Mutex // guards run and dir, set by the loop, read by Run and Dir
+	run      string     // "" until the first Execute (begin)
+	dir      string     // <store>/slurm/<run>
 	owner    *os.File
 	sl       *cli
 	maxArray int
@@ -68,6 +69,7 @@ type Executor struct {
 	seq       int
 	failed    bool
 	unreached time.Time // since when squeue fails
+	beginErr  error     // why the run could not be made
 }
 
 type request struct {
@@ -141,37 +143,46 @@ func New(opt Options) (*Executor, error) {
 	if e.maxArray = opt.maxArraySize; e.maxArray <= 0 {
 		e.maxArray = e.sl.maxArraySize()
 	}
+	go e.loop()
+	return e, nil
+}
+
+// begin makes the run: reaps dead earlier runs, creates the run directory
+// with its owner lock and journal. It runs at the first Execute, so that
+// a repro with nothing to run (a no-op, a dry run) writes nothing.
+func (e *Executor) begin() error {
 	root := filepath.Join(e.store, runsDir)
 	if err := os.MkdirAll(root, 0o755); err != nil {
-		return nil, fmt.Errorf("slurm executor: %w", err)
+		return fmt.Errorf("slurm executor: %w", err)
 	}
 	reaped, err := reapDeadRuns(root, e.sl)
 	if len(reaped) > 0 {
 		e.log.Warn("slurm: cancelled the leftover jobs of earlier runs whose thv is gone (their finished tasks are in the store)", "runs", strings.Join(reaped, " "))
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	e.run = newRunID()
-	e.dir = filepath.Join(root, e.run)
-	if err := os.Mkdir(e.dir, 0o755); err != nil {
-		return nil, fmt.Errorf("slurm executor: %w", err)
+	run := newRunID()
+	dir := filepath.Join(root, run)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Errorf("slurm executor: %w", err)
 	}
-	owner, held, err := tryOwnerLock(e.dir)
+	owner, held, err := tryOwnerLock(dir)
 	if err != nil || held {
-		os.RemoveAll(e.dir)
-		return nil, fmt.Errorf("slurm executor: cannot lock %s (the shared filesystem must support flock, see docs/cluster.md): %v", e.dir, err)
+		os.RemoveAll(dir)
+		return fmt.Errorf("slurm executor: cannot lock %s/owner.lock (the shared filesystem must support flock, see docs/cluster.md): %v", dir, err)
 	}
-	e.owner = owner
 	host, _ := os.Hostname()
-	e.journal, err = openJournal(e.dir, runRecord{Run: e.run, JobName: jobName(e.run), Host: host, PID: os.Getpid(), Started: time.Now().UTC().Format(time.RFC3339)})
+	j, err := openJournal(dir, runRecord{Run: run, JobName: jobName(run), Host: host, PID: os.Getpid(), Started: time.Now().UTC().Format(time.RFC3339)})
 	if err != nil {
-		e.owner.Close()
-		os.RemoveAll(e.dir)
-		return nil, fmt.Errorf("slurm executor: %w", err)
+		owner.Close()
+		os.RemoveAll(dir)
+		return fmt.Errorf("slurm executor: %w", err)
 	}
-	go e.loop()
-	return e, nil
+	e.mu.Lock()
+	e.run, e.dir, e.owner, e.journal = run, dir, owner, j
+	e.mu.Unlock()
+	return nil
 }
 
 // thvBinary is the binary the nodes run: the given path, else this one.
@@ -196,7 +207,7 @@ func thvBinary(path string) (string, error) {
 // preflight asks the controller whether it would accept an element with
 // these options, so a bad partition or account fails before anything runs.
 func (e *Executor) preflight() error {
-	args := append([]string{"--test-only", "--job-name=" + "thv-preflight"}, e.jobArgs()...)
+	args := append([]string{"--test-only", "--job-name=thv-preflight"}, e.jobArgs()...)
 	args = append(args, "--wrap=true")
 	if _, err := e.sl.run(context.Background(), "sbatch", args...); err != nil {
 		return fmt.Errorf("slurm executor: the cluster refuses the job options (check the slurm section of params.yaml and the --slurm-* flags): %w", err)
@@ -222,11 +233,19 @@ func (e *Executor) jobArgs() []string {
 }
 
 // Run names this run (its directory below <store>/slurm, its job name
-// thv-<run>).
-func (e *Executor) Run() string { return e.run }
+// thv-<run>); "" before the first Execute.
+func (e *Executor) Run() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.run
+}
 
-// Dir is this run's directory.
-func (e *Executor) Dir() string { return e.dir }
+// Dir is this run's directory; "" before the first Execute.
+func (e *Executor) Dir() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.dir
+}
 
 var errClosed = errors.New("slurm executor: closed")
 

@@ -28,6 +28,13 @@ func (e *Executor) loop() {
 	for {
 		select {
 		case r := <-e.reqs:
+			if e.run == "" && e.beginErr == nil {
+				e.beginErr = e.begin()
+			}
+			if e.beginErr != nil {
+				e.resolve(r, outcome{err: e.beginErr})
+				continue
+			}
 			r.queued = time.Now()
 			e.pending = append(e.pending, r)
 		case r := <-e.abandon:
@@ -488,6 +495,9 @@ func (e *Executor) shutdown() {
 	// By name, not by the IDs it tracks: a submission whose answer was
 	// lost (see cli.submit) is cancelled too.
 	e.cancels = nil
+	if e.run == "" {
+		return // nothing was ever submitted
+	}
 	if err := e.sl.cancelByName(jobName(e.run), nil); err != nil {
 		e.log.Warn("slurm: scancel failed", "err", err)
 	}
