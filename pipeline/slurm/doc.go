@@ -18,9 +18,9 @@
 // stderr files per element) and owner.lock, flock'ed while the run lives.
 // The directory is made at the first Execute, so a repro with nothing to
 // run writes nothing. A later run that can take an earlier run's lock
-// knows that run is dead and cancels its leftover jobs (by job name, so a recycled job ID is never
-// touched); their completed tasks are already in the store, and the
-// scheduler does not even call Execute for them.
+// knows that run is dead and cancels its leftover jobs (by job name, so a
+// recycled job ID is never touched); their completed tasks are already in
+// the store, and the scheduler does not even call Execute for them.
 //
 // The package knows nothing of the paper: it sees pipeline.Spec values and
 // runs the binary it is given.
