@@ -9,7 +9,7 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZTIME ?= 20s
 FUZZ_TARGETS := ./stages/protocol:FuzzLoadConfig ./cmd/thv:FuzzReadPoints ./pipeline:FuzzReadLock ./pipeline:FuzzParseRecordLine ./artifacts:FuzzDecodeEntry ./pipeline/codeid:FuzzTokenise
 
-.PHONY: all build repro quick test fuzz bench vet fmt-check clean
+.PHONY: all build repro quick test fuzz bench crossarch vet fmt-check clean
 
 all: build
 
@@ -33,6 +33,18 @@ fuzz:
 		echo "fuzz $$name in $$pkg for $(FUZZTIME)"; \
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
 	done
+
+# make crossarch: the same bits on other CPUs (docs/reproducibility.md).
+# The science and stage packages' tests cross-compiled for arm64 and run
+# under qemu-user, then the quick profile's lock from thv built for arm64
+# and riscv64 (under qemu) and GOAMD64=v3, each against amd64's.
+# stages/protocol is left out of the first part: its tests start the test
+# binary as a worker process, which needs binfmt_misc, and run pipelines
+# whose bits the second part compares whole.
+CROSS_PKGS = ./hv/... ./envs/... ./algos/... $(filter-out %/protocol,$(shell $(GO) list ./stages/...)) ./artifacts/table
+crossarch:
+	GOARCH=arm64 $(GO) test -count=1 -short -exec qemu-aarch64 $(CROSS_PKGS)
+	THV_CROSSARCH=1 $(GO) test -count=1 -v -timeout 30m -run '^TestCrossArchLock$$' .
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./hv/ ./algos/...

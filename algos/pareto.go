@@ -568,7 +568,7 @@ func (q *quantiser) reset(points [][]float64) {
 	// A margin of a quarter of the range on each side, so that vectors
 	// moving near its ends rarely force a reset.
 	for j := range d {
-		m := (q.hi[j] - q.lo[j]) / 4
+		m := float64((q.hi[j] - q.lo[j]) / 4) // rounded: / 4 becomes * 0.25, fusable
 		q.lo[j] -= m
 		q.hi[j] += m
 	}

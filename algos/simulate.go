@@ -140,7 +140,7 @@ func Summarize(hvs []float64, d int, vStar, hvGreedy float64, window int) Summar
 	if d == 2 {
 		s.VAlpha = vStar
 	}
-	target := Alpha * s.VAlpha
+	target := float64(Alpha * s.VAlpha) // rounded: it feeds target − h
 	for _, h := range hvs {
 		s.RegretAlpha += target - h
 		s.RegretPos += max(0, target-h)

@@ -24,7 +24,7 @@ func (s *Stats) Observe(slate []int, rewards [][]float64) {
 		inv := 1 / float64(s.Count[i])
 		m := s.Mean[i]
 		for j, x := range rewards[a] {
-			m[j] += (x - m[j]) * inv
+			m[j] += float64((x - m[j]) * inv)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"thv/envs/fmath"
 )
 
 // Bandit is a stochastic multi-objective bandit over an Instance: pulling arm
@@ -50,7 +52,7 @@ func (b *Bandit) Pull(i int, out []float64) {
 	mu := b.inst.Means[i]
 	s := b.streams[i]
 	for j := range out {
-		x := mu[j] + b.sigma*s.NormFloat64()
+		x := mu[j] + float64(b.sigma*fmath.NormFloat64(s))
 		out[j] = min(1, max(0, x))
 	}
 	b.pulls[i]++

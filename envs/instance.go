@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"thv/envs/fmath"
 )
 
 // Geometry names one of the paper's synthetic front shapes.
@@ -90,8 +92,8 @@ func FrontPoint(theta []float64, alpha float64, out []float64) {
 	prod := 1.0
 	for i := 0; i < d; i++ {
 		if i < d-1 {
-			out[i] = prod * math.Pow(math.Cos(theta[i]), alpha)
-			prod *= math.Pow(math.Sin(theta[i]), alpha)
+			out[i] = prod * fmath.Pow(fmath.Cos(theta[i]), alpha)
+			prod *= fmath.Pow(fmath.Sin(theta[i]), alpha)
 		} else {
 			out[i] = prod
 		}
@@ -129,7 +131,7 @@ func Generate(g Geometry, d, n int, seed uint64) (*Instance, error) {
 			if a >= (nFront+1)/2 {
 				lo, hi = clusterHigh[0], clusterHigh[1]
 			}
-			theta[0] = lo + rng.Float64()*(hi-lo)
+			theta[0] = lo + float64(rng.Float64()*(hi-lo))
 		}
 		x := make([]float64, d)
 		FrontPoint(theta, alpha, x)

@@ -62,7 +62,7 @@ func (c *Calculator) hv4d(pts []float64, n int) float64 {
 			next = pts[4*i+7]
 		}
 		// Negated: the slab from −w to −next.
-		vol += vol3 * (w - next)
+		vol += float64(vol3 * (w - next))
 	}
 	return vol
 }
@@ -95,7 +95,7 @@ func (c *Calculator) hv4dContribution(t, pts []float64, n int) float64 {
 	for ; i < n; i++ {
 		id := int32(h4first + 1 + i)
 		w := pts[4*i+3]
-		vol += area * (prevW - w)
+		vol += float64(area * (prevW - w))
 		prevW = w
 		if h4covers(nd, id, tid) {
 			return vol
@@ -105,7 +105,7 @@ func (c *Calculator) hv4dContribution(t, pts []float64, n int) float64 {
 			h4insert(nd, id)
 		}
 	}
-	return vol + area*prevW
+	return vol + float64(area*prevW)
 }
 
 // h4first is the index of the first point node, after the sentinels.
@@ -210,7 +210,7 @@ func h4contribution(nd []h4node, t int32) float64 {
 	for {
 		q := &nd[p]
 		p0, p1, p2 := q.x[0], q.x[1], q.x[2]
-		vol += area * (p2 - lastZ)
+		vol += float64(area * (p2 - lastZ))
 		if p0 <= n0 && p1 <= n1 {
 			return vol
 		}
@@ -255,7 +255,7 @@ func h4area(nd []h4node, a0, a1 float64, q int32, i int) float64 {
 		qx = ux
 		u = nd[u].cnext[i]
 		ux = &nd[u].x
-		area += (qx[j] - aj) * (ux[i] - qx[i])
+		area += float64((qx[j] - aj) * (ux[i] - qx[i]))
 	}
 	return area
 }

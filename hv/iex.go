@@ -30,7 +30,7 @@ func (c *Calculator) iex(pts []float64, n, d int) float64 {
 			}
 			m := mins[3*s : 3*s+3]
 			m[0], m[1], m[2] = a, b, e
-			acc[bits.OnesCount(uint(s))&1] += a*b*e - min2(a, p0)*min2(b, p1)*min2(e, p2)
+			acc[bits.OnesCount(uint(s))&1] += float64(a*b*e) - float64(min2(a, p0)*min2(b, p1)*min2(e, p2))
 		}
 	case 4:
 		p0, p1, p2, p3 := pts[0], pts[1], pts[2], pts[3]
@@ -45,7 +45,7 @@ func (c *Calculator) iex(pts []float64, n, d int) float64 {
 			}
 			m := mins[4*s : 4*s+4]
 			m[0], m[1], m[2], m[3] = a, b, e, f
-			acc[bits.OnesCount(uint(s))&1] += a*b*e*f - min2(a, p0)*min2(b, p1)*min2(e, p2)*min2(f, p3)
+			acc[bits.OnesCount(uint(s))&1] += float64(a*b*e*f) - float64(min2(a, p0)*min2(b, p1)*min2(e, p2)*min2(f, p3))
 		}
 	case 5:
 		p0, p1, p2, p3, p4 := pts[0], pts[1], pts[2], pts[3], pts[4]
@@ -60,7 +60,7 @@ func (c *Calculator) iex(pts []float64, n, d int) float64 {
 			}
 			m := mins[5*s : 5*s+5]
 			m[0], m[1], m[2], m[3], m[4] = a, b, e, f, g
-			acc[bits.OnesCount(uint(s))&1] += a*b*e*f*g - min2(a, p0)*min2(b, p1)*min2(e, p2)*min2(f, p3)*min2(g, p4)
+			acc[bits.OnesCount(uint(s))&1] += float64(a*b*e*f*g) - float64(min2(a, p0)*min2(b, p1)*min2(e, p2)*min2(f, p3)*min2(g, p4))
 		}
 	default:
 		p0 := pts[:d]

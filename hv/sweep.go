@@ -11,7 +11,7 @@ func (c *Calculator) sweep2() float64 {
 	var v, top float64
 	for _, i := range ord {
 		if y := pts[2*i+1]; y > top {
-			v += pts[2*i] * (y - top)
+			v += float64(pts[2*i] * (y - top))
 			top = y
 		}
 	}
@@ -31,7 +31,7 @@ func (c *Calculator) sweep3(pts []float64, xr []int32, n int) float64 {
 	prevZ := pts[2]
 	for i := 0; i < n; i++ {
 		x, y, z := pts[3*i], pts[3*i+1], pts[3*i+2]
-		vol += area * (prevZ - z)
+		vol += float64(area * (prevZ - z))
 		prevZ = z
 		// The staircase holds x non-decreasing and y non-increasing in
 		// rank order, so only the next point can dominate (x, y).
@@ -48,7 +48,7 @@ func (c *Calculator) sweep3(pts []float64, xr []int32, n int) float64 {
 		curX, gain := x, 0.0
 		q := t.prev(r)
 		for ; q >= 0; q = t.prev(q) {
-			gain += (curX - sx[q]) * (y - h)
+			gain += float64((curX - sx[q]) * (y - h))
 			if sy[q] > y {
 				break
 			}
@@ -56,14 +56,14 @@ func (c *Calculator) sweep3(pts []float64, xr []int32, n int) float64 {
 			t.remove(q)
 		}
 		if q < 0 {
-			gain += curX * (y - h)
+			gain += float64(curX * (y - h))
 		}
 		area += gain
 		t.add(r)
 		sx[r], sy[r] = x, y
 		added = append(added, int32(r))
 	}
-	vol += area * prevZ
+	vol += float64(area * prevZ)
 	for _, r := range added {
 		t.clear(int(r))
 	}

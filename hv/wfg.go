@@ -87,7 +87,7 @@ func (c *Calculator) wfg(k, n int) float64 {
 			v = box - c.wfg(km, m)
 		}
 		if v > 0 {
-			vol += v * t[km]
+			vol += float64(v * t[km])
 		}
 		// Keep t, drop what it dominates, in decreasing order of rank.
 		ri := rk[l.id[i]]

@@ -19,6 +19,7 @@ import (
 	"math/rand/v2"
 
 	"thv/algos"
+	"thv/envs/fmath"
 )
 
 func init() {
@@ -94,7 +95,7 @@ func newPolicy(cfg algos.Config, weights [][]float64) *Policy {
 		n:       n,
 		d:       d,
 		eta:     cfg.Eta,
-		c:       cfg.Eta * math.Log(float64(n)*float64(d)*T*T) / 2,
+		c:       cfg.Eta * fmath.Log(float64(n)*float64(d)*T*T) / 2,
 		weights: weights,
 		rng:     cfg.Rand,
 		scores:  make([]float64, n),
@@ -137,7 +138,7 @@ func (p *Policy) Select(t int, slate []int) {
 	c := p.c
 	if p.ucb1 {
 		w = p.weights[p.rng.IntN(len(p.weights))]
-		c = 2 * p.eta * math.Log(float64(t))
+		c = 2 * p.eta * fmath.Log(float64(t))
 	}
 	z := p.nadir
 	p.front.nadir(p.Mean, z)

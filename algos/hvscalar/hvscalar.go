@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 
 	"thv/algos"
+	"thv/envs/fmath"
 )
 
 func init() {
@@ -74,7 +75,7 @@ func newPolicy(cfg algos.Config, plus bool) *Policy {
 		n:      n,
 		d:      d,
 		plus:   plus,
-		c:      cfg.Eta * math.Log(float64(n)*float64(d)*T*T) / 2,
+		c:      cfg.Eta * fmath.Log(float64(n)*float64(d)*T*T) / 2,
 		ref:    ref,
 		rng:    cfg.Rand,
 		lambda: make([]float64, d),
@@ -92,9 +93,9 @@ func Direction(rng *rand.Rand, lambda []float64) {
 	for {
 		var ss float64
 		for l := range lambda {
-			x := math.Abs(rng.NormFloat64())
+			x := math.Abs(fmath.NormFloat64(rng))
 			lambda[l] = x
-			ss += x * x
+			ss += float64(x * x)
 		}
 		if !(ss > 0) {
 			continue

@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 
 	"thv/algos"
+	"thv/envs/fmath"
 )
 
 // DefaultSigmaPrior is ParetoTS+'s σ_prior. The paper gives no value.
@@ -64,7 +65,7 @@ func New(cfg algos.Config, plus bool, sigmaPrior float64) *Policy {
 		sum:    make([]float64, n),
 	}
 	if plus {
-		p.varNum += sigmaPrior * sigmaPrior
+		p.varNum += float64(sigmaPrior * sigmaPrior)
 	}
 	if p.rng == nil {
 		p.rng = rand.New(rand.NewPCG(0, 0))
@@ -100,7 +101,7 @@ func (p *Policy) Select(t int, slate []int) {
 		} else {
 			sd := p.StdDev(i)
 			for j, x := range m {
-				th[j] = x + sd*p.rng.NormFloat64()
+				th[j] = x + float64(sd*fmath.NormFloat64(p.rng))
 				s += th[j]
 			}
 		}

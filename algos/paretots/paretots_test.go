@@ -11,6 +11,7 @@ import (
 	"thv/algos"
 	"thv/algos/algotest"
 	"thv/envs"
+	"thv/envs/fmath"
 )
 
 var family = []string{"ParetoTS", "ParetoTS+"}
@@ -133,7 +134,7 @@ func TestSamplesAndSlate(t *testing.T) {
 				sd := math.Sqrt(c.variance / float64(counts[i]))
 				theta[i] = make([]float64, len(m))
 				for j := range m {
-					theta[i][j] = m[j] + sd*rng.NormFloat64()
+					theta[i][j] = m[j] + float64(sd*fmath.NormFloat64(rng)) // as the policy: never fused
 					if theta[i][j] != p.theta[i][j] {
 						t.Fatalf("%s seed %d: θ[%d][%d] = %v, want %v", c.name, seed, i, j, p.theta[i][j], theta[i][j])
 					}

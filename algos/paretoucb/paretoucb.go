@@ -20,6 +20,7 @@ import (
 	"math/rand/v2"
 
 	"thv/algos"
+	"thv/envs/fmath"
 )
 
 // TieBreak says how arms are chosen within the overflowing Pareto layer.
@@ -111,7 +112,7 @@ func New(cfg algos.Config, eta float64, tb TieBreak) *Policy {
 
 // logTerm is ln(t·(d·|F̂|)^{1/4}), with |F̂| read as at least 1.
 func logTerm(t, d, frontSize int) float64 {
-	return math.Log(float64(t)) + 0.25*math.Log(float64(d)*float64(max(1, frontSize)))
+	return fmath.Log(float64(t)) + float64(0.25*fmath.Log(float64(d)*float64(max(1, frontSize))))
 }
 
 // Radius is the family's confidence radius

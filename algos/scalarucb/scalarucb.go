@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 
 	"thv/algos"
+	"thv/envs/fmath"
 )
 
 func init() {
@@ -56,7 +57,7 @@ type Policy struct {
 func New(cfg algos.Config) *Policy {
 	T := float64(cfg.T)
 	p := newPolicy(cfg)
-	p.c = cfg.Eta * math.Log(float64(cfg.N)*T*T) / 2
+	p.c = cfg.Eta * fmath.Log(float64(cfg.N)*T*T) / 2
 	for l := range p.w {
 		p.w[l] = 1 / float64(cfg.D)
 	}
@@ -68,7 +69,7 @@ func NewRandW(cfg algos.Config) *Policy {
 	T := float64(cfg.T)
 	p := newPolicy(cfg)
 	p.randW = true
-	p.c = cfg.Eta * math.Log(float64(cfg.N)*float64(cfg.D)*T*T) / 2
+	p.c = cfg.Eta * fmath.Log(float64(cfg.N)*float64(cfg.D)*T*T) / 2
 	return p
 }
 
@@ -87,7 +88,7 @@ func newPolicy(cfg algos.Config) *Policy {
 func Dirichlet(rng *rand.Rand, w []float64) {
 	var s float64
 	for l := range w {
-		x := rng.ExpFloat64()
+		x := fmath.ExpFloat64(rng)
 		w[l] = x
 		s += x
 	}
@@ -106,11 +107,11 @@ func (p *Policy) Select(t int, slate []int) {
 		var s float64
 		if p.randW {
 			for l, mu := range m {
-				s += p.w[l] * (mu + b)
+				s += float64(p.w[l] * (mu + b))
 			}
 		} else {
 			for l, mu := range m {
-				s += p.w[l] * mu
+				s += float64(p.w[l] * mu)
 			}
 			s += b
 		}

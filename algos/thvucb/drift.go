@@ -42,7 +42,7 @@ func fallOf(face, now, old, ref []float64) float64 {
 	faces(face, now, old, ref)
 	var s float64
 	for c := range now {
-		s += max(0, old[c]-now[c]) * face[c]
+		s += float64(max(0, old[c]-now[c]) * face[c])
 	}
 	return s * (1 + 1e-12)
 }
@@ -52,7 +52,7 @@ func riseOf(face, now, old, ref []float64) float64 {
 	faces(face, now, old, ref)
 	var s float64
 	for c := range now {
-		s += max(0, now[c]-old[c]) * face[c]
+		s += float64(max(0, now[c]-old[c]) * face[c])
 	}
 	return s * (1 + 1e-12)
 }
@@ -112,12 +112,12 @@ func (r *riseBound) update(p *Policy) {
 	count, now, a, w := p.Count[:n], r.now[:n], r.a[:n], r.w[:n]
 	for i, ci := range r.count[:n] {
 		if count[i] == ci && !restart {
-			now[i] = a[i] + w[i]*sqrtC
+			now[i] = a[i] + float64(w[i]*sqrtC)
 		} else {
 			r.newEpoch(p, i, sqrtC)
 		}
 	}
-	r.largest = r.maxA + r.maxW*sqrtC
+	r.largest = r.maxA + float64(r.maxW*sqrtC)
 }
 
 // newEpoch starts a new epoch of arm i at the current Select, whose
@@ -150,7 +150,7 @@ func (r *riseBound) newEpoch(p *Policy, i int, sqrtC float64) {
 		sum += f
 	}
 	r.w[i] = sum / math.Sqrt(float64(max(1, p.Count[i]))) * (1 + 1e-12)
-	r.a[i] = r.now[i] - r.w[i]*sqrtC
+	r.a[i] = r.now[i] - float64(r.w[i]*sqrtC)
 	r.count[i] = p.Count[i]
 	p.riseAt[i] = r.now[i]
 	r.maxA = max(r.maxA, math.Abs(r.a[i]))

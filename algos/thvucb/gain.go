@@ -92,7 +92,7 @@ func (ts *terms) gainLoop(g float64, u []float64) float64 {
 			}
 			b *= c
 		}
-		g -= sign * b
+		g -= float64(sign * b)
 	}
 	return g
 }
@@ -120,7 +120,7 @@ func (ts *terms) gain5(g float64, u []float64) float64 {
 		c2 := min(m[2], v2)
 		c3 := min(m[3], v3)
 		c4 := min(m[4], v4)
-		g -= sign * ((((c0 * c1) * c2) * c3) * c4)
+		g -= float64(sign * ((((c0 * c1) * c2) * c3) * c4))
 	}
 	return g
 }

@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 
 	"thv/algos"
+	"thv/envs/fmath"
 )
 
 func init() {
@@ -116,7 +117,7 @@ func Radius(eta float64, n, d, t int, delta float64, pulls int) float64 {
 
 // width is c_t = 2η log(n d t²/δ), the numerator of β_i(t)².
 func width(eta float64, n, d, t int, delta float64) float64 {
-	return 2 * eta * math.Log(float64(n)*float64(d)*float64(t)*float64(t)/delta)
+	return 2 * eta * fmath.Log(float64(n)*float64(d)*float64(t)*float64(t)/delta)
 }
 
 // radius is β_i(t) = sqrt(c_t / max(1, N_i)).
@@ -153,7 +154,7 @@ func (p *Policy) Select(t int, slate []int) {
 	for i, b := range p.boxes {
 		scale = max(scale, b+p.rise.now[i]-p.riseAt[i])
 	}
-	p.lazy.slack = 1e-11*scale + 1e-13*p.rise.largest
+	p.lazy.slack = float64(1e-11*scale) + float64(1e-13*p.rise.largest)
 	if !p.greedy(slate, true) {
 		p.greedy(slate, false) // |A_t| < k: A_t = [n]
 	}

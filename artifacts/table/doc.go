@@ -2,7 +2,7 @@
 // and their deterministic Parquet encoding.
 //
 // A [Table] is a list of flat, required columns of int64, float64 or string.
-// [Encode] writes it with fixed settings (Snappy compression, PLAIN for
+// [Encode] writes it with fixed settings (Zstandard compression, PLAIN for
 // numbers, dictionary for strings, data page v1, page statistics, one row
 // group per [RowGroupRows] rows, a constant created_by, no key/value metadata),
 // so equal tables give byte-identical files and hence equal digests, which is

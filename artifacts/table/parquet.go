@@ -10,6 +10,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/parquet-go/parquet-go/encoding"
 )
 
@@ -24,7 +25,7 @@ const RowGroupRows = 1 << 20
 // bytes a function of the table alone. Change it, and with it every digest,
 // when the encoding changes (e.g. a parquet-go upgrade that writes
 // different bytes); TestCreatedByNamesParquetGoVersion is the reminder.
-const CreatedBy = "thv-artifacts version 1 (build parquet-go v0.32.0)"
+const CreatedBy = "thv-artifacts version 2 (build parquet-go v0.32.0)"
 
 const (
 	schemaName     = "schema" // the root name other writers (Arrow, pandas) use
@@ -32,9 +33,17 @@ const (
 	valueChunk     = 4096 // values converted per WriteRowValues call
 )
 
-// compression is the codec of every column: Snappy is a pure function of its
-// input, fast, and read by every Parquet implementation.
-var compression compress.Codec = &parquet.Snappy
+// compression is the codec of every column: Zstandard at its fastest
+// level (klauspost/compress, through parquet-go). Its encoder is integer
+// code whose few assembly routines (match lengths, xxhash) compute exactly
+// what their Go versions compute, so the bytes are the same on every CPU
+// (docs/reproducibility.md). Snappy, the former codec, is not: klauspost's
+// encoder is an assembly algorithm on amd64 and another one in Go
+// elsewhere, both valid, different bytes. Gzip and Brotli decide by
+// floating-point estimates that the compiler fuses differently per CPU;
+// LZ4_RAW cannot be read back by parquet-go v0.32.0 (its decoder drops the
+// output when it reallocates). Measured in docs/performance.md.
+var compression compress.Codec = &zstd.Codec{Level: zstd.SpeedFastest}
 
 // Encode writes t as a Parquet file, one required column per Table
 // column in order: int64 as INT64, float64 as DOUBLE (both PLAIN), string as

@@ -28,7 +28,9 @@ func CompareValue(ours Ours, published, publishedCI float64, tol Tolerance, byPe
 	// Two intervals [m ± h] meet iff their centres are at most the sum of
 	// the half-widths apart.
 	r.WithinCI = math.Abs(r.Diff) <= ours.CI+publishedCI
-	r.WithinRel = math.Abs(r.Diff) <= tol.Relative*math.Abs(published)
+	// Explicit conversions round each product: no CPU may fuse it (the
+	// verdict is hashed; docs/reproducibility.md).
+	r.WithinRel = math.Abs(r.Diff) <= float64(tol.Relative*math.Abs(published))
 	r.Percentile = PercentileRank(ours.Outcomes, published)
 	r.InBand = r.Percentile >= tol.Percentile[0] && r.Percentile <= tol.Percentile[1]
 	if byPercentile {
@@ -55,5 +57,5 @@ func PercentileRank(values []float64, x float64) float64 {
 			equal++
 		}
 	}
-	return 100 * (float64(below) + float64(equal)/2) / float64(len(values))
+	return 100 * (float64(below) + float64(float64(equal)/2)) / float64(len(values))
 }

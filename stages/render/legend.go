@@ -53,7 +53,7 @@ func drawLegend(area draw.Canvas, curves [][]seriesCurve, names []string) vg.Len
 	if len(cur) > 0 {
 		rowsOf = append(rowsOf, cur)
 	}
-	height := vg.Length(len(rowsOf)) * rowH
+	height := vg.Length(float64(vg.Length(len(rowsOf)) * rowH)) // rounded: it feeds y below
 	for r, row := range rowsOf {
 		var total vg.Length
 		for k, i := range row {
@@ -62,8 +62,8 @@ func drawLegend(area draw.Canvas, curves [][]seriesCurve, names []string) vg.Len
 			}
 			total += entryW[i]
 		}
-		x := (area.Min.X+area.Max.X)/2 - total/2
-		y := area.Min.Y + height - (vg.Length(r)+0.5)*rowH
+		x := vg.Length(float64((area.Min.X+area.Max.X)/2)) - vg.Length(float64(total/2))
+		y := area.Min.Y + height - vg.Length(float64((vg.Length(r)+0.5)*rowH))
 		for _, i := range row {
 			c := rep[names[i]]
 			alpha := figBandAlpha

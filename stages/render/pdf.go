@@ -56,7 +56,7 @@ func (c *pdfOutlines) FillString(fnt font.Face, pt vg.Point, str string) {
 		hasPrev bool
 	)
 	at := func(p fixed.Point26_6) vg.Point {
-		return vg.Point{X: pt.X + vg.Length(x+p.X)*scale, Y: pt.Y - vg.Length(p.Y)*scale}
+		return vg.Point{X: pt.X + vg.Length(float64(vg.Length(x+p.X)*scale)), Y: pt.Y - vg.Length(float64(vg.Length(p.Y)*scale))}
 	}
 	for _, r := range str {
 		idx, err := f.GlyphIndex(&c.buf, r)

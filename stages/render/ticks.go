@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"gonum.org/v1/plot"
+
+	"thv/envs/fmath"
 )
 
 // niceTicks places about target major ticks at multiples of 1, 2, 2.5 or 5
@@ -18,7 +20,7 @@ func (nt niceTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	// The step among {1, 2, 2.5, 5} × 10^k whose tick count is closest to
 	// the target (ties: the larger step).
-	mag := math.Pow(10, math.Floor(math.Log10((hi-lo)/float64(nt.target))))
+	mag := fmath.Pow(10, math.Floor(fmath.Log10((hi-lo)/float64(nt.target))))
 	var step float64
 	var decimals int
 	bestDiff := math.Inf(1)
@@ -28,7 +30,7 @@ func (nt niceTicks) Ticks(lo, hi float64) []plot.Tick {
 			n := math.Floor(hi/s+1e-9) - math.Ceil(lo/s-1e-9) + 1
 			if d := math.Abs(n - float64(nt.target)); d <= bestDiff {
 				step, bestDiff = s, d
-				decimals = -int(math.Floor(math.Log10(mag*e) + 1e-9))
+				decimals = -int(math.Floor(float64(fmath.Log10(mag*e)) + 1e-9))
 				if m == 2.5 {
 					decimals++
 				}
@@ -38,16 +40,16 @@ func (nt niceTicks) Ticks(lo, hi float64) []plot.Tick {
 	decimals = max(decimals, 0)
 	var ticks []plot.Tick
 	first := math.Ceil(lo/step-1e-9) - 1 // one before, for the minor tick
-	for i := first; i*step <= hi+step*1e-9; i++ {
-		v := i * step
-		if v >= lo-step*1e-9 {
+	for i := first; float64(i*step) <= hi+float64(step*1e-9); i++ {
+		v := float64(i * step) // rounded: it feeds v + step/2
+		if v >= lo-float64(step*1e-9) {
 			label := strconv.FormatFloat(v, 'f', decimals, 64)
 			if v == 0 || label == "-"+strconv.FormatFloat(0, 'f', decimals, 64) {
 				label = strconv.FormatFloat(0, 'f', decimals, 64)
 			}
 			ticks = append(ticks, plot.Tick{Value: v, Label: label})
 		}
-		if m := v + step/2; m >= lo && m <= hi {
+		if m := v + float64(step/2); m >= lo && m <= hi {
 			ticks = append(ticks, plot.Tick{Value: m})
 		}
 	}

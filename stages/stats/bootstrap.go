@@ -4,8 +4,6 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
-
-	mstats "github.com/montanaflynn/stats"
 )
 
 // bootstrapStream is the PCG stream constant of BootstrapMeanCI; the state
@@ -17,7 +15,7 @@ const bootstrapStream = 0x9e3779b97f4a7c15
 // the mean of each, and the (1−level)/2 and (1+level)/2 quantiles of those
 // means. Quantiles are Hyndman–Fan type 7 (linear interpolation between
 // order statistics at position q·(B−1), NumPy's default "linear"), computed
-// by montanaflynn/mstats.Percentile.
+// as montanaflynn/stats.Percentile does (percentile, spread.go).
 //
 // Randomness: a PCG-DXSM generator (math/rand/v2.PCG) seeded with
 // (seed, bootstrapStream); indices are drawn from its Uint64 output by
@@ -52,10 +50,8 @@ func BootstrapMeanCI(d []float64, resamples int, seed uint64, level float64) (lo
 		}
 		means[b] = s / float64(n)
 	}
-	q := (1 - level) / 2
-	lo, _ = mstats.Percentile(means, 100*q)
-	hi, _ = mstats.Percentile(means, 100*(1-q))
-	return lo, hi
+	q := float64((1 - level) / 2) // rounded: it feeds 1 − q
+	return percentile(means, 100*q), percentile(means, 100*(1-q))
 }
 
 // bootstrapIndex returns a uniform integer in [0, n), n ≥ 1, from src by

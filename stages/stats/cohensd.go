@@ -20,7 +20,7 @@ func PairedCohensD(d []float64) float64 {
 	if len(d) < 2 {
 		return cohensDInf(m)
 	}
-	sd, _ := mstats.StandardDeviationSample(d)
+	sd := sampleSD(d)
 	if sd == 0 {
 		return cohensDInf(m)
 	}

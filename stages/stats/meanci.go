@@ -4,7 +4,6 @@ import (
 	"math"
 
 	mstats "github.com/montanaflynn/stats"
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // MeanCI is a mean with the half-width of its confidence interval.
@@ -34,7 +33,7 @@ func MeanWithCIAt(xs []float64, tcrit float64) MeanCI {
 	if len(xs) < 2 {
 		return out
 	}
-	sd, _ := mstats.StandardDeviationSample(xs)
+	sd := sampleSD(xs)
 	out.HalfWidth = tcrit * sd / math.Sqrt(float64(len(xs)))
 	return out
 }
@@ -45,5 +44,5 @@ func TCritical(n int, level float64) float64 {
 	if n < 2 {
 		return 0
 	}
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1 - (1-level)/2)
+	return tQuantileTwoSided(n-1, level)
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"thv/envs/fmath"
 )
 
 // MaxExactWilcoxonN is the largest number of nonzero, untied differences for
@@ -71,11 +73,11 @@ func WilcoxonSignedRank(d []float64) (p float64, method string) {
 		return wilcoxonExactSF(n, int(wPlus)), wilcoxonMethodName("exact", notes)
 	}
 	nn := float64(n)
-	mean := nn * (nn + 1) / 4
-	v := nn * (nn + 1) * (2*nn + 1)
+	mean := float64(nn * (nn + 1) / 4)
+	v := float64(nn * (nn + 1) * (2*nn + 1))
 	for _, t := range ties {
 		tt := float64(t)
-		v -= 0.5 * (tt*tt*tt - tt)
+		v -= float64(0.5 * (float64(tt*tt*tt) - tt))
 	}
 	se := math.Sqrt(v / 24) // > 0 for n ≥ 1
 	z := (wPlus - mean) / se
@@ -109,11 +111,11 @@ func wilcoxonNormalSF(z float64) float64 {
 	const sqrtHalf = 1 / math.Sqrt2
 	x := -z * sqrtHalf
 	if math.Abs(x) < sqrtHalf {
-		return 0.5 + 0.5*math.Erf(x)
+		return 0.5 + float64(0.5*fmath.Erf(x))
 	}
 	y := 0.0 // Cephes erfc underflows to 0 once x² > MAXLOG = log(max float64)
 	if ax := math.Abs(x); ax*ax <= 7.09782712893383996843e2 {
-		y = 0.5 * math.Erfc(ax)
+		y = 0.5 * fmath.Erfc(ax)
 	}
 	if x > 0 {
 		return 1 - y
@@ -141,7 +143,7 @@ func wilcoxonAbsRanks(x []float64) ([]float64, []int) {
 		for j+1 < len(idx) && math.Abs(x[idx[j+1]]) == math.Abs(x[idx[i]]) {
 			j++
 		}
-		r := float64(i+j)/2 + 1 // average of ranks i+1 … j+1
+		r := float64(float64(i+j)/2) + 1 // average of ranks i+1 … j+1
 		for k := i; k <= j; k++ {
 			ranks[idx[k]] = r
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"thv/envs/fmath"
 )
 
 // formatValue prints a mean with digits decimals (for the tables).
@@ -21,7 +23,7 @@ func formatCI(h float64, digits int) string {
 // formatP prints a p-value: 4 decimals, or scientific below 0.001.
 func formatP(p float64) string {
 	if p < 1e-3 {
-		return fmt.Sprintf("$%.1f\\times10^{%d}$", p/math.Pow10(int(math.Floor(math.Log10(p)))), int(math.Floor(math.Log10(p))))
+		return fmt.Sprintf("$%.1f\\times10^{%d}$", p/math.Pow10(int(math.Floor(fmath.Log10(p)))), int(math.Floor(fmath.Log10(p))))
 	}
 	return fmt.Sprintf("%.4f", p)
 }
