@@ -27,8 +27,17 @@ func sealed(st *artifacts.Store, l *Lock) bool {
 	if l == nil || l.digest.IsZero() {
 		return false
 	}
-	e, ok, err := st.GetEntry(sealKey(l.digest))
-	return err == nil && ok && e.Kind == sealKind && e.Meta["lock"] == l.digest.String()
+	_, ok := Seal(st, l.digest)
+	return ok
+}
+
+// Seal returns the index key of the seal of the lock whose bytes have the
+// given digest, and whether the store holds that seal (a bundle carries
+// it, so that its extracted lock is one its store vouches for).
+func Seal(st *artifacts.Store, lock artifacts.Digest) (artifacts.Key, bool) {
+	k := sealKey(lock)
+	e, ok, err := st.GetEntry(k)
+	return k, err == nil && ok && e.Kind == sealKind && e.Meta["lock"] == lock.String()
 }
 
 // seal records in the store that l's bytes were verified against it.

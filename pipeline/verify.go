@@ -208,15 +208,16 @@ func (p *Project) verifyJobs(status *Report, opt VerifyOptions, rep *VerifyRepor
 		return nil, fmt.Errorf("the lock records %d tasks, the plan has %d: run thv repro first, then verify", len(p.Lock.Tasks), len(status.Results))
 	}
 	chosen := make([]bool, len(status.Results))
-	kinds := p.Plan.KindOrder()
-	for _, k := range kinds {
+	// One stream for the whole draw, kinds in plan order: the same seed
+	// draws the same sample.
+	rng := rand.New(rand.NewPCG(opt.Seed, 0))
+	for _, k := range p.Plan.KindOrder() {
 		idx := byKind[k]
 		n := len(idx)
 		if opt.Sample > 0 && opt.Sample < len(status.Results) {
 			// Proportional, at least one per kind, drawn without
 			// replacement by a seeded shuffle.
 			n = max(1, min(len(idx), opt.Sample*len(idx)/len(status.Results)))
-			rng := rand.New(rand.NewPCG(opt.Seed, uint64(len(k))))
 			idx = slices.Clone(idx)
 			rng.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
 			idx = idx[:n]

@@ -316,7 +316,7 @@ func (b *builder) addStore(p *pipeline.Project, status *pipeline.Report, lock ar
 			return nil, err
 		}
 	}
-	if k, ok := seal(p.Store, lock); ok {
+	if k, ok := pipeline.Seal(p.Store, lock); ok {
 		if err := addEntry(k); err != nil {
 			return nil, err
 		}
