@@ -60,6 +60,15 @@ type Param struct {
 	Name    string
 	Default float64
 	Doc     string
+	Values  []float64 // if set, the only values allowed (a switch: 0, 1)
+}
+
+// Check reports whether x is an allowed value of the parameter.
+func (p Param) Check(x float64) error {
+	if len(p.Values) > 0 && !slices.Contains(p.Values, x) {
+		return fmt.Errorf("parameter %s = %v: want one of %v", p.Name, x, p.Values)
+	}
+	return nil
 }
 
 // Spec describes a registered algorithm.
@@ -153,6 +162,9 @@ func (s Spec) NewPolicy(prob Problem, eta float64, params map[string]float64, rn
 	for _, k := range keys {
 		if _, ok := full[k]; !ok {
 			return nil, fmt.Errorf("%s has no parameter %q (it has: %s)", s.Name, k, s.paramNames())
+		}
+		if err := s.Params[slices.IndexFunc(s.Params, func(p Param) bool { return p.Name == k })].Check(params[k]); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name, err)
 		}
 		full[k] = params[k]
 	}

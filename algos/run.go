@@ -2,6 +2,7 @@ package algos
 
 import (
 	"fmt"
+	"math/rand/v2"
 
 	"thv/envs"
 	"thv/hv"
@@ -17,6 +18,9 @@ type RunSpec struct {
 	Sigma    float64
 	Seed     uint64 // environment seed: noise streams and the policy's stream
 	MinPulls int
+	// InitTies breaks the forced initialisation's ties: InitTiesLowest
+	// ("" too) or InitTiesRandom.
+	InitTies string
 	Ref      []float64 // nil: the origin
 	Window   int       // HV_last window
 }
@@ -62,7 +66,17 @@ func Run(spec RunSpec, bench Benchmarks) (*Trace, Summary, error) {
 	if err != nil {
 		return nil, Summary{}, err
 	}
-	tr, err := Simulate(pol, bandit, spec.K, spec.T, spec.MinPulls, spec.Ref)
+	var ties *rand.Rand
+	switch spec.InitTies {
+	case "", InitTiesLowest:
+	case InitTiesRandom:
+		// Its own stream: the same initial slates for every algorithm of a
+		// seed, as the shared initialisation must be.
+		ties = envs.NewStream(spec.Seed, "init-ties")
+	default:
+		return nil, Summary{}, fmt.Errorf("init ties %q: want %s or %s", spec.InitTies, InitTiesLowest, InitTiesRandom)
+	}
+	tr, err := SimulateWith(pol, bandit, spec.K, spec.T, spec.MinPulls, spec.Ref, ties)
 	if err != nil {
 		return nil, Summary{}, fmt.Errorf("%s: %w", algo.Name, err)
 	}

@@ -3,6 +3,7 @@ package algos
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 
 	"thv/envs"
@@ -28,6 +29,22 @@ type Trace struct {
 // fewest pulls (lowest index first on ties) for every policy alike; then
 // p.Select decides. Each round it records HV(S_t) on the true means.
 func Simulate(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64) (*Trace, error) {
+	return SimulateWith(p, b, k, T, m0, ref, nil)
+}
+
+// How the forced initialisation breaks ties between arms of equally few
+// pulls ("ties broken arbitrarily", Algorithm 1).
+const (
+	InitTiesLowest = "lowest_index" // the lowest index first
+	InitTiesRandom = "random"       // uniformly at random
+)
+
+// InitTieRules lists the rules, the default first.
+var InitTieRules = []string{InitTiesLowest, InitTiesRandom}
+
+// SimulateWith is Simulate with the initialisation's ties broken at random
+// from ties (nil: lowest index first).
+func SimulateWith(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64, ties *rand.Rand) (*Trace, error) {
 	inst := b.Instance()
 	n, d := inst.N(), inst.D()
 	if k < 1 || k > n {
@@ -60,7 +77,7 @@ func Simulate(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64) (*Trace, er
 		if initDone {
 			p.Select(t, slate)
 		} else {
-			fewestPulls(counts, slate)
+			fewestPulls(counts, slate, ties)
 		}
 		for _, i := range slate {
 			if i < 0 || i >= n || seen[i] == t {
@@ -82,11 +99,15 @@ func Simulate(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64) (*Trace, er
 	return tr, nil
 }
 
-// fewestPulls fills slate with the arms of fewest pulls, lowest index first.
-func fewestPulls(counts []int, slate []int) {
+// fewestPulls fills slate with the arms of fewest pulls, lowest index first
+// on ties, or in a uniformly random order on ties if ties is not nil.
+func fewestPulls(counts []int, slate []int, ties *rand.Rand) {
 	idx := make([]int, len(counts))
 	for i := range idx {
 		idx[i] = i
+	}
+	if ties != nil {
+		ties.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
 	}
 	slices.SortStableFunc(idx, func(a, b int) int { return counts[a] - counts[b] })
 	copy(slate, idx[:len(slate)])

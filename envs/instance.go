@@ -101,11 +101,23 @@ func FrontPoint(theta []float64, alpha float64, out []float64) {
 }
 
 // Generate builds the paper's synthetic instance for geometry g with d
-// objectives and n arms: FrontSize(n) arms on the front, the others
-// distractors drawn uniformly in [0, 0.3]^d. Arms are then put in a random
-// order, so that an arm's index carries no information (index order breaks
-// ties in several algorithms).
+// objectives and n arms under the default Reading: FrontSize(n) arms on the
+// front, the others distractors drawn uniformly in [0, 0.3]^d, all put in a
+// random order, so that an arm's index carries no information (index order
+// breaks ties in several algorithms).
 func Generate(g Geometry, d, n int, seed uint64) (*Instance, error) {
+	return GenerateWith(g, d, n, seed, Reading{})
+}
+
+// maxDistractorDraws bounds the resampling of one "dominated" distractor; a
+// front that leaves almost all of [0, 0.3]^d undominated is an error, not
+// a hang.
+const maxDistractorDraws = 100000
+
+// GenerateWith builds the synthetic instance under reading r. The default
+// reading draws exactly what Generate always drew: a reading that is not
+// asked for consumes no random numbers.
+func GenerateWith(g Geometry, d, n int, seed uint64, r Reading) (*Instance, error) {
 	if _, err := ParseGeometry(string(g)); err != nil {
 		return nil, err
 	}
@@ -115,6 +127,10 @@ func Generate(g Geometry, d, n int, seed uint64) (*Instance, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("n = %d: need at least one arm", n)
 	}
+	r, err := r.Normalize()
+	if err != nil {
+		return nil, err
+	}
 	rng := NewStream(seed, "instance/"+string(g), uint64(d), uint64(n))
 	alpha := ShapeExponent(g)
 	nFront := FrontSize(n)
@@ -122,13 +138,16 @@ func Generate(g Geometry, d, n int, seed uint64) (*Instance, error) {
 	front := make([]bool, 0, n)
 	theta := make([]float64, d-1)
 	for a := 0; a < nFront; a++ {
+		high := a >= (nFront+1)/2 // halves: the first ⌈n_front/2⌉ in cluster 1
+		if g == Clusters && r.ClusterSplit == "random" {
+			high = rng.Float64() < 0.5
+		}
 		for j := range theta {
 			theta[j] = rng.Float64() * math.Pi / 2
 		}
 		if g == Clusters {
-			// First half of the front arms in cluster 1, second half in cluster 2.
 			lo, hi := clusterLow[0], clusterLow[1]
-			if a >= (nFront+1)/2 {
+			if high {
 				lo, hi = clusterHigh[0], clusterHigh[1]
 			}
 			theta[0] = lo + float64(rng.Float64()*(hi-lo))
@@ -146,11 +165,22 @@ func Generate(g Geometry, d, n int, seed uint64) (*Instance, error) {
 	}
 	for a := nFront; a < n; a++ {
 		x := make([]float64, d)
-		for i := range x {
-			x[i] = 0.3 * rng.Float64()
+		for draw := 0; ; draw++ {
+			if draw == maxDistractorDraws {
+				return nil, fmt.Errorf("%s, d = %d, n = %d, seed %d: no distractor strictly dominated by the front in %d draws (distractors: dominated)", g, d, n, seed, draw)
+			}
+			for i := range x {
+				x[i] = 0.3 * rng.Float64()
+			}
+			if r.Distractors != "dominated" || strictlyDominated(x, means[:nFront]) {
+				break
+			}
 		}
 		means = append(means, x)
 		front = append(front, false)
+	}
+	if r.Order == "generated" {
+		return &Instance{Means: means, Front: front}, nil
 	}
 	perm := rng.Perm(n)
 	in := &Instance{Means: make([][]float64, n), Front: make([]bool, n)}
@@ -159,6 +189,24 @@ func Generate(g Geometry, d, n int, seed uint64) (*Instance, error) {
 		in.Front[to] = front[from]
 	}
 	return in, nil
+}
+
+// strictlyDominated reports whether some point of front is larger than x in
+// every coordinate.
+func strictlyDominated(x []float64, front [][]float64) bool {
+	for _, f := range front {
+		all := true
+		for i := range x {
+			if !(f[i] > x[i]) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // Validate checks that the instance is usable: at least one arm, equal

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"thv/algos"
@@ -136,4 +137,31 @@ func TestSelectAllocFree(t *testing.T) {
 // d = 5 setting (algotest.BenchmarkRuns).
 func BenchmarkSelect(b *testing.B) {
 	algotest.BenchmarkRuns(b, []string{"RandomK"}, 0)
+}
+
+// TestOnce: with once = 1 the first decision's random slate is played in
+// every later round; with the default, slates change.
+func TestOnce(t *testing.T) {
+	prob := algos.Problem{N: 20, D: 2, K: 4, T: 50}
+	spec, _ := algos.Lookup("RandomK")
+	for _, once := range []float64{0, 1} {
+		p, err := spec.NewPolicy(prob, 0, map[string]float64{"once": once}, envs.NewStream(3, "policy/RandomK"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := make([]int, 4)
+		p.Select(25, first)
+		changed := false
+		for tt := 26; tt < 50; tt++ {
+			s := make([]int, 4)
+			p.Select(tt, s)
+			changed = changed || !slices.Equal(s, first)
+		}
+		if changed != (once == 0) {
+			t.Fatalf("once = %v: slates changed = %v", once, changed)
+		}
+	}
+	if _, err := spec.NewPolicy(prob, 0, map[string]float64{"once": 0.5}, envs.NewStream(3, "x")); err == nil || !strings.Contains(err.Error(), "want one of") {
+		t.Fatalf("once = 0.5 accepted: %v", err)
+	}
 }

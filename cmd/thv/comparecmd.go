@@ -70,6 +70,10 @@ none, 0.`,
 				if err != nil {
 					return fmt.Errorf("%s: %w", reference, err)
 				}
+				if proj.Config.Instances.Mode == protocol.InstancesFixed {
+					one := ref.OneInstance() // as the compare stage judges it
+					ref = &one
+				}
 				if rows, claims, err = compareWith(proj, rep, ref); err != nil {
 					return err
 				}
@@ -124,18 +128,28 @@ func storedComparison(proj *protocol.Project, rep *pipeline.Report) ([]formats.C
 	return rows, claims, err
 }
 
-// compareWith compares the up-to-date results with another reference, in
-// process: the same functions as the compare stage, on the same inputs.
-func compareWith(proj *protocol.Project, rep *pipeline.Report, ref *compare.Reference) ([]formats.Comparison, []formats.ClaimCheck, error) {
+// storedResults reads the cells of every setting's up-to-date summarize
+// task.
+func storedResults(proj *protocol.Project, rep *pipeline.Report) (compare.Results, error) {
 	res := compare.Results{}
 	for _, s := range proj.Config.SortedSettings() {
 		b, err := readOutput(proj, rep, "summarize/"+s.Name, "cells")
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if res[s.Name], err = formats.DecodeCells(b); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
+	}
+	return res, nil
+}
+
+// compareWith compares the up-to-date results with another reference, in
+// process: the same functions as the compare stage, on the same inputs.
+func compareWith(proj *protocol.Project, rep *pipeline.Report, ref *compare.Reference) ([]formats.Comparison, []formats.ClaimCheck, error) {
+	res, err := storedResults(proj, rep)
+	if err != nil {
+		return nil, nil, err
 	}
 	finals := map[string][]formats.Summary{}
 	for _, c := range ref.Cells {
@@ -150,7 +164,8 @@ func compareWith(proj *protocol.Project, rep *pipeline.Report, ref *compare.Refe
 			return nil, nil, err
 		}
 	}
-	return compare.Compare(ref, res, finals), compare.CheckClaims(ref.Claims, res), nil
+	regret := proj.Config.Metrics.FinalRegret
+	return compare.Compare(ref, res, finals, regret), compare.CheckClaims(ref.Claims, res, regret), nil
 }
 
 // printComparison prints the counts per setting and metric, the values

@@ -27,7 +27,7 @@ func main() {
 	}
 	root.AddCommand(newHVCommand(), newRunCommand(), newAlgosCommand(),
 		newReproCommand(), newStatusCommand(), newDAGCommand(), newShowCommand(), newGCCommand(),
-		newVerifyCommand(), newImageCommand(), newCompareCommand(), newExecTaskCommand())
+		newVerifyCommand(), newImageCommand(), newCompareCommand(), newReadingsCommand(), newExecTaskCommand())
 	root.AddCommand(newBundleCommand(), newVerifyBundleCommand()) // bundlecmd.go
 	// Ctrl-C (or SIGTERM) cancels the context: a pass stops cleanly.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

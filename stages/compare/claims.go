@@ -15,13 +15,11 @@ import (
 // summarize stage computed them.
 type Results map[string][]formats.Cell
 
-// metricOf returns a cell's mean of a reference metric and whether higher
-// is better.
+// metricOf returns a cell's mean of one of our metrics (ourMetric) and
+// whether higher is better.
 func metricOf(c *formats.Cell, metric string) (float64, bool) {
-	if metric == MetricRegret {
-		return c.RegretPos.Mean, false
-	}
-	return c.HVLast.Mean, true
+	e, _ := c.Metric(metric)
+	return e.Mean, metric == "hv_last"
 }
 
 // settingsByD orders the settings of res by dimension (d2 before d10).
@@ -60,11 +58,13 @@ func bestOther(cells []formats.Cell, g, algo, metric string) (own, best *formats
 	return own, best
 }
 
-// CheckClaims checks every claim against res.
-func CheckClaims(claims []Claim, res Results) []formats.ClaimCheck {
+// CheckClaims checks every claim against res, with a claim about
+// final_regret read as our metric regret (formats.RegretMetrics).
+func CheckClaims(claims []Claim, res Results, regret string) []formats.ClaimCheck {
 	out := make([]formats.ClaimCheck, len(claims))
 	for i, c := range claims {
 		out[i] = formats.ClaimCheck{ID: c.ID, Kind: c.Kind, Text: c.Text}
+		c.Metric = ourMetric(c.Metric, regret)
 		switch c.Kind {
 		case "best":
 			out[i].Holds, out[i].Detail = checkBest(c, res)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"thv/stages/formats"
@@ -22,6 +23,15 @@ const Kind = "compare"
 type Params struct {
 	Reference Reference `json:"reference"`
 	Settings  []string  `json:"settings"`
+	// FinalRegret is our regret the reference's final_regret is compared
+	// with (formats.RegretMetrics; "" means the first, regret_alpha_pos).
+	FinalRegret string `json:"final_regret,omitempty"`
+	// OneInstance: the protocol draws one instance per (setting,
+	// geometry) (instances.mode = fixed). Its seeds then vary only the
+	// noise, so they are no population of instances to rank a published
+	// value among: tolerance (b) is judged across many instances by thv
+	// readings, and these verdicts use (a).
+	OneInstance bool `json:"one_instance,omitempty"`
 }
 
 // CellsInputName is the input role of a setting's summarize cells.
@@ -61,8 +71,19 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 		}
 		finals[role] = rows
 	}
-	rows := Compare(&p.Reference, res, finals)
-	claims := CheckClaims(p.Reference.Claims, res)
+	regret := p.FinalRegret
+	if regret == "" {
+		regret = formats.RegretMetrics[0]
+	}
+	if !slices.Contains(formats.RegretMetrics, regret) {
+		return nil, fmt.Errorf("final_regret %q: want one of %v", regret, formats.RegretMetrics)
+	}
+	ref := p.Reference
+	if p.OneInstance {
+		ref = ref.OneInstance()
+	}
+	rows := Compare(&ref, res, finals, regret)
+	claims := CheckClaims(ref.Claims, res, regret)
 	out := stage.Outputs{}
 	if out["comparison.parquet"], err = formats.EncodeComparisons(rows); err != nil {
 		return nil, err
@@ -70,13 +91,14 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 	if out["claims.parquet"], err = formats.EncodeClaims(claims); err != nil {
 		return nil, err
 	}
-	out["compare.md"] = []byte(Markdown(&p.Reference, rows, claims))
+	out["compare.md"] = []byte(Markdown(&ref, rows, claims))
 	return out, nil
 }
 
 // Compare judges every value of the reference against our results. finals
-// holds the per-seed summaries by FinalInputName.
-func Compare(ref *Reference, res Results, finals map[string][]formats.Summary) []formats.Comparison {
+// holds the per-seed summaries by FinalInputName; regret is our metric the
+// reference's final_regret is read as (formats.RegretMetrics).
+func Compare(ref *Reference, res Results, finals map[string][]formats.Summary, regret string) []formats.Comparison {
 	var rows []formats.Comparison
 	for _, c := range ref.Cells {
 		for _, m := range []struct {
@@ -86,7 +108,7 @@ func Compare(ref *Reference, res Results, finals map[string][]formats.Summary) [
 			if m.v == nil {
 				continue
 			}
-			ours, ok := oursFor(res, finals, c, m.name)
+			ours, ok := oursFor(res, finals, c, ourMetric(m.name, regret))
 			var r formats.Comparison
 			if ok {
 				r = CompareValue(ours, *m.v.Value, m.v.CI, ref.Tolerance, ref.Tolerance.Applies == "percentile")
@@ -101,28 +123,25 @@ func Compare(ref *Reference, res Results, finals map[string][]formats.Summary) [
 	return rows
 }
 
+// ourMetric is the column of ours (formats.Cell, formats.Summary) that a
+// reference metric is compared with.
+func ourMetric(refMetric, regret string) string {
+	if refMetric == MetricRegret {
+		return regret
+	}
+	return "hv_last"
+}
+
 // oursFor finds our estimate and per-instance outcomes for a reference
-// cell's metric.
+// cell's metric, named by its column of ours (ourMetric).
 func oursFor(res Results, finals map[string][]formats.Summary, c RefCell, metric string) (Ours, bool) {
-	var cell *formats.Cell
-	for i := range res[c.Setting] {
-		if x := &res[c.Setting][i]; x.Geometry == c.Geometry && x.Algo == c.Algorithm {
-			cell = x
-		}
-	}
-	if cell == nil {
+	est, ok := cellEstimate(res, c, metric)
+	if !ok {
 		return Ours{}, false
-	}
-	est := cell.HVLast
-	if metric == MetricRegret {
-		est = cell.RegretPos
 	}
 	o := Ours{Mean: est.Mean, CI: est.HalfWidth}
 	for _, s := range finals[FinalInputName(c.Setting, c.Geometry, c.Algorithm)] {
-		v := s.HVLast
-		if metric == MetricRegret {
-			v = s.RegretPos
-		}
+		v, _ := s.Metric(metric)
 		o.Outcomes = append(o.Outcomes, v)
 	}
 	return o, true
@@ -161,6 +180,9 @@ func Markdown(ref *Reference, rows []formats.Comparison, claims []formats.ClaimC
 	t := ref.Tolerance
 	fmt.Fprintf(&b, "Tolerance (verdicts use **%s**): (a) `CI∪` — our mean and the published one are within the union of both 95%% CIs; `rel` — within %g%% of the published value; (b) `pct` — the percentile of the published value among our per-instance outcomes (one per seed), agreeing inside [%g, %g].\n\n",
 		t.Applies, 100*t.Relative, t.Percentile[0], t.Percentile[1])
+	if ref.oneInstance {
+		b.WriteString("The protocol draws one instance per (setting, geometry) (`instances.mode: fixed`): its seeds vary only the noise and are no sample of instances, so the verdicts use (a); (b), the percentile among the cell means of many instances, is in `results/readings.md` (`thv readings`).\n\n")
+	}
 	fmt.Fprintf(&b, "**%d of %d values agree, %d missing; %d of %d claims hold.**\n", n.Agree, n.Values, n.Missing, n.Hold, n.Claims)
 	setting := ""
 	for _, r := range rows {

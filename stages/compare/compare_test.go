@@ -156,17 +156,17 @@ func TestClaims(t *testing.T) {
 		{ID: "eta-random", Kind: "eta_star", Algorithm: "ScalarUCB", Value: 0.01},
 	}
 	want := map[string]bool{"best-hv": false, "best-regret": false, "margin-linear": true, "margin-convex": false, "eta": false, "eta-random": false}
-	for _, c := range CheckClaims(claims, res) {
+	for _, c := range CheckClaims(claims, res, formats.RegretMetrics[0]) {
 		if c.Holds != want[c.ID] {
 			t.Errorf("%s: holds = %v (%s), want %v", c.ID, c.Holds, c.Detail, want[c.ID])
 		}
 	}
-	got := CheckClaims(claims[:1], res)[0].Detail
+	got := CheckClaims(claims[:1], res, formats.RegretMetrics[0])[0].Detail
 	if !strings.Contains(got, "d3/convex: RandomK 0.55 vs THV-UCB 0.5") {
 		t.Errorf("best-hv detail: %s", got)
 	}
 	delete(res, "d3")
-	for _, c := range CheckClaims(claims[:1], res) {
+	for _, c := range CheckClaims(claims[:1], res, formats.RegretMetrics[0]) {
 		if !c.Holds {
 			t.Errorf("best-hv on d2 only: %s", c.Detail)
 		}

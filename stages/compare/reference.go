@@ -24,6 +24,17 @@ type Reference struct {
 	Tolerance Tolerance `yaml:"tolerance" json:"tolerance"`
 	Claims    []Claim   `yaml:"claims" json:"claims"`
 	Cells     []RefCell `yaml:"cells" json:"cells"`
+
+	oneInstance bool // judged for a one-instance protocol (OneInstance)
+}
+
+// OneInstance is the reference as a protocol with one instance per
+// (setting, geometry) is judged by it: tolerance (a), since the seeds of
+// one instance are no sample of instances for (b) to rank among.
+func (r Reference) OneInstance() Reference {
+	r.Tolerance.Applies = "ci"
+	r.oneInstance = true
+	return r
 }
 
 // Tolerance says when our value agrees with a published one.

@@ -97,3 +97,18 @@ func CellOf(cells []Cell, geometry, algo string) (Cell, bool) {
 	}
 	return Cell{}, false
 }
+
+// RegretMetrics are the names of our cumulative regrets, the first the one
+// the paper's tables print (docs/fidelity.md).
+var RegretMetrics = []string{"regret_alpha_pos", "regret_alpha", "regret_exact"}
+
+// Metric returns the estimate of the named metric (a cells column name
+// without _mean/_ci) and whether the cell has it.
+func (c *Cell) Metric(name string) (Estimate, bool) {
+	for _, m := range cellMetrics {
+		if m.name == name {
+			return *m.field(c), true
+		}
+	}
+	return Estimate{}, false
+}

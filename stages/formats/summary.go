@@ -105,3 +105,14 @@ func DecodeSummaries(b []byte) ([]Summary, error) {
 	}
 	return rows, nil
 }
+
+// Metric returns the named metric column's value (SummaryColumns) and
+// whether the summary has it.
+func (s *Summary) Metric(name string) (float64, bool) {
+	for _, m := range summaryMetrics {
+		if m.name == name {
+			return *m.field(s), true
+		}
+	}
+	return 0, false
+}

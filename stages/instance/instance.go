@@ -20,6 +20,9 @@ type Params struct {
 	D        int    `json:"d"`
 	N        int    `json:"n"`
 	Seed     uint64 `json:"seed"`
+	// The generator's reading of the paper's open points (envs.Reading);
+	// the planner sets only the fields that matter for Geometry.
+	envs.Reading
 }
 
 // Run generates the instance: output "instance" (formats.Instance).
@@ -28,7 +31,7 @@ func Run(ctx context.Context, params []byte, _ stage.Inputs) (stage.Outputs, err
 	if err != nil {
 		return nil, err
 	}
-	in, err := envs.Generate(envs.Geometry(p.Geometry), p.D, p.N, p.Seed)
+	in, err := envs.GenerateWith(envs.Geometry(p.Geometry), p.D, p.N, p.Seed, p.Reading)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	_ "thv/algos/all" // the registry the protocol is validated against
 	"thv/envs"
 	"thv/pipeline/slurm"
+	"thv/stages/formats"
 )
 
 // Setting is one of the paper's experimental settings.
@@ -51,14 +52,26 @@ type Config struct {
 	// per_seed draws one instance per (setting, geometry, seed); fixed
 	// draws one per (setting, geometry), from Seed, and the run seeds vary
 	// only the noise.
+	// Order, ClusterSplit and Distractors are the generator's readings
+	// (envs.Reading).
 	Instances struct {
-		Mode string `mapstructure:"mode"`
-		Seed uint64 `mapstructure:"seed"`
+		Mode         string `mapstructure:"mode"`
+		Seed         uint64 `mapstructure:"seed"`
+		Order        string `mapstructure:"order"`
+		ClusterSplit string `mapstructure:"clusters_split"`
+		Distractors  string `mapstructure:"distractors"`
 	} `mapstructure:"instances"`
-	MinPulls  int     `mapstructure:"min_pulls"`
+	MinPulls int `mapstructure:"min_pulls"`
+	// InitTies is how the forced initialisation breaks ties
+	// (algos.InitTieRules): lowest_index or random.
+	InitTies  string  `mapstructure:"init_ties"`
 	Reference float64 `mapstructure:"reference"`
 	Metrics   struct {
 		HVWindow int `mapstructure:"hv_window"`
+		// FinalRegret is which of our regrets the paper's "Final Regret"
+		// column is compared with (docs/compare.md): regret_alpha_pos,
+		// regret_alpha or regret_exact.
+		FinalRegret string `mapstructure:"final_regret"`
 	} `mapstructure:"metrics"`
 	Algorithms []AlgoConfig `mapstructure:"algorithms"`
 	Statistics struct {
@@ -72,6 +85,9 @@ type Config struct {
 	Outputs struct {
 		Results string `mapstructure:"results"`
 	} `mapstructure:"outputs"`
+	// Readings is the readings sweep (thv readings): the paper's open
+	// readings, each run as its own protocol. It enters no key.
+	Readings Readings       `mapstructure:"readings"`
 	Profiles map[string]any `mapstructure:"profiles"`
 	// Slurm configures --executor slurm: where tasks run, never what they
 	// compute, so no plan or task key reads it.
@@ -92,6 +108,17 @@ func (c *Config) InstanceSeed(seed uint64) uint64 {
 		return c.Instances.Seed
 	}
 	return seed
+}
+
+// InstanceReading is the generator's reading for geometry g: the fields
+// that matter for g, so that a reading of another geometry's generator
+// enters no key of g's instances.
+func (c *Config) InstanceReading(g string) envs.Reading {
+	r := envs.Reading{Order: c.Instances.Order, Distractors: c.Instances.Distractors}
+	if g == string(envs.Clusters) {
+		r.ClusterSplit = c.Instances.ClusterSplit
+	}
+	return r
 }
 
 // Algorithm returns the protocol of the named algorithm.
@@ -494,6 +521,8 @@ func (n *pnode) lookup(path []string) (parent *pnode, slot int, old *pnode) {
 		case yaml.SequenceNode:
 			if i, err := strconv.Atoi(seg); err == nil && i >= 0 && i < len(cur.vals) && strconv.Itoa(i) == seg {
 				slot = i
+			} else {
+				slot = slices.IndexFunc(cur.vals, func(item *pnode) bool { return item.named(seg) })
 			}
 		}
 		if slot < 0 {
@@ -505,6 +534,17 @@ func (n *pnode) lookup(path []string) (parent *pnode, slot int, old *pnode) {
 		return nil, 0, nil
 	}
 	return parent, slot, cur
+}
+
+// named reports whether n is a mapping whose "name" is seg, ignoring case:
+// algorithms.THV-UCB.params.delta names an algorithm by name, not by its
+// place in the list.
+func (n *pnode) named(seg string) bool {
+	if n.kind != yaml.MappingNode {
+		return false
+	}
+	i, ok := n.index["name"]
+	return ok && n.vals[i].kind == yaml.ScalarNode && strings.ToLower(n.vals[i].text) == seg
 }
 
 func (n *pnode) clone() *pnode {
@@ -891,6 +931,28 @@ func (c *Config) normalize() error {
 	default:
 		return fmt.Errorf("instances.mode = %q: want %s (one instance per seed) or %s (one per setting and geometry, from instances.seed)", c.Instances.Mode, InstancesPerSeed, InstancesFixed)
 	}
+	switch {
+	case c.InitTies == "":
+		c.InitTies = algos.InitTieRules[0]
+	case !slices.Contains(algos.InitTieRules, c.InitTies):
+		return fmt.Errorf("init_ties = %q: want one of %v", c.InitTies, algos.InitTieRules)
+	}
+	switch c.Metrics.FinalRegret {
+	case "":
+		c.Metrics.FinalRegret = formats.RegretMetrics[0]
+	default:
+		if !slices.Contains(formats.RegretMetrics, c.Metrics.FinalRegret) {
+			return fmt.Errorf("metrics.final_regret = %q: want one of %v", c.Metrics.FinalRegret, formats.RegretMetrics)
+		}
+	}
+	if err := c.Readings.check(c); err != nil {
+		return err
+	}
+	reading, err := envs.Reading{Order: c.Instances.Order, ClusterSplit: c.Instances.ClusterSplit, Distractors: c.Instances.Distractors}.Normalize()
+	if err != nil {
+		return fmt.Errorf("instances.%w", err)
+	}
+	c.Instances.Order, c.Instances.ClusterSplit, c.Instances.Distractors = reading.Order, reading.ClusterSplit, reading.Distractors
 	if math.IsNaN(c.Reference) || math.IsInf(c.Reference, 0) {
 		return fmt.Errorf("reference = %v: must be a finite number", c.Reference)
 	}
@@ -928,8 +990,12 @@ func (c *Config) normalize() error {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
 				return fmt.Errorf("algorithms[%s].params.%s = %v: must be a finite number", key, p, x)
 			}
-			if !slices.ContainsFunc(spec.Params, func(q algos.Param) bool { return q.Name == p }) {
+			j := slices.IndexFunc(spec.Params, func(q algos.Param) bool { return q.Name == p })
+			if j < 0 {
 				return fmt.Errorf("algorithms[%s].params.%s: %s has no parameter %q (see thv algos)", key, p, spec.Name, p)
+			}
+			if err := spec.Params[j].Check(x); err != nil {
+				return fmt.Errorf("algorithms[%s].params.%s: %w", key, p, err)
 			}
 		}
 		a.Name = spec.Name

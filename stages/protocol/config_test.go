@@ -159,7 +159,7 @@ func TestLoadConfigBadInput(t *testing.T) {
 		{name: "dotted key", yaml: with("min_pulls: 2", "min.pulls: 2"), want: `line 8: key "min.pulls" contains a dot (dots separate the levels of a key)`},
 		{name: "merge key", yaml: with("metrics:\n", "base: &b {hv_window: 100}\nmetrics:\n  <<: *b\n"), want: "line 12: merge keys (<<) are not supported: write the keys out"},
 		{name: "timestamp", yaml: with("results: results", "results: 2026-01-01"), want: `line 23: !!timestamp values are not supported (quote "2026-01-01" to make it a string)`},
-		{name: "unknown key", yaml: with("min_pulls: 2", "min_pull: 2"), want: "min_pull: unknown key (known: settings, geometries, seeds, grid_seeds, instances, min_pulls, reference, metrics, algorithms, statistics, figures, outputs, profiles, slurm)"},
+		{name: "unknown key", yaml: with("min_pulls: 2", "min_pull: 2"), want: "min_pull: unknown key (known: settings, geometries, seeds, grid_seeds, instances, min_pulls, init_ties, reference, metrics, algorithms, statistics, figures, outputs, readings, profiles, slurm)"},
 		{name: "unknown setting key", yaml: withD3("T: 120, sigma: 0.035, tau: 1"), want: "settings.d3.tau: unknown key (known: d, n, k, t, sigma)"},
 		{name: "null", yaml: with("reference: 0.0", "reference:"), want: "reference: no value (null): give one, or remove the key"},
 		{name: "null in a profile", yaml: with("seeds: [0]", "seeds: ~"), want: "profiles.short.seeds: no value (null): give one, or remove the key"},

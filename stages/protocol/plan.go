@@ -94,7 +94,7 @@ func (p *planner) addCompare(reference []byte, summaries map[string]*pipeline.Ta
 		return err
 	}
 	t := &pipeline.Task{ID: "compare", Kind: compare.Kind}
-	params := compare.Params{Reference: *ref}
+	params := compare.Params{Reference: *ref, FinalRegret: p.cfg.Metrics.FinalRegret, OneInstance: p.cfg.Instances.Mode == InstancesFixed}
 	for _, s := range p.cfg.SortedSettings() {
 		params.Settings = append(params.Settings, s.Name)
 		t.Deps = append(t.Deps, pipeline.Dep{Name: compare.CellsInputName(s.Name), From: summaries[s.Name], Output: "cells"})
@@ -121,7 +121,7 @@ func (p *planner) instance(s Setting, g string, seed uint64) *pipeline.Task {
 	return p.plan.Add(&pipeline.Task{
 		ID:     id,
 		Kind:   instance.Kind,
-		Params: instance.Params{Geometry: g, D: s.D, N: s.N, Seed: seed},
+		Params: instance.Params{Geometry: g, D: s.D, N: s.N, Seed: seed, Reading: p.cfg.InstanceReading(g)},
 	})
 }
 
@@ -158,7 +158,7 @@ func (p *planner) run(s Setting, g string, a AlgoConfig, eta float64, seed uint6
 		Kind: run.Kind,
 		Params: run.Params{
 			Algo: a.Name, Eta: eta, Params: a.Params, K: s.K, T: s.T, Sigma: s.Sigma, Seed: seed,
-			MinPulls: p.cfg.MinPulls, Reference: p.cfg.Reference, Window: p.cfg.Metrics.HVWindow,
+			MinPulls: p.cfg.MinPulls, InitTies: p.cfg.InitTies, Reference: p.cfg.Reference, Window: p.cfg.Metrics.HVWindow,
 		},
 		Roots: []string{code.root},
 		Cost:  float64(s.T) * float64(s.N) * float64(s.D) * code.cost,

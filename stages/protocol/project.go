@@ -36,11 +36,35 @@ func Open(opt Options) (*Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := opt.Dir
-	if dir == "" {
-		if dir, err = os.Getwd(); err != nil {
-			return nil, err
-		}
+	dir, err := projectDir(opt)
+	if err != nil {
+		return nil, err
+	}
+	return open(cfg, opt, LockPath(dir, opt.ParamsFile, cfg.Profile))
+}
+
+// OpenReading opens the protocol of one reading of the readings sweep
+// (LoadReading), with its lock at lockPath.
+func OpenReading(opt Options, sweep *Readings, v Reading, lockPath string) (*Project, error) {
+	cfg, err := LoadReading(opt.LoadOptions, sweep, v)
+	if err != nil {
+		return nil, err
+	}
+	return open(cfg, opt, lockPath)
+}
+
+func projectDir(opt Options) (string, error) {
+	if opt.Dir != "" {
+		return opt.Dir, nil
+	}
+	return os.Getwd()
+}
+
+// open plans cfg's DAG and opens the store and the lock file.
+func open(cfg *Config, opt Options, lockPath string) (*Project, error) {
+	dir, err := projectDir(opt)
+	if err != nil {
+		return nil, err
 	}
 	storeDir := opt.StoreDir
 	if storeDir == "" {
@@ -49,11 +73,11 @@ func Open(opt Options) (*Project, error) {
 	if storeDir == "" {
 		storeDir = filepath.Join(dir, ".thv")
 	}
-	open := artifacts.Open
+	openStore := artifacts.Open
 	if opt.ReadOnly {
-		open = artifacts.OpenForReading
+		openStore = artifacts.OpenForReading
 	}
-	store, err := open(storeDir)
+	store, err := openStore(storeDir)
 	if err != nil {
 		return nil, fmt.Errorf("opening the store: %w", err)
 	}
@@ -65,7 +89,6 @@ func Open(opt Options) (*Project, error) {
 		err  error
 	}
 	locked := make(chan read, 1)
-	lockPath := LockPath(dir, opt.ParamsFile, cfg.Profile)
 	go func() {
 		l, err := pipeline.ReadLock(lockPath)
 		locked <- read{l, err}

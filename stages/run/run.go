@@ -31,6 +31,7 @@ type Params struct {
 	Sigma     float64            `json:"sigma"`
 	Seed      uint64             `json:"seed"`
 	MinPulls  int                `json:"min_pulls"`
+	InitTies  string             `json:"init_ties"`
 	Reference float64            `json:"reference"`
 	Window    int                `json:"hv_window"`
 }
@@ -54,7 +55,7 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 	inst := envs.Instance(fi) // algos.Run validates it
 	tr, s, err := algos.Run(algos.RunSpec{
 		Algo: p.Algo, Eta: p.Eta, Params: p.Params, Instance: &inst,
-		K: p.K, T: p.T, Sigma: p.Sigma, Seed: p.Seed, MinPulls: p.MinPulls,
+		K: p.K, T: p.T, Sigma: p.Sigma, Seed: p.Seed, MinPulls: p.MinPulls, InitTies: p.InitTies,
 		Ref: slices.Repeat([]float64{p.Reference}, inst.D()), Window: p.Window,
 	}, algos.Benchmarks(bench))
 	if err != nil {

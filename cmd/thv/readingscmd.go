@@ -1,0 +1,220 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	thvmodule "thv"
+	"thv/pipeline"
+	"thv/stages/compare"
+	"thv/stages/formats"
+	"thv/stages/protocol"
+)
+
+func newReadingsCommand() *cobra.Command {
+	var pf projectFlags
+	var jobs int
+	var only []string
+	var ef executorFlags
+	cmd := &cobra.Command{
+		Use:   "readings [--only NAME]...",
+		Short: "Run the readings sweep: the paper's open readings, each compared with its published values",
+		Long: `Run every reading of params.yaml's readings section (docs/compare.md): the
+protocol with the reading's keys set, as --set sets them, on the settings the
+paper publishes values for. Each reading is an ordinary pipeline run against
+the same store, so the tasks it shares with another reading (or with thv
+repro) are cache hits: a reading of THV-UCB's δ reruns only THV-UCB's runs.
+Each writes its lock to <results>/readings/<name>.lock.
+
+The report, <results>/readings.md and <results>/readings.parquet, shows
+per reading how many of the published values agree (as thv compare judges
+them), per algorithm, the width of our CIs against the published ones, and
+the claims.`,
+		Example: `  thv readings                 # every reading (the paper's d = 2, 3 settings)
+  thv readings --profile quick # a fast check of the sweep itself
+  thv readings --only default --only fixed`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opt := protocol.Options{
+				LoadOptions: protocol.LoadOptions{ParamsFile: pf.params, Profile: pf.profile, Set: pf.set},
+				StoreDir:    pf.store,
+			}
+			base, err := protocol.LoadConfig(opt.LoadOptions)
+			if err != nil {
+				return err
+			}
+			sweep := base.Readings
+			if len(sweep.Variants) == 0 {
+				return fmt.Errorf("params: readings.variants is empty: nothing to sweep (see the embedded params.yaml)")
+			}
+			for _, name := range only {
+				if _, ok := sweep.Lookup(name); !ok {
+					return fmt.Errorf("--only %q: no such reading (readings: %s)", name, strings.Join(readingNames(sweep), ", "))
+				}
+			}
+			dir, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			results := base.Outputs.Results
+			if !filepath.IsAbs(results) {
+				results = filepath.Join(dir, results)
+			}
+			errw, out := cmd.ErrOrStderr(), cmd.OutOrStdout()
+			var exec pipeline.Executor
+			var image string
+			var done []compare.ReadingResult
+			ref, err := compare.ParseReference(thvmodule.PaperReference)
+			if err != nil {
+				return err
+			}
+			for i, v := range sweep.Variants {
+				if len(only) > 0 && !slices.Contains(only, v.Name) {
+					continue
+				}
+				// A reading runs once, or, with one fixed instance per cell,
+				// once per instance seed of the sweep.
+				cfg, err := protocol.LoadReading(opt.LoadOptions, &sweep, v)
+				if err != nil {
+					return err
+				}
+				runs, locks := []protocol.Reading{v}, []string{filepath.Join(results, "readings", v.Name+".lock")}
+				var seeds []uint64
+				if cfg.Instances.Mode == protocol.InstancesFixed && len(sweep.InstanceSeeds) > 0 {
+					seeds, runs, locks = sweep.InstanceSeeds, nil, nil
+					for _, s := range seeds {
+						runs = append(runs, v.ForInstance(s))
+						locks = append(locks, filepath.Join(results, "readings", v.Name, fmt.Sprintf("instance-seed=%d.lock", s)))
+					}
+				}
+				r := compare.ReadingResult{Name: v.Name, Why: v.Why, Set: v.Set, InstanceSeeds: len(seeds)}
+				var perInstance []compare.Results
+				var regret string
+				for j, run := range runs {
+					proj, err := protocol.OpenReading(opt, &sweep, run, locks[j])
+					if err != nil {
+						return err
+					}
+					if exec == nil {
+						if jobs == 0 {
+							jobs = ef.defaultJobs(proj)
+						}
+						if exec, image, err = ef.executor(proj); err != nil {
+							return err
+						}
+						if exec != nil {
+							defer exec.Close()
+						}
+					}
+					label := v.Name
+					if len(runs) > 1 {
+						label = fmt.Sprintf("%s, instance seed %d (%d/%d)", v.Name, seeds[j], j+1, len(runs))
+					}
+					fmt.Fprintf(errw, "reading %d/%d %s: %s\n", i+1, len(sweep.Variants), label, describeSet(run.Set))
+					start := time.Now()
+					if err := os.MkdirAll(filepath.Dir(proj.LockPath), 0o755); err != nil {
+						return err
+					}
+					prog := pipeline.NewProgress(errw, isTerminal(errw), jobs)
+					rep, err := proj.Project.Repro(cmd.Context(), pipeline.Options{Jobs: jobs, Progress: prog, Executor: exec, Logger: logger(errw), Image: image})
+					if err != nil {
+						return fmt.Errorf("reading %s: %w", label, err)
+					}
+					if rep.Failed > 0 || rep.Blocked > 0 {
+						return fmt.Errorf("reading %s: %d tasks failed, %d blocked (see FAILED lines above); fix the cause and rerun: finished tasks are kept", label, rep.Failed, rep.Blocked)
+					}
+					fmt.Fprintf(errw, "reading %s: %d tasks: %d executed, %d cached in %s\n", label, len(rep.Results), rep.Executed, rep.Cached, time.Since(start).Round(time.Millisecond))
+					status, err := proj.Status(cmd.Context())
+					if err != nil {
+						return err
+					}
+					if j == 0 { // the claims and the key: the reading's first run
+						if r.Rows, r.Claims, err = storedComparison(proj, status); err != nil {
+							return fmt.Errorf("reading %s: %w", label, err)
+						}
+						r.CompareKey = taskKey(status, "compare")
+					}
+					if len(runs) > 1 {
+						res, err := storedResults(proj, status)
+						if err != nil {
+							return fmt.Errorf("reading %s: %w", label, err)
+						}
+						perInstance = append(perInstance, res)
+						regret = proj.Config.Metrics.FinalRegret
+					}
+				}
+				if len(runs) > 1 {
+					r.Rows = compare.AcrossInstances(ref, perInstance, regret)
+				}
+				done = append(done, r)
+			}
+			rows := make([]formats.ReadingRow, len(done))
+			for i, r := range done {
+				rows[i] = r.Summarize()
+			}
+			pq, err := formats.EncodeReadings(rows)
+			if err != nil {
+				return err
+			}
+			report := compare.ReadingsMarkdown(done, ref.Tolerance.Percentile)
+			if err := pipeline.WriteFileAtomic(filepath.Join(results, "readings.parquet"), pq); err != nil {
+				return err
+			}
+			if err := pipeline.WriteFileAtomic(filepath.Join(results, "readings.md"), []byte(report)); err != nil {
+				return err
+			}
+			printReadings(out, rows)
+			fmt.Fprintf(out, "\nreport: %s\n", filepath.Join(results, "readings.md"))
+			return nil
+		},
+	}
+	pf.register(cmd)
+	cmd.Flags().IntVarP(&jobs, "jobs", "j", 0, "parallel workers (default: all cores)")
+	cmd.Flags().StringArrayVar(&only, "only", nil, "run only this reading (repeatable)")
+	ef.register(cmd)
+	return cmd
+}
+
+// taskKey is the key of task id in a status report ("" if it has none).
+func taskKey(rep *pipeline.Report, id string) string {
+	for _, res := range rep.Results {
+		if res.Task.ID == id {
+			return res.Key.String()
+		}
+	}
+	return ""
+}
+
+func readingNames(r protocol.Readings) []string {
+	var names []string
+	for _, v := range r.Variants {
+		names = append(names, v.Name)
+	}
+	return names
+}
+
+func describeSet(set []string) string {
+	if len(set) == 0 {
+		return "the defaults"
+	}
+	return strings.Join(set, ", ")
+}
+
+// printReadings prints the sweep's table.
+func printReadings(w io.Writer, rows []formats.ReadingRow) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "reading\tagree\tHV\tregret\tagree (a)\tclaims\tCI ratio THV-UCB HV\tCI ratio HV\tCI ratio regret")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%d/%d\t%d\t%d\t%d\t%d/%d\t%.2f\t%.2f\t%.2f\n", r.Reading, r.Agree, r.Values, r.AgreeHV, r.AgreeRegret, r.AgreeCI,
+			r.ClaimsHold, r.Claims, r.CIRatioTHVUCBHV, r.CIRatioHV, r.CIRatioRegret)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,63 @@
+package compare
+
+import (
+	"math"
+
+	"thv/stages/formats"
+)
+
+// AcrossInstances judges every value of the reference against our results
+// on many fixed instances (instances.mode = fixed, one protocol run per
+// instance seed; perInstance holds each run's results). If the paper drew
+// one random instance per (setting, geometry) and averaged its seeds on
+// it, the right population for tolerance (b) is the cell mean of each
+// instance, not the seeds of one: a published value agrees if it lies in
+// the band of the per-instance cell means. Ours is the mean of those
+// means; our CI is the median over instances of the cell's CI half-width
+// (what one instance's seeds give, as the paper's CI is), which tolerance
+// (a) uses.
+func AcrossInstances(ref *Reference, perInstance []Results, regret string) []formats.Comparison {
+	var rows []formats.Comparison
+	for _, c := range ref.Cells {
+		for _, m := range []struct {
+			name string
+			v    *Value
+		}{{MetricHV, c.HVLast100}, {MetricRegret, c.FinalRegret}} {
+			if m.v == nil {
+				continue
+			}
+			var means, halves []float64
+			for _, res := range perInstance {
+				if est, ok := cellEstimate(res, c, ourMetric(m.name, regret)); ok {
+					means = append(means, est.Mean)
+					halves = append(halves, est.HalfWidth)
+				}
+			}
+			var r formats.Comparison
+			if len(means) == len(perInstance) && len(means) > 0 {
+				sum := 0.0
+				for _, x := range means {
+					sum += x
+				}
+				ours := Ours{Mean: sum / float64(len(means)), CI: median(halves), Outcomes: means}
+				r = CompareValue(ours, *m.v.Value, m.v.CI, ref.Tolerance, ref.Tolerance.Applies == "percentile")
+			} else {
+				r = formats.Comparison{Published: *m.v.Value, PublishedCI: m.v.CI, Missing: true,
+					Ours: math.NaN(), OursCI: math.NaN(), Diff: math.NaN(), RelDiff: math.NaN(), Percentile: math.NaN()}
+			}
+			r.Setting, r.Geometry, r.Algorithm, r.Metric = c.Setting, c.Geometry, c.Algorithm, m.name
+			rows = append(rows, r)
+		}
+	}
+	return rows
+}
+
+// cellEstimate is our estimate of one of our metrics for a reference cell.
+func cellEstimate(res Results, c RefCell, metric string) (formats.Estimate, bool) {
+	for i := range res[c.Setting] {
+		if x := &res[c.Setting][i]; x.Geometry == c.Geometry && x.Algo == c.Algorithm {
+			return x.Metric(metric)
+		}
+	}
+	return formats.Estimate{}, false
+}

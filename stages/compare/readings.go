@@ -1,0 +1,157 @@
+package compare
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"math"
+	"thv/stages/formats"
+)
+
+// ReadingResult is one reading of the readings sweep with its comparison:
+// the rows and claims of its compare task.
+type ReadingResult struct {
+	Name, Why  string
+	Set        []string
+	CompareKey string
+	// InstanceSeeds is how many fixed instances Rows are judged over
+	// (AcrossInstances); 0 for a single run, judged by its seeds.
+	InstanceSeeds int
+	Rows          []formats.Comparison
+	Claims        []formats.ClaimCheck
+}
+
+// Summarize tallies one reading's comparison into its row of the sweep.
+func (r ReadingResult) Summarize() formats.ReadingRow {
+	row := formats.ReadingRow{Reading: r.Name, Set: strings.Join(r.Set, "; "), CompareKey: r.CompareKey, InstanceSeeds: r.InstanceSeeds}
+	var thv, hv, reg []float64
+	for _, c := range r.Rows {
+		if c.Missing {
+			continue
+		}
+		row.Values++
+		if c.Agrees {
+			row.Agree++
+			if c.Metric == MetricHV {
+				row.AgreeHV++
+			} else {
+				row.AgreeRegret++
+			}
+		}
+		if c.WithinCI || c.WithinRel {
+			row.AgreeCI++
+		}
+		if c.PublishedCI > 0 {
+			ratio := c.OursCI / c.PublishedCI
+			switch {
+			case c.Metric == MetricRegret:
+				reg = append(reg, ratio)
+			case c.Algorithm == "THV-UCB":
+				thv = append(thv, ratio)
+				hv = append(hv, ratio)
+			default:
+				hv = append(hv, ratio)
+			}
+		}
+	}
+	for _, c := range r.Claims {
+		row.Claims++
+		if c.Holds {
+			row.ClaimsHold++
+		}
+	}
+	row.CIRatioTHVUCBHV, row.CIRatioHV, row.CIRatioRegret = median(thv), median(hv), median(reg)
+	return row
+}
+
+// ReadingsMarkdown is the sweep's report: one row per reading, then the
+// agreeing values per algorithm and reading, then the claims per reading.
+func ReadingsMarkdown(results []ReadingResult, band [2]float64) string {
+	var b strings.Builder
+	b.WriteString("# Readings sweep: the paper's open readings against its published values\n\n")
+	fmt.Fprintf(&b, "Written by `thv readings`. Each reading is the protocol with the keys shown set, run on the settings the paper publishes values for; every value of `reference/paper.yaml` is judged as `thv compare` judges it (a published value agrees if it lies in the [%g, %g] percentile band of our per-seed outcomes; tolerance (a): the CIs overlap or within the relative tolerance). CI ratio: the median of our 95%% CI half-width over the published one.\n\n", band[0], band[1])
+	b.WriteString("| reading | set | judged over | agree | HV_last100 | Final Regret | agree under (a) | claims hold | CI ratio THV-UCB HV | CI ratio HV | CI ratio regret |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		s := r.Summarize()
+		set := "(defaults)"
+		if s.Set != "" {
+			set = "`" + strings.Join(r.Set, "`, `") + "`"
+		}
+		over := "its seeds"
+		if r.InstanceSeeds > 0 {
+			over = fmt.Sprintf("%d instances", r.InstanceSeeds)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %d / %d | %d | %d | %d | %d / %d | %.2f | %.2f | %.2f |\n",
+			s.Reading, set, over, s.Agree, s.Values, s.AgreeHV, s.AgreeRegret, s.AgreeCI, s.ClaimsHold, s.Claims, s.CIRatioTHVUCBHV, s.CIRatioHV, s.CIRatioRegret)
+	}
+	var algos []string
+	for _, r := range results {
+		for _, c := range r.Rows {
+			if !slices.Contains(algos, c.Algorithm) {
+				algos = append(algos, c.Algorithm)
+			}
+		}
+	}
+	b.WriteString("\n## Agreeing values per algorithm (HV_last100 / Final Regret)\n\n| algorithm |")
+	for _, r := range results {
+		b.WriteString(" " + r.Name + " |")
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(results)) + "\n")
+	for _, a := range algos {
+		b.WriteString("| " + a + " |")
+		for _, r := range results {
+			var hv, reg, nhv, nreg int
+			for _, c := range r.Rows {
+				if c.Algorithm != a || c.Missing {
+					continue
+				}
+				if c.Metric == MetricHV {
+					nhv++
+					if c.Agrees {
+						hv++
+					}
+				} else {
+					nreg++
+					if c.Agrees {
+						reg++
+					}
+				}
+			}
+			fmt.Fprintf(&b, " %d/%d · %d/%d |", hv, nhv, reg, nreg)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n## Claims\n\n")
+	for _, r := range results {
+		fmt.Fprintf(&b, "**%s**", r.Name)
+		if r.Why != "" {
+			fmt.Fprintf(&b, " (%s)", r.Why)
+		}
+		b.WriteString(":\n")
+		for _, c := range r.Claims {
+			fmt.Fprintf(&b, "- %s %s: %s\n", yes(c.Holds), c.ID, c.Detail)
+		}
+		if r.InstanceSeeds > 0 {
+			fmt.Fprintf(&b, "- claims on the first of its %d instances; compare task key of that run `%s`\n\n", r.InstanceSeeds, r.CompareKey)
+		} else {
+			fmt.Fprintf(&b, "- compare task key `%s`\n\n", r.CompareKey)
+		}
+	}
+	return b.String()
+}
+
+// median is the middle value of xs (the mean of the two middle ones for an
+// even count), NaN for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
