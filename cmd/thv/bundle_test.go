@@ -91,6 +91,28 @@ func TestBundleRoundTrip(t *testing.T) {
 			t.Errorf("the bundle has no %s", f)
 		}
 	}
+	// The figures' PNGs are no store objects: the crate bases each on the
+	// curves it is drawn from.
+	var crate struct {
+		Graph []map[string]any `json:"@graph"`
+	}
+	if err := json.Unmarshal(must(os.ReadFile(filepath.Join(dir, "ro-crate-metadata.json"))), &crate); err != nil {
+		t.Fatal(err)
+	}
+	pngs := 0
+	for _, e := range crate.Graph {
+		if id, _ := e["@id"].(string); strings.HasPrefix(id, "results/") && strings.HasSuffix(id, ".png") {
+			pngs++
+			based, _ := e["isBasedOn"].(map[string]any)
+			desc, _ := e["description"].(string)
+			if based == nil || !strings.HasPrefix(desc, "drawn from output figures/") || !strings.Contains(desc, ".curves.parquet") {
+				t.Errorf("crate entity %s: isBasedOn %v, description %q", id, e["isBasedOn"], desc)
+			}
+		}
+	}
+	if pngs != 2 {
+		t.Errorf("the crate describes %d PNGs of results/, want 2", pngs)
+	}
 	if lock, _ := os.ReadFile(filepath.Join(project, tinyLock)); !bytes.Equal(lock, must(os.ReadFile(filepath.Join(dir, "thv-tiny.lock")))) {
 		t.Error("the bundle's lock is not the project's")
 	}
@@ -240,6 +262,21 @@ func TestVerifyBundleRejectsTampering(t *testing.T) {
 			replaceSum(es, "results/tables/all.tex", []byte("other"), false)
 			return es, "results/tables/all.tex"
 		}, "rejected: the bundle does not match its SHA256SUMS: %s has SHA-256"},
+		{"PNG and its digests", func(es []tarEntry) ([]tarEntry, string) {
+			// A figure's PNG is drawn at export, no store object: its
+			// stamp names the curves and hashes its image data.
+			for i, e := range es {
+				if e.hdr.Name == "results/figures/d2.png" {
+					data := bytes.Clone(e.data)
+					data[bytes.Index(data, []byte("IDAT"))+100] ^= 1
+					replaceSum(es, e.hdr.Name, data, true)
+					es[i].data = data
+					return es, "results/figures/d2.png"
+				}
+			}
+			t.Fatal("no results/figures/d2.png in the bundle")
+			return nil, ""
+		}, "rejected: %s is not the drawing of d2.curves.parquet sha256:"},
 		{"artifact and its digests", func(es []tarEntry) ([]tarEntry, string) {
 			i := object(es)
 			data := bytes.Clone(es[i].data)
@@ -262,7 +299,7 @@ func TestVerifyBundleRejectsTampering(t *testing.T) {
 			if tc.name == "artifact and its digests" && !strings.Contains(out, name) {
 				t.Fatalf("the store check does not name the object %s:\n%s", name, out)
 			}
-			if tc.name != "artifact and its digests" {
+			if tc.name != "artifact and its digests" && tc.name != "PNG and its digests" {
 				if entries, _ := os.ReadDir(parent); len(entries) != 0 {
 					t.Fatalf("a rejected bundle left %s", entries[0].Name())
 				}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,6 +93,10 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 			if _, err := proj.ExportResults(status); err != nil {
 				return fmt.Errorf("exporting results: %w", err)
 			}
+			drawn, err := protocol.DrawnResults(status)
+			if err != nil {
+				return err
+			}
 			image := bundleImage
 			if noImage {
 				image = nil
@@ -106,6 +109,7 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 				Profile:   profile,
 				LockName:  filepath.Base(protocol.LockPath("", name, profile)),
 				Results:   os.DirFS(results),
+				Drawn:     drawn,
 				Source:    thvmodule.Module,
 				Image:     image,
 				Tool:      bundle.Tool{Name: "thv", Version: version, GoVersion: runtime.Version()},
@@ -294,10 +298,14 @@ image (a static linux/amd64 binary: on amd64 Linux only).`,
 				}
 				return fmt.Errorf("%s rejected: task %s is not up to date in the bundle's own store (%s%s): the bundle is not self-consistent", args[0], r.Task.ID, r.Status, reasonText(r.Reason))
 			}
-			if err := resultsAgree(proj, status, dir); err != nil {
+			notes, err := resultsAgree(proj, status, dir)
+			if err != nil {
 				return fmt.Errorf("%s rejected: %w", args[0], err)
 			}
-			fmt.Fprintf(out, "results: every file of results/ is the store's output\n")
+			fmt.Fprintf(out, "results: every file of results/ is the store's output, or drawn from one\n")
+			for _, n := range notes {
+				fmt.Fprintf(out, "  %s\n", n)
+			}
 			newExec, err := ef.verifier(proj)
 			if err != nil {
 				return err
@@ -401,41 +409,48 @@ func crateAgrees(dir string, m bundle.Manifest) error {
 }
 
 // resultsAgree exports the results from the bundle's store and compares
-// them with the bundle's results/, file by file.
-func resultsAgree(proj *protocol.Project, status *pipeline.Report, dir string) error {
+// them with the bundle's results/, file by file: copies of store objects
+// byte for byte, the figures' PNGs, drawn at export on whatever CPU wrote
+// the bundle, through the curves they name and their pixels
+// (protocol.SameResult). It returns a note per PNG drawn elsewhere.
+func resultsAgree(proj *protocol.Project, status *pipeline.Report, dir string) (notes []string, err error) {
 	fresh, err := os.MkdirTemp("", "thv-verify-bundle-results-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.RemoveAll(fresh)
 	proj.Config.Outputs.Results = fresh
 	if _, err := proj.ExportResults(status); err != nil {
-		return err
+		return nil, err
 	}
 	want, err := listFiles(fresh)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	got, err := listFiles(filepath.Join(dir, bundle.ResultsDir))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return nil, err
 	}
 	for _, p := range want {
 		a, _ := os.ReadFile(filepath.Join(fresh, p))
 		b, err := os.ReadFile(filepath.Join(dir, bundle.ResultsDir, p))
 		if err != nil {
-			return fmt.Errorf("results/%s is missing: the store's outputs give it", p)
+			return nil, fmt.Errorf("results/%s is missing: the store's outputs give it", p)
 		}
-		if !bytes.Equal(a, b) {
-			return fmt.Errorf("results/%s differs from the store's output it should copy", p)
+		note, err := protocol.SameResult(p, a, b)
+		if err != nil {
+			return nil, err
+		}
+		if note != "" {
+			notes = append(notes, note)
 		}
 	}
 	for _, p := range got {
 		if !slices.Contains(want, p) {
-			return fmt.Errorf("results/%s is no output of the bundle's tasks", p)
+			return nil, fmt.Errorf("results/%s is no output of the bundle's tasks", p)
 		}
 	}
-	return nil
+	return notes, nil
 }
 
 func listFiles(root string) ([]string, error) {

@@ -240,6 +240,9 @@ func (c *crate) encode() (metadata, preview []byte, err error) {
 			if d := artifacts.Digest(c.items[p].sum); c.st.size[d] > 0 || c.producer[d] != "" {
 				e["isBasedOn"] = ref(c.objectPath(d))
 				e["description"] = "output " + c.producer[d]
+			} else if d, ok := c.opt.Drawn[strings.TrimPrefix(p, ResultsDir+"/")]; ok && c.producer[d] != "" {
+				e["isBasedOn"] = ref(c.objectPath(d))
+				e["description"] = "drawn from output " + c.producer[d] + " when the results were exported; its bytes depend on the CPU that drew it"
 			}
 			add(e)
 		}

@@ -28,6 +28,11 @@ type Options struct {
 	// Results are the exported results (tables, figures), put under
 	// results/; nil: none.
 	Results fs.FS
+	// Drawn names the files of Results that are not copies of a store
+	// object but drawn from one when the results were exported (a
+	// figure's PNG from its curves): path in Results → that object. The
+	// crate says so.
+	Drawn map[string]artifacts.Digest
 	// Source is the module's source, put under source/; nil: none.
 	Source fs.FS
 	// Image writes the OCI image of the running binary as an oci-archive

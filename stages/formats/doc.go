@@ -4,9 +4,10 @@
 // that several kinds receive in their parameters.
 //
 // Every layout is an ordinary columnar table (thv/artifacts/table): one
-// column per field or objective, one row per arm, round, run, η, cell or
-// test. The column names, types and order are part of the artifacts'
-// digests: change them and every downstream digest changes.
+// column per field or objective, one row per arm, round, run, η, cell,
+// test or drawn point of a figure. The column names, types and order are
+// part of the artifacts' digests: change them and every downstream digest
+// changes.
 //
 // The package is deliberately free of the science packages (hv, envs,
 // algos): its structs are plain, and the kinds that compute convert them to

@@ -103,6 +103,15 @@ func TestTestsRoundTrip(t *testing.T) {
 	roundTrip(t, rows, EncodeTests, DecodeTests, "geometry", "baseline", "delta", "ci_low", "ci_high", "cohens_d", "wilcoxon_p", "wilcoxon_method", "wins", "n")
 }
 
+func TestCurvesRoundTrip(t *testing.T) {
+	rows := []CurvePoint{
+		{Geometry: "concave", Algo: "THV-UCB", Round: 1, Mean: 0.2, CILow: 0.1, CIHigh: 0.3},
+		{Geometry: "concave", Algo: "THV-UCB", Round: 5, Mean: 0.4, CILow: 0.35, CIHigh: 0.45},
+		{Geometry: "linear", Algo: "ParetoTS+", Round: 1, Mean: 0.25, CILow: 0.25, CIHigh: 0.25},
+	}
+	roundTrip(t, rows, EncodeCurves, DecodeCurves, "geometry", "algo", "round", "mean", "ci_low", "ci_high")
+}
+
 // TestDecodeErrorsNameTheLayout: a table of the wrong layout is rejected
 // with one error naming the layout and what is missing.
 func TestDecodeErrorsNameTheLayout(t *testing.T) {

@@ -5,9 +5,17 @@
 // over seeds with a translucent 95% CI band ([MeanCIBand], the Student-t
 // interval of thv/stages/stats).
 //
-// [Figure] is a pure function of its arguments: it reads no file, no clock
-// and no global state, and the same input gives byte-identical PNG and PDF.
-// How:
+// A figure is made in two halves. [Curves] computes what is drawn from the
+// trajectories (the moving averages of the mean and its CI bounds, at the
+// drawn rounds): pure float64 arithmetic, FMA-guarded like every hashed
+// package, so its numbers are the same on every CPU; the figures stage
+// stores them as an artifact. [Draw] plots curves, and nothing else, as PNG
+// or PDF: the figures stage draws the PDF from the curves it stores, and
+// the export to results/ draws the PNG from the same stored curves.
+//
+// [Draw] is a pure function of its arguments: it reads no file, no clock
+// and no global state, and the same input gives byte-identical PNG and PDF
+// on one machine. How:
 //   - PNG: gonum/plot's vgimg rasteriser (fonts are the Liberation fonts
 //     compiled into gonum/plot, no system fonts) encoded with image/png; both
 //     are deterministic.
@@ -27,10 +35,13 @@
 //     as the colour of translucent fills, which made the CI bands grey.)
 //
 // Byte identity holds for a given Go toolchain and gonum/plot version
-// (compress/flate, image/png and the rasteriser are part of the output) and
-// is expected, not proven, across CPU architectures (the compiler may fuse
-// multiply-adds on arm64, which can move an antialiased pixel or a
-// rounded PDF coordinate).
+// (compress/flate, image/png and the rasteriser are part of the output).
+// Across CPU architectures the PDF is the same (fpdf prints coordinates
+// with two to five decimals, which absorbs last-bit differences; checked
+// by make crossarch), the PNG is not: the rasteriser (gg, freetype,
+// x/image/vector) computes in float32 and float64 that the compiler fuses
+// differently per CPU, moving anti-aliased edge pixels by 1/255. That is
+// why no task outputs a PNG (docs/reproducibility.md).
 //
 // Size: the lines and bands are downsampled to about maxPlotPoints points
 // per series (every ⌈T/maxPlotPoints⌉-th round, plus rounds 1 and T: every

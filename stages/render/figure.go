@@ -13,92 +13,83 @@ import (
 	"gonum.org/v1/plot/vg/vgpdf"
 )
 
-// Series is one algorithm's trajectories over seeds: HV[s][t] is HV(S_t) of
-// seed s at round t+1 (all seeds same length).
-type Series struct {
-	Name string
-	HV   [][]float64
-}
-
-// Panel is one geometry.
-type Panel struct {
-	Title  string
-	Series []Series
-}
-
-// FigureOptions configures Figure. Zero values take the defaults noted.
+// FigureOptions configures Draw. Zero values take the defaults noted.
 type FigureOptions struct {
 	Title         string  // overall title, e.g. "d = 3, n = 60, k = 4, σ = 0.035, T = 3000, 10 seeds"; "" for none
-	Window        int     // moving average window w (0 → 50)
-	Level         float64 // CI level (0 → 0.95)
+	Window        int     // the moving average window the curves were computed with, for the y label (0 → 50)
 	Width, Height float64 // figure size in inches (0 → 10 × 7.5)
 	DPI           int     // PNG resolution (0 → 150)
 }
 
 // Defaults of FigureOptions.
 const (
-	DefaultFigureWindow = 50
-	DefaultFigureLevel  = 0.95
 	DefaultFigureWidth  = 10.0
 	DefaultFigureHeight = 7.5
 	DefaultFigureDPI    = 150
 )
 
-// Figure draws one figure: a grid of panels (2×2 for four geometries,
-// in the given order), each with one line per series = the moving average
-// (window w, over rounds t−w+1..t; for t < w the rounds available) of the
-// per-round mean over seeds, and a translucent band = the moving average of
-// the per-round CI bounds of the mean (Student t, n−1 dof). The first series
-// of each panel (THV-UCB) is drawn last, thicker. Colours are consistent per
-// series name across panels. One shared legend sits under the panels, the
-// overall title above them. It returns PNG (opt.DPI) and PDF bytes.
+// Format is what Draw writes.
+type Format int
+
+const (
+	PNG Format = iota // rasterised at opt.DPI: the pixels may differ by CPU (package doc)
+	PDF               // vector: the same bytes on every CPU
+)
+
+// Draw draws one figure of the curves ([Curves]): a grid of panels (2×2
+// for four geometries, in the given order), each with one line per curve
+// (the moving average of the mean) and a translucent band (that of the CI
+// bounds). The first curve of each panel (THV-UCB) is drawn last, thicker.
+// Colours are consistent per curve name across panels. One shared legend
+// sits under the panels, the overall title above them.
 //
-// Errors: no panel, a panel without series, a series without seeds or
-// rounds, ragged seeds, non-finite HV values, duplicate or empty series
-// names in a panel, invalid options.
-func Figure(panels []Panel, opt FigureOptions) (pngBytes, pdfBytes []byte, err error) {
+// Errors: no panel, a panel without curves, a curve without points, with
+// columns of unequal lengths, rounds not increasing from 1, or non-finite
+// values, duplicate or empty curve names in a panel, invalid options, an
+// unknown format.
+func Draw(panels []PanelCurves, opt FigureOptions, format Format) (out []byte, err error) {
 	opt, err = opt.withDefaults()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	curves, names, err := prepareCurves(panels, opt)
+	curves, names, err := layoutCurves(panels)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			pngBytes, pdfBytes, err = nil, nil, fmt.Errorf("render figure: %v", r)
+			out, err = nil, fmt.Errorf("render figure: %v", r)
 		}
 	}()
 	w, h := vg.Length(opt.Width)*vg.Inch, vg.Length(opt.Height)*vg.Inch
-
-	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(opt.DPI), vgimg.UseBackgroundColor(color.White))
-	if err := drawFigure(draw.New(img), panels, curves, names, opt); err != nil {
-		return nil, nil, err
+	var buf bytes.Buffer
+	switch format {
+	case PNG:
+		img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(opt.DPI), vgimg.UseBackgroundColor(color.White))
+		if err := drawFigure(draw.New(img), panels, curves, names, opt); err != nil {
+			return nil, err
+		}
+		if err := png.Encode(&buf, img.Image()); err != nil { // BestCompression: −1.3% size, 6× time
+			return nil, fmt.Errorf("render figure: png: %w", err)
+		}
+		return buf.Bytes(), nil
+	case PDF:
+		pc := &pdfOutlines{Canvas: vgpdf.New(w, h)}
+		pc.EmbedFonts(false) // no font is used: text is drawn as outlines
+		if err := drawFigure(draw.New(pc), panels, curves, names, opt); err != nil {
+			return nil, err
+		}
+		if _, err := pc.WriteTo(&buf); err != nil {
+			return nil, fmt.Errorf("render figure: pdf: %w", err)
+		}
+		return fixPDFDates(buf.Bytes()), nil
 	}
-	var pb bytes.Buffer
-	if err := png.Encode(&pb, img.Image()); err != nil { // BestCompression: −1.3% size, 6× time
-		return nil, nil, fmt.Errorf("render figure: png: %w", err)
-	}
-
-	pc := &pdfOutlines{Canvas: vgpdf.New(w, h)}
-	pc.EmbedFonts(false) // no font is used: text is drawn as outlines
-	if err := drawFigure(draw.New(pc), panels, curves, names, opt); err != nil {
-		return nil, nil, err
-	}
-	var db bytes.Buffer
-	if _, err := pc.WriteTo(&db); err != nil {
-		return nil, nil, fmt.Errorf("render figure: pdf: %w", err)
-	}
-	return pb.Bytes(), fixPDFDates(db.Bytes()), nil
+	return nil, fmt.Errorf("render figure: unknown format %d", format)
 }
 
 func (opt FigureOptions) withDefaults() (FigureOptions, error) {
 	if opt.Window == 0 {
 		opt.Window = DefaultFigureWindow
-	}
-	if opt.Level == 0 {
-		opt.Level = DefaultFigureLevel
 	}
 	if opt.Width == 0 {
 		opt.Width = DefaultFigureWidth
@@ -112,8 +103,6 @@ func (opt FigureOptions) withDefaults() (FigureOptions, error) {
 	switch {
 	case opt.Window < 1:
 		return opt, fmt.Errorf("render figure: window %d < 1", opt.Window)
-	case !(opt.Level > 0 && opt.Level < 1):
-		return opt, fmt.Errorf("render figure: CI level %v not in (0, 1)", opt.Level)
 	case !(opt.Width >= 2 && opt.Width <= 100 && opt.Height >= 2 && opt.Height <= 100):
 		return opt, fmt.Errorf("render figure: size %v × %v in outside [2, 100]", opt.Width, opt.Height)
 	case opt.DPI < 10 || opt.DPI > 1200:
@@ -124,7 +113,7 @@ func (opt FigureOptions) withDefaults() (FigureOptions, error) {
 
 // drawFigure lays the figure out on dc: title on top, panels in a grid,
 // shared legend at the bottom.
-func drawFigure(dc draw.Canvas, panels []Panel, curves [][]seriesCurve, names []string, opt FigureOptions) error {
+func drawFigure(dc draw.Canvas, panels []PanelCurves, curves [][]seriesCurve, names []string, opt FigureOptions) error {
 	margin := vg.Points(6)
 	area := draw.Crop(dc, margin, -margin, margin, -margin)
 

@@ -12,7 +12,7 @@ import (
 )
 
 // newPanelPlot builds the gonum plot of one panel.
-func newPanelPlot(pan Panel, curves []seriesCurve, opt FigureOptions) (*plot.Plot, error) {
+func newPanelPlot(pan PanelCurves, curves []seriesCurve, opt FigureOptions) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = pan.Title
 	p.Title.TextStyle = figTextStyle(figPanelTitleSize)
