@@ -20,6 +20,7 @@ repro: build
 	./$(BIN) repro -j $(JOBS)
 	./$(BIN) show
 	./$(BIN) compare --fail-on none
+	./$(BIN) readings --only default -j $(JOBS)
 
 quick: build
 	./$(BIN) repro --profile quick -j $(JOBS)

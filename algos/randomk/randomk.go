@@ -1,5 +1,6 @@
 // Package randomk implements RandomK, the non-learning baseline: a uniformly
-// random slate of k distinct arms every round.
+// random slate of k distinct arms, drawn once per run (the default, once =
+// 1) or every round (once = 0).
 package randomk
 
 import (
@@ -19,7 +20,7 @@ func init() {
 			Name: "once", Default: 0, Values: []float64{0, 1},
 			Doc: "0: a new random slate every round; 1: one random slate, drawn at the first decision and kept (\"selects a slate uniformly at random\" read as one slate)",
 		}},
-		Summary: "a uniformly random k-subset each round (partial Fisher–Yates), no learning",
+		Summary: "a uniformly random k-subset (partial Fisher–Yates), once per run or every round; no learning",
 		New:     func(cfg algos.Config) algos.Policy { return New(cfg) },
 	})
 }

@@ -13,38 +13,46 @@ import (
 )
 
 // TestReadingsQuick: thv readings on the quick profile runs each reading as
-// an ordinary pipeline run against the shared store: the default reading
-// re-runs no run task of the quick repro, a reading of THV-UCB's δ re-runs
-// only THV-UCB's runs (2 settings × 4 geometries × 4 η × 3 seeds = 96) and
-// the tasks downstream of them. It writes the report, its Parquet table and
-// one lock per reading; an unknown --only is an error.
+// an ordinary pipeline run against the shared store, once per instance seed
+// of the sweep (the default reading has one fixed instance per cell): on
+// instance seed 0 the default reading re-runs no run task of the quick
+// repro; a reading of THV-UCB's δ re-runs, per instance, only THV-UCB's
+// runs (2 settings × 4 geometries × 4 η × 3 seeds = 96) and the tasks
+// downstream of them. It writes the report, its Parquet table and one lock
+// per run; an unknown --only is an error.
 func TestReadingsQuick(t *testing.T) {
 	bin, dir := quickLocal(t)
-	cmd := exec.Command(bin, "readings", "--profile", "quick", "-j", "2", "--only", "default", "--only", "delta-0.05")
+	cmd := exec.Command(bin, "readings", "--profile", "quick", "-j", "2", "--set", "readings.instance_seeds=[0, 1]", "--only", "default", "--only", "delta-0.05")
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("thv readings: %v\n%s", err, out)
 	}
 	executed := map[string]int{}
-	for _, m := range regexp.MustCompile(`reading (\S+): \d+ tasks: (\d+) executed`).FindAllStringSubmatch(string(out), -1) {
-		executed[m[1]], _ = strconv.Atoi(m[2])
+	for _, m := range regexp.MustCompile(`reading (\S+), instance seed (\d) \(\d/2\): \d+ tasks: (\d+) executed`).FindAllStringSubmatch(string(out), -1) {
+		executed[m[1]+"/"+m[2]], _ = strconv.Atoi(m[3])
 	}
-	// default: only the tasks over the sweep's two settings (tables,
-	// compare) are new; every run, select, collect, summarize is cached.
-	if n, ok := executed["default"]; !ok || n > 4 {
-		t.Errorf("default reading executed %d tasks (found %v), want at most the sweep-level tasks\n%s", n, ok, out)
+	// default on instance seed 0: only the tasks over the sweep's two
+	// settings (tables, compare) are new; every run, select, collect,
+	// summarize is cached.
+	if n, ok := executed["default/0"]; !ok || n > 4 {
+		t.Errorf("default reading executed %d tasks on instance 0 (found %v), want at most the sweep-level tasks\n%s", n, ok, out)
 	}
-	if n := executed["delta-0.05"]; n < 96 || n > 96+8*2+8+2+2+2 {
-		t.Errorf("delta-0.05 executed %d tasks, want THV-UCB's 96 runs and what depends on them\n%s", n, out)
+	if n := executed["default/1"]; n < 1000 {
+		t.Errorf("default reading executed %d tasks on instance 1, want a whole protocol\n%s", n, out)
 	}
-	for _, name := range []string{"default", "delta-0.05"} {
-		if _, err := os.Stat(filepath.Join(dir, "results", "readings", name+".lock")); err != nil {
-			t.Error(err)
+	for _, inst := range []string{"0", "1"} {
+		if n := executed["delta-0.05/"+inst]; n < 96 || n > 96+8*2+8+2+2+2 {
+			t.Errorf("delta-0.05 executed %d tasks on instance %s, want THV-UCB's 96 runs and what depends on them\n%s", n, inst, out)
+		}
+		for _, name := range []string{"default", "delta-0.05"} {
+			if _, err := os.Stat(filepath.Join(dir, "results", "readings", name, "instance-seed="+inst+".lock")); err != nil {
+				t.Error(err)
+			}
 		}
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "results", "readings.md"))
-	if err != nil || !strings.Contains(string(md), "| delta-0.05 | `algorithms.THV-UCB.params.delta=0.05` |") {
+	if err != nil || !strings.Contains(string(md), "| delta-0.05 | `algorithms.THV-UCB.params.delta=0.05` | 2 instances |") {
 		t.Fatalf("readings.md: %v\n%s", err, md)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "results", "readings.parquet"))
@@ -52,7 +60,7 @@ func TestReadingsQuick(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows, err := formats.DecodeReadings(b)
-	if err != nil || len(rows) != 2 || rows[0].Reading != "default" || rows[0].Values != 224 || !strings.HasPrefix(rows[1].CompareKey, "sha256:") {
+	if err != nil || len(rows) != 2 || rows[0].Reading != "default" || rows[0].Values != 224 || rows[0].InstanceSeeds != 2 || !strings.HasPrefix(rows[1].CompareKey, "sha256:") {
 		t.Fatalf("readings.parquet: %v %+v", err, rows)
 	}
 	cmd = exec.Command(bin, "readings", "--profile", "quick", "--only", "nosuch")

@@ -99,6 +99,13 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 // holds the per-seed summaries by FinalInputName; regret is our metric the
 // reference's final_regret is read as (formats.RegretMetrics).
 func Compare(ref *Reference, res Results, finals map[string][]formats.Summary, regret string) []formats.Comparison {
+	return judge(ref, regret, func(c RefCell, metric string) (Ours, bool) { return oursFor(res, finals, c, metric) })
+}
+
+// judge compares every value of the reference with ours(cell, our metric
+// column), under the reference's tolerance; a value ours has nothing for
+// is missing.
+func judge(ref *Reference, regret string, ours func(RefCell, string) (Ours, bool)) []formats.Comparison {
 	var rows []formats.Comparison
 	for _, c := range ref.Cells {
 		for _, m := range []struct {
@@ -108,10 +115,10 @@ func Compare(ref *Reference, res Results, finals map[string][]formats.Summary, r
 			if m.v == nil {
 				continue
 			}
-			ours, ok := oursFor(res, finals, c, ourMetric(m.name, regret))
+			o, ok := ours(c, ourMetric(m.name, regret))
 			var r formats.Comparison
 			if ok {
-				r = CompareValue(ours, *m.v.Value, m.v.CI, ref.Tolerance, ref.Tolerance.Applies == "percentile")
+				r = CompareValue(o, *m.v.Value, m.v.CI, ref.Tolerance, ref.Tolerance.Applies == "percentile")
 			} else {
 				r = formats.Comparison{Published: *m.v.Value, PublishedCI: m.v.CI, Missing: true,
 					Ours: math.NaN(), OursCI: math.NaN(), Diff: math.NaN(), RelDiff: math.NaN(), Percentile: math.NaN()}

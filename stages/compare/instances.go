@@ -1,10 +1,6 @@
 package compare
 
-import (
-	"math"
-
-	"thv/stages/formats"
-)
+import "thv/stages/formats"
 
 // AcrossInstances judges every value of the reference against our results
 // on many fixed instances (instances.mode = fixed, one protocol run per
@@ -17,39 +13,25 @@ import (
 // (what one instance's seeds give, as the paper's CI is), which tolerance
 // (a) uses.
 func AcrossInstances(ref *Reference, perInstance []Results, regret string) []formats.Comparison {
-	var rows []formats.Comparison
-	for _, c := range ref.Cells {
-		for _, m := range []struct {
-			name string
-			v    *Value
-		}{{MetricHV, c.HVLast100}, {MetricRegret, c.FinalRegret}} {
-			if m.v == nil {
-				continue
+	return judge(ref, regret, func(c RefCell, metric string) (Ours, bool) {
+		var means, halves []float64
+		for _, res := range perInstance {
+			est, ok := cellEstimate(res, c, metric)
+			if !ok {
+				return Ours{}, false // missing on one instance: missing
 			}
-			var means, halves []float64
-			for _, res := range perInstance {
-				if est, ok := cellEstimate(res, c, ourMetric(m.name, regret)); ok {
-					means = append(means, est.Mean)
-					halves = append(halves, est.HalfWidth)
-				}
-			}
-			var r formats.Comparison
-			if len(means) == len(perInstance) && len(means) > 0 {
-				sum := 0.0
-				for _, x := range means {
-					sum += x
-				}
-				ours := Ours{Mean: sum / float64(len(means)), CI: median(halves), Outcomes: means}
-				r = CompareValue(ours, *m.v.Value, m.v.CI, ref.Tolerance, ref.Tolerance.Applies == "percentile")
-			} else {
-				r = formats.Comparison{Published: *m.v.Value, PublishedCI: m.v.CI, Missing: true,
-					Ours: math.NaN(), OursCI: math.NaN(), Diff: math.NaN(), RelDiff: math.NaN(), Percentile: math.NaN()}
-			}
-			r.Setting, r.Geometry, r.Algorithm, r.Metric = c.Setting, c.Geometry, c.Algorithm, m.name
-			rows = append(rows, r)
+			means = append(means, est.Mean)
+			halves = append(halves, est.HalfWidth)
 		}
-	}
-	return rows
+		if len(means) == 0 {
+			return Ours{}, false
+		}
+		sum := 0.0
+		for _, x := range means {
+			sum += x
+		}
+		return Ours{Mean: sum / float64(len(means)), CI: median(halves), Outcomes: means}, true
+	})
 }
 
 // cellEstimate is our estimate of one of our metrics for a reference cell.

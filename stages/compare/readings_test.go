@@ -55,7 +55,7 @@ func TestReadingSummarize(t *testing.T) {
 		t.Fatal("median")
 	}
 	md := ReadingsMarkdown([]ReadingResult{r}, [2]float64{2.5, 97.5})
-	for _, s := range []string{"| x | `a=1`, `b=2` | its seeds | 3 / 5 |", "| THV-UCB | 1/2 · 0/0 |", "| RandomK | 1/1 · 1/2 |"} {
+	for _, s := range []string{"| x | `a=1`, `b=2` | its seeds | 3 / 5 |", "| THV-UCB | 1/2 · 0/0 |", "| RandomK | 1/1 · 1/2 |", "## x: the values that differ", "|  |  | THV-UCB | hv_last100 | 0 ± 0.004 | 0 ± 0.002 |"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("report lacks %q:\n%s", s, md)
 		}

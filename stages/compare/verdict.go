@@ -8,7 +8,8 @@ import (
 
 // Ours is what our results say about one (setting, geometry, algorithm,
 // metric): the mean and 95% CI half-width over the seeds, and the
-// per-instance outcomes (one per seed: each seed draws its own instance).
+// per-instance outcomes (one per seed when each seed draws its own
+// instance; the cell means of many instances in AcrossInstances).
 type Ours struct {
 	Mean, CI float64
 	Outcomes []float64
