@@ -781,7 +781,10 @@ func directive(comment string) (string, bool) {
 	case strings.HasPrefix(comment, "//go:"):
 		return comment, true
 	case constraint.IsPlusBuild(comment):
-		return "// +build " + strings.Join(strings.Fields(comment[len("// +build"):]), " "), true
+		// IsPlusBuild also accepts "//+build" (no space): cut the marker,
+		// not a fixed-length prefix.
+		rest := strings.TrimPrefix(strings.TrimSpace(strings.TrimPrefix(comment, "//")), "+build")
+		return "// +build " + strings.Join(strings.Fields(rest), " "), true
 	}
 	return "", false
 }

@@ -288,6 +288,8 @@ func FuzzTokenise(f *testing.F) {
 		"package p\nvar x = 1.String()\n",
 		"package p\n/* unterminated",
 		"package p\nvar x = #\n",
+		"//+build", // IsPlusBuild accepts it without the space: once a slice out of range
+		"//+build linux\n\npackage p\n",
 		"package p\nvar x = []int{0o17, 0O7, 0b101, 0B1, 0755, 0, 00, 0x_1, 0o8, 0b2, 08, 09.5, 0o, 0b, 1_000, 0e1, 0.5e+1, 1.}\n",
 	} {
 		f.Add([]byte(src))
@@ -315,4 +317,18 @@ func FuzzTokenise(f *testing.F) {
 			t.Fatalf("tokenise and go/scanner differ:\n%s\n%q\n---\n%s\n%q", fast.out, fast.imports, slow.out, slow.imports)
 		}
 	})
+}
+
+// TestPlusBuildDirective: a legacy build line normalises the same with or
+// without the space after //, and "//+build" alone does not panic.
+func TestPlusBuildDirective(t *testing.T) {
+	for in, want := range map[string]string{
+		"// +build linux  amd64": "// +build linux amd64",
+		"//+build linux amd64":   "// +build linux amd64",
+		"//+build":               "// +build ",
+	} {
+		if got, ok := directive(in); !ok || got != want {
+			t.Errorf("directive(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
 }
