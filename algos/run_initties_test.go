@@ -1,6 +1,7 @@
 package algos_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,23 +25,11 @@ func TestRunInitTies(t *testing.T) {
 		}
 		hvs[rule] = tr.HV[:algos.InitRounds(36, 3, 2)]
 	}
-	if !equal(hvs[""], hvs[algos.InitTiesLowest]) || equal(hvs[""], hvs[algos.InitTiesRandom]) {
+	if !slices.Equal(hvs[""], hvs[algos.InitTiesLowest]) || slices.Equal(hvs[""], hvs[algos.InitTiesRandom]) {
 		t.Fatal("init ties: want \"\" = lowest_index ≠ random over the initial rounds")
 	}
 	spec.InitTies = "alphabetical"
 	if _, _, err := algos.Run(spec, bench); err == nil || !strings.Contains(err.Error(), "lowest_index") {
 		t.Fatalf("unknown init ties: %v", err)
 	}
-}
-
-func equal(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
