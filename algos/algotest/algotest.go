@@ -5,6 +5,7 @@ package algotest
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -163,4 +164,28 @@ func CheckSelectAllocFree(t *testing.T, names []string, eta float64) {
 			t.Errorf("%s: Select allocates %v times per call", name, a)
 		}
 	}
+}
+
+// FirstCallMallocs counts the heap allocations of a first call: prepare
+// sets up afresh (a new policy) and returns the call. Like
+// testing.AllocsPerRun it runs with GOMAXPROCS(1), and it reads the
+// process-wide malloc count, which another goroutine (the runtime's, or a
+// loaded emulator's timing) can move: so it tries up to attempts fresh
+// setups and returns the fewest. A call that allocates does so every
+// time, so the minimum still catches it.
+func FirstCallMallocs(attempts int, prepare func() func()) uint64 {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	fewest := ^uint64(0)
+	for range attempts {
+		call := prepare()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		call()
+		runtime.ReadMemStats(&after)
+		fewest = min(fewest, after.Mallocs-before.Mallocs)
+		if fewest == 0 {
+			break
+		}
+	}
+	return fewest
 }
