@@ -673,9 +673,11 @@ func TestDependencyOutsideThePlan(t *testing.T) {
 }
 
 // TestLockIsCheckedAgainstTheStore: a lock edited to give a task another
-// existing object (the swap of issue #12) is not trusted: the store's index
-// decides, the disagreement is reported, downstream tasks read the right
-// input, and the lock is corrected. Unsafe output names are refused.
+// existing object (the swap of issue #12) is not trusted, and neither is
+// the store: the two disputed tasks are re-executed and the computation
+// decides (here for the index), the disputes are reported by task ID,
+// downstream tasks read the right input, and the lock is corrected from the
+// re-executions. Unsafe output names are refused.
 func TestLockIsCheckedAgainstTheStore(t *testing.T) {
 	e := newEnv(t)
 	e.repro(diamond(2), Options{Jobs: 2})
@@ -699,11 +701,15 @@ func TestLockIsCheckedAgainstTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Executed != 0 || !strings.Contains(log.String(), "disagrees with the store") || !strings.Contains(log.String(), "gen/a/0") {
-		t.Fatalf("executed %v; log %q", ids(rep, Executed), log.String())
+	if got := ids(rep, Executed); !slices.Equal(got, []string{"gen/a/0", "gen/a/1"}) {
+		t.Fatalf("executed %v, want the two disputed tasks only; log %q", got, log.String())
+	}
+	if len(rep.Disputes) != 2 || rep.Disputes[0].Task != "gen/a/0" || rep.Disputes[0].Winner() != "index" || rep.Disputes[1].Winner() != "index" ||
+		!strings.Contains(log.String(), `"agrees with"=index`) {
+		t.Fatalf("disputes %v; log %q", rep.Disputes, log.String())
 	}
 	if string(e.lock()) != string(good) {
-		t.Fatal("the lock was not corrected to the store's facts")
+		t.Fatal("the lock was not corrected to what the re-execution gives")
 	}
 	if !e.project(diamond(2)).runner().trustLock {
 		t.Fatal("the corrected lock is not sealed")

@@ -1,11 +1,15 @@
 package pipeline
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
+	"syscall"
 	"testing"
 
 	"thv/artifacts"
@@ -16,23 +20,89 @@ import (
 // start the test binary itself as their worker.
 const workerEnv = "THV_PIPELINE_TEST_WORKER"
 
+// workerOutEnv names the worker's scratch store (as exec-task --out);
+// hogEnv makes gen allocate twice that many MiB under an address-space
+// limit of that many (as exec-task --max-memory).
+const (
+	workerOutEnv = "THV_PIPELINE_TEST_OUT"
+	hogEnv       = "THV_PIPELINE_TEST_HOG"
+)
+
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(workerEnv); dir != "" {
-		st, err := artifacts.Open(dir)
-		if err == nil {
-			var k *Kinds
-			k, err = NewKinds(newFakeCode(), fakeKindList()...)
-			if err == nil {
-				err = ServeWorker(context.Background(), &Worker{Store: st, Kinds: k}, os.Stdin, os.Stdout)
-			}
-		}
-		if err != nil {
+		if err := serveTestWorker(dir); err != nil {
 			fmt.Fprintln(os.Stderr, "worker:", err)
 			os.Exit(1)
 		}
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+func serveTestWorker(dir string) error {
+	st, err := artifacts.Open(dir)
+	if err != nil {
+		return err
+	}
+	w := &Worker{Store: st}
+	if out := os.Getenv(workerOutEnv); out != "" {
+		if w.Out, err = artifacts.OpenScratch(out); err != nil {
+			return err
+		}
+	}
+	kinds := fakeKindList()
+	if mib, _ := strconv.Atoi(os.Getenv(hogEnv)); mib > 0 {
+		lim := syscall.Rlimit{Cur: uint64(mib) << 20, Max: uint64(mib) << 20}
+		if err := syscall.Setrlimit(syscall.RLIMIT_AS, &lim); err != nil {
+			return err
+		}
+		kinds[0].Run = func(context.Context, []byte, map[string][]byte) (map[string][]byte, error) {
+			b := make([]byte, 2*mib<<20)
+			for i := range b {
+				b[i] = byte(i)
+			}
+			return map[string][]byte{"x": b[:1]}, nil
+		}
+	}
+	if w.Kinds, err = NewKinds(newFakeCode(), kinds...); err != nil {
+		return err
+	}
+	lie := os.Getenv(liarEnv)
+	if lie == "" {
+		return ServeWorker(context.Background(), w, os.Stdin, os.Stdout)
+	}
+	// A lying worker: the protocol of ServeWorker, with false answers.
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(nil, maxSpecLine)
+	enc := json.NewEncoder(os.Stdout)
+	for sc.Scan() {
+		var spec Spec
+		if err := json.Unmarshal(sc.Bytes(), &spec); err != nil {
+			return err
+		}
+		outs, err := w.Execute(context.Background(), &spec)
+		if err != nil {
+			return err
+		}
+		for name, d := range outs {
+			switch lie {
+			case "digest":
+				if outs[name], err = w.dest().Put([]byte("forged " + name)); err != nil {
+					return err
+				}
+			case "objects":
+				p := w.dest().ObjectPath(d)
+				os.Chmod(p, 0o644)
+				if err := os.WriteFile(p, []byte("forged "+name), 0o644); err != nil {
+					return err
+				}
+			}
+		}
+		if err := enc.Encode(specResult{Task: spec.Task, Outputs: outs}); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
 }
 
 func testProcessExecutor(e *env) *Process {

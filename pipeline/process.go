@@ -80,6 +80,10 @@ type Process struct {
 	// NewCommand, if set, makes each worker's command instead (a
 	// container runtime names every container afresh).
 	NewCommand func() (*exec.Cmd, error)
+	// MemoryLimit is the memory ceiling the workers run under (set by
+	// their command line, e.g. exec-task --max-memory), for the error of
+	// a worker that dies of it; 0: none.
+	MemoryLimit int64
 
 	mu     sync.Mutex
 	idle   []*procWorker
@@ -90,7 +94,7 @@ type procWorker struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  *bufio.Scanner
-	stderr *tailBuffer
+	stderr *stderrLog
 }
 
 // Execute sends spec to an idle worker (starting one if none is idle) and
@@ -103,6 +107,9 @@ func (p *Process) Execute(ctx context.Context, spec *Spec) (map[string]artifacts
 	res, err := w.do(ctx, spec)
 	if err != nil {
 		w.kill()
+		if p.MemoryLimit > 0 && outOfMemory(w.stderr.String()) {
+			return nil, fmt.Errorf("exceeded the memory ceiling of %d MiB per task (its worker ran out of memory; raise it with --task-memory if the task is honest)", p.MemoryLimit>>20)
+		}
 		return nil, err
 	}
 	p.put(w)
@@ -163,7 +170,7 @@ func (p *Process) start() (*procWorker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &procWorker{cmd: cmd, stdin: stdin, stderr: &tailBuffer{max: 4096}}
+	w := &procWorker{cmd: cmd, stdin: stdin, stderr: &stderrLog{}}
 	cmd.Stderr = w.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("process executor: starting %s: %w", cmd.Path, err)
@@ -250,27 +257,50 @@ func (p *Process) Close() error {
 	return nil
 }
 
-// tailBuffer keeps the last max bytes written to it (a worker's stderr).
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
+// outOfMemory reports whether a worker's last words are the Go runtime's
+// out-of-memory crash (an allocation beyond its address-space limit).
+func outOfMemory(stderr string) bool {
+	return strings.Contains(stderr, "fatal error: out of memory") || strings.Contains(stderr, "runtime: out of memory")
 }
 
-func (t *tailBuffer) Write(p []byte) (int, error) {
+// stderrLog keeps the first and the last bytes written to it (a worker's
+// stderr): a Go crash says why at its start ("fatal error: out of
+// memory") and where at its end.
+type stderrLog struct {
+	mu         sync.Mutex
+	head, tail []byte
+	cut        bool // bytes were dropped between head and tail
+}
+
+const (
+	stderrHead = 1024
+	stderrTail = 4096
+)
+
+func (t *stderrLog) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = t.b[len(t.b)-t.max:]
+	n := len(p)
+	if room := stderrHead - len(t.head); room > 0 {
+		k := min(room, len(p))
+		t.head = append(t.head, p[:k]...)
+		p = p[k:]
 	}
-	return len(p), nil
+	t.tail = append(t.tail, p...)
+	if len(t.tail) > stderrTail {
+		t.tail = t.tail[len(t.tail)-stderrTail:]
+		t.cut = true
+	}
+	return n, nil
 }
 
-func (t *tailBuffer) String() string {
+func (t *stderrLog) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return string(t.b)
+	if t.cut {
+		return string(t.head) + "\n…\n" + string(t.tail)
+	}
+	return string(t.head) + string(t.tail)
 }
 
 // WorkerCommand returns the command line that starts a `thv exec-task`

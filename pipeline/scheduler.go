@@ -54,6 +54,9 @@ type Result struct {
 	Reason  string        // why it was stale (executed, stale, waiting)
 	Err     error         // why it failed (without the task ID: callers name it)
 	Elapsed time.Duration // execution time (unhashed, for reports only)
+	// Dispute is set when the lock and the store disagreed about this
+	// task's outputs (dispute.go); Computed is filled once it re-ran.
+	Dispute *Dispute
 
 	parts keyParts // what the key was computed from
 	code  string   // the code identity digest
@@ -68,6 +71,10 @@ type Report struct {
 	Blocked   int
 	Stale     int // dry run: tasks that would run (including waiting ones)
 	Cancelled int
+	// Disputes lists, in plan order, the tasks whose lock record and
+	// store index disagreed or whose lock record their re-execution did
+	// not reproduce (dispute.go).
+	Disputes []*Dispute
 }
 
 // Runner walks a plan against a store and a lock.
@@ -153,6 +160,9 @@ func (r *Runner) Run(ctx context.Context, opt Options) (*Report, error) {
 	r.results = nil
 	s.register()
 
+	// A worker's answer is a claim unless the worker is this process's
+	// own code: the host reads back what it stored and re-hashes it.
+	_, trusted := exec.(inProcess)
 	todo := make(chan *job)
 	results := make(chan done)
 	for w := 0; w < jobs; w++ {
@@ -160,6 +170,9 @@ func (r *Runner) Run(ctx context.Context, opt Options) (*Report, error) {
 			for j := range todo {
 				start := time.Now()
 				outs, err := exec.Execute(ctx, j.spec)
+				if err == nil && !trusted {
+					err = confirmOutputs(r.Store, j.spec, outs)
+				}
 				results <- done{job: j, outputs: outs, err: err, elapsed: time.Since(start)}
 			}
 		}()
@@ -200,6 +213,9 @@ func (r *Runner) Run(ctx context.Context, opt Options) (*Report, error) {
 			res.Status = Cancelled
 		}
 		rep.Results = append(rep.Results, res)
+		if res.Dispute != nil {
+			rep.Disputes = append(rep.Disputes, res.Dispute)
+		}
 		switch res.Status {
 		case Executed:
 			rep.Executed++
@@ -319,9 +335,10 @@ type decision struct {
 	parts  keyParts
 	code   string
 	key    artifacts.Key
-	outs   map[string]artifacts.Digest // set when cached
-	reason string                      // why it is stale
-	err    error
+	outs    map[string]artifacts.Digest // set when cached
+	reason  string                      // why it is stale
+	dispute *Dispute                    // the lock and the index disagree
+	err     error
 }
 
 // decideAll decides tasks, in parallel when there are many.
@@ -359,9 +376,14 @@ func (s *pass) decide(t *Task, h *keyHasher) decision {
 		return decision{task: t, err: err}
 	}
 	d := decision{task: t, parts: parts, code: code, key: h.key(parts, code)}
-	if outs, ok := s.lookup(t, d.key); ok {
+	outs, ok, dispute := s.lookup(t, d.key)
+	switch {
+	case dispute != nil:
+		d.dispute = dispute
+		d.reason = "the lock and the store's index disagree on its outputs: re-executing it settles which is right"
+	case ok:
 		d.outs = outs
-	} else {
+	default:
 		d.reason = s.explain(t, parts)
 	}
 	return d
@@ -381,9 +403,18 @@ func (s *pass) apply(d decision) {
 		return
 	}
 	res.Reason = d.reason
+	res.Dispute = d.dispute
 	if s.opt.DryRun {
 		s.finish(t, Stale)
 		return
+	}
+	if d.dispute != nil {
+		// The disputed entry is evidence: set it aside before the
+		// re-execution writes the entry the computation gives.
+		if err := s.Store.SetAsideEntry(d.key, "disputed: the lock records other outputs for this key"); err != nil {
+			s.fail(t, fmt.Errorf("setting aside the disputed index entry: %w", err))
+			return
+		}
 	}
 	heap.Push(&s.queue, &job{task: t, spec: newSpec(t, d.code, d.parts, d.key)})
 }
@@ -459,27 +490,27 @@ func (s *pass) keyParts(t *Task) (keyParts, string, error) {
 }
 
 // lookup finds the outputs of key. A record of a lock sealed in this store
-// is used as it is (no file read); otherwise the store's index decides, and
-// a lock record that disagrees with it is reported and ignored. Outputs
-// must all be present in the store.
-func (s *pass) lookup(t *Task, key artifacts.Key) (map[string]artifacts.Digest, bool) {
+// is used as it is (no file read); otherwise the store's index decides what
+// is cached, and a lock record for the same key that names other outputs
+// than the index entry is a dispute (dispute.go): neither is used, and the
+// task is re-executed. Outputs must all be present in the store.
+func (s *pass) lookup(t *Task, key artifacts.Key) (map[string]artifacts.Digest, bool, *Dispute) {
 	rec, hasRec := s.Lock.Record(t.ID)
 	if hasRec && rec.Key == key && s.trustLock && s.present(rec.Outputs) {
-		return rec.Outputs, true
+		return rec.Outputs, true, nil
 	}
 	e, ok, err := s.Store.GetEntry(key)
 	if err != nil || !ok {
-		return nil, false
+		return nil, false, nil
 	}
 	outs := make(map[string]artifacts.Digest, len(e.Outputs))
 	for _, o := range e.Outputs {
 		outs[o.Name] = o.Digest
 	}
 	if hasRec && rec.Key == key && !maps.Equal(rec.Outputs, outs) {
-		s.log.Warn("the lock disagrees with the store's index; using the store's outputs (the lock will be corrected)",
-			"task", t.ID, "lock", rec.Outputs, "store", outs)
+		return nil, false, &Dispute{Task: t.ID, Lock: rec.Outputs, Index: outs}
 	}
-	return outs, s.present(outs)
+	return outs, s.present(outs), nil
 }
 
 // present reports whether every output is in the store. It consults a
@@ -532,6 +563,7 @@ func (s *pass) complete(d done) {
 	}
 	if !j.recovery {
 		res.Outputs = d.outputs
+		s.settle(res)
 		s.finish(t, Executed)
 		return
 	}
@@ -549,6 +581,22 @@ func (s *pass) complete(d done) {
 			w.ok()
 		}
 	}
+}
+
+// settle records how a task's execution bears on its records: a dispute
+// found when deciding it is settled by the outputs it gave, and a lock
+// record for the same key that the execution did not reproduce becomes a
+// dispute of its own (the lock is then corrected from the computation).
+func (s *pass) settle(res *Result) {
+	if res.Dispute == nil {
+		rec, ok := s.Lock.Record(res.Task.ID)
+		if !ok || rec.Key != res.Key || maps.Equal(rec.Outputs, res.Outputs) {
+			return
+		}
+		res.Dispute = &Dispute{Task: res.Task.ID, Lock: rec.Outputs}
+	}
+	res.Dispute.Computed = res.Outputs
+	s.log.Warn("the lock and the store disagreed; the re-execution decided", "task", res.Task.ID, "agrees with", res.Dispute.Winner())
 }
 
 // failJob fails a job: a task's own execution, or a recovery, whose

@@ -2,11 +2,13 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
 	"sync"
+	"time"
 
 	"thv/artifacts"
 )
@@ -15,10 +17,13 @@ import (
 type VerifyOptions struct {
 	// Sample re-executes this many tasks, drawn per kind in proportion to
 	// its size with at least one of each kind; 0 (or ≥ the task count)
-	// re-executes every task.
+	// re-executes every task: the complete check, and the default.
 	Sample int
-	Seed   uint64 // of the sample draw
+	Seed   uint64 // of the sample draw (callers draw it at random and print it)
 	Jobs   int    // parallel executions; ≤ 0 means 1
+	// TaskTimeout is the time ceiling of one re-executed task; 0: none.
+	// A task over it fails, named, and the verification with it.
+	TaskTimeout time.Duration
 	// NewExecutor returns the executor to re-execute with, writing outputs
 	// to scratch and reading inputs from the project store (Worker.Out).
 	// nil: in process.
@@ -35,10 +40,50 @@ type VerifyReport struct {
 	Store      artifacts.CheckReport
 	Kinds      []KindVerdict // in the plan's kind order
 	Mismatches []Mismatch    // in plan order: differing outputs and failed executions
-	Lock       []Mismatch    // lock records that disagree with the store's index
+	// Disputes are the tasks whose lock record and store index entry
+	// disagree. Each was re-executed (Computed, unless that failed: see
+	// Mismatches) to say which record is right; nothing else was, and
+	// nothing was replaced: thv repro settles them.
+	Disputes []*Dispute
 	// Damaged names the tasks whose outputs or index entries failed the
 	// store check (then nothing is re-executed: thv repro repairs first).
 	Damaged []Damage
+}
+
+// Complete reports whether every task of the lock was re-executed.
+func (r *VerifyReport) Complete() bool {
+	for _, k := range r.Kinds {
+		if k.Checked < k.Tasks {
+			return false
+		}
+	}
+	return len(r.Kinds) > 0
+}
+
+// Tasks counts the tasks of the lock that Verify considered.
+func (r *VerifyReport) Tasks() int {
+	n := 0
+	for _, k := range r.Kinds {
+		n += k.Tasks
+	}
+	return n
+}
+
+// EscapeChance is the probability that a single forged task escapes a
+// sampled check like this one: the largest, over kinds, of the share of a
+// kind's tasks that were not re-executed. 0 for a complete check.
+func (r *VerifyReport) EscapeChance() (float64, string) {
+	var p float64
+	var kind string
+	for _, k := range r.Kinds {
+		if k.Tasks == 0 {
+			continue
+		}
+		if q := float64(k.Tasks-k.Checked) / float64(k.Tasks); q > p {
+			p, kind = q, k.Kind
+		}
+	}
+	return p, kind
 }
 
 // KindVerdict counts the tasks of one kind.
@@ -68,23 +113,29 @@ func (m Mismatch) String() string {
 	return fmt.Sprintf("%s: output %s: the lock records %s, the re-execution gives %s", m.Task, m.Output, m.Want, m.Got)
 }
 
-// OK reports whether the store checked clean and every re-executed task
-// gave the lock's outputs bit for bit.
+// OK reports whether the store checked clean, no record disagreed and
+// every re-executed task gave the lock's outputs bit for bit.
 func (r *VerifyReport) OK() bool {
-	return len(r.Store.Problems) == 0 && len(r.Lock) == 0 && len(r.Mismatches) == 0
+	return len(r.Store.Problems) == 0 && len(r.Disputes) == 0 && len(r.Mismatches) == 0
 }
 
 // Verify re-executes tasks of the lock, ignoring the cache, and compares
-// every output digest with the lock's; first it re-hashes the whole store.
+// every output digest with the lock's; first it re-hashes the whole store
+// and reads every task's record from the store's index, honouring no seal.
 // Executions read their inputs from the store (the lock's recorded
 // inputs, checked by the status pass) and write to a scratch store that
-// is removed afterwards: the project store and the lock are not changed
-// (except that corrupt files found are moved to corrupt/, as on any read).
+// is removed afterwards; every answer is confirmed against the scratch
+// store (its index entry read, its objects re-hashed), whatever executor
+// gave it. The project store and the lock are not changed (except that
+// corrupt files found are moved to corrupt/, as on any read).
 //
-// The lock must be current for this build and store: every task of the
-// plan up to date, so that each one's inputs are at hand and its key is
-// what this code computes. Otherwise Verify says which task is not and
-// that thv repro comes first.
+// A task whose lock record and index entry disagree is re-executed to say
+// which is right, and reported; the rest is then not re-executed (thv
+// repro settles disputes first, and the lock's seal, if any, is set aside
+// so that it does read the index). Otherwise the lock must be current for
+// this build and store: every task of the plan up to date, so that each
+// one's inputs are at hand and its key is what this code computes; Verify
+// says which task is not and that thv repro comes first.
 func (p *Project) Verify(ctx context.Context, opt VerifyOptions) (*VerifyReport, error) {
 	unlock, err := p.Store.LockShared() // a gc must not remove the inputs
 	if err != nil {
@@ -104,6 +155,8 @@ func (p *Project) Verify(ctx context.Context, opt VerifyOptions) (*VerifyReport,
 	// A listing prefetched when the project was opened predates the
 	// check, which may have moved corrupt files aside.
 	p.listing = nil
+	defer func(v bool) { p.IgnoreSeal = v }(p.IgnoreSeal)
+	p.IgnoreSeal = true
 	status, err := p.Status(ctx)
 	if err != nil {
 		return nil, err
@@ -115,11 +168,19 @@ func (p *Project) Verify(ctx context.Context, opt VerifyOptions) (*VerifyReport,
 		rep.Damaged = p.damagedTasks(status, rep.Store.Problems)
 		return rep, nil
 	}
-	jobs, err := p.verifyJobs(status, opt, rep)
-	if err != nil {
+	var jobs []verifyJob
+	if len(status.Disputes) > 0 {
+		rep.Disputes = status.Disputes
+		jobs = p.disputeJobs(status)
+		// A seal of this lock would keep the next repro from reading the
+		// index, and so from settling the disputes: it no longer holds
+		// (best effort: a read-only store cannot be repaired anyway).
+		if !p.Lock.digest.IsZero() {
+			_ = p.Store.SetAsideEntry(sealKey(p.Lock.digest), "the lock's seal: thv verify found its records disputed by the store's index")
+		}
+	} else if jobs, err = p.verifyJobs(status, opt, rep); err != nil {
 		return nil, err
 	}
-	rep.Lock = p.lockAgainstStore(status)
 	scratchDir, err := os.MkdirTemp("", "thv-verify-")
 	if err != nil {
 		return nil, err
@@ -137,6 +198,7 @@ func (p *Project) Verify(ctx context.Context, opt VerifyOptions) (*VerifyReport,
 	}
 	defer ex.Close()
 	found := make([][]Mismatch, len(jobs))
+	got := make([]map[string]artifacts.Digest, len(jobs))
 	var next, done int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -153,7 +215,8 @@ func (p *Project) Verify(ctx context.Context, opt VerifyOptions) (*VerifyReport,
 					return
 				}
 				j := jobs[i]
-				outs, err := ex.Execute(ctx, j.spec)
+				outs, err := reexecute(ctx, ex, scratch, j.spec, opt.TaskTimeout)
+				got[i] = outs
 				found[i] = compareOutputs(j, outs, err)
 				mu.Lock()
 				done++
@@ -167,6 +230,19 @@ func (p *Project) Verify(ctx context.Context, opt VerifyOptions) (*VerifyReport,
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if rep.Disputes != nil {
+		for i, j := range jobs {
+			if len(found[i]) == 0 || found[i][0].Err == nil {
+				j.dispute.Computed = got[i]
+			}
+			for _, m := range found[i] {
+				if m.Err != nil {
+					rep.Mismatches = append(rep.Mismatches, m)
+				}
+			}
+		}
+		return rep, nil
 	}
 	verdict := map[string]*KindVerdict{}
 	for i := range rep.Kinds {
@@ -187,11 +263,46 @@ func (p *Project) Verify(ctx context.Context, opt VerifyOptions) (*VerifyReport,
 	return rep, nil
 }
 
+// reexecute runs one spec under the time ceiling and confirms the answer
+// against what the worker stored in scratch: a worker's printed digests
+// are a claim, the re-hashed objects are the evidence.
+func reexecute(ctx context.Context, ex Executor, scratch *artifacts.Store, spec *Spec, timeout time.Duration) (map[string]artifacts.Digest, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	outs, err := ex.Execute(ctx, spec)
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("exceeded the time ceiling of %s per task (raise it with --task-timeout if the task is honest)", timeout)
+		}
+		return nil, err
+	}
+	if err := confirmOutputs(scratch, spec, outs); err != nil {
+		return nil, err
+	}
+	return outs, nil
+}
+
 // verifyJob is one task to re-execute and the outputs its lock records.
 type verifyJob struct {
-	task *Task
-	spec *Spec
-	want map[string]artifacts.Digest
+	task    *Task
+	spec    *Spec
+	want    map[string]artifacts.Digest
+	dispute *Dispute // the dispute it settles, if any
+}
+
+// disputeJobs re-executes the disputed tasks of a status pass, under the
+// key this build computes, comparing with the lock's record.
+func (p *Project) disputeJobs(status *Report) []verifyJob {
+	var jobs []verifyJob
+	for _, r := range status.Results {
+		if d := r.Dispute; d != nil {
+			jobs = append(jobs, verifyJob{task: r.Task, spec: newSpec(r.Task, r.code, r.parts, r.Key), want: d.Lock, dispute: d})
+		}
+	}
+	return jobs
 }
 
 // verifyJobs checks that the lock is current and draws the tasks to
@@ -242,26 +353,6 @@ func (p *Project) verifyJobs(status *Report, opt VerifyOptions, rep *VerifyRepor
 		jobs = append(jobs, verifyJob{task: r.Task, spec: spec, want: rec.Outputs})
 	}
 	return jobs, nil
-}
-
-// lockAgainstStore lists the tasks, sampled or not, whose lock record
-// names other outputs than the store's index entry for their key (the
-// status pass read them there unless the lock is sealed, and a sealed lock
-// is the one the store vouched for): an edited lock is found without
-// re-executing anything.
-func (p *Project) lockAgainstStore(status *Report) []Mismatch {
-	var out []Mismatch
-	for _, r := range status.Results {
-		rec, ok := p.Lock.Record(r.Task.ID)
-		if !ok {
-			continue
-		}
-		for _, m := range compareOutputs(verifyJob{task: r.Task, want: rec.Outputs}, r.Outputs, nil) {
-			m.Err = fmt.Errorf("output %s: the lock records %s, the store's index entry for its key says %s", m.Output, m.Want, m.Got)
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 func reasonSuffix(reason string) string {

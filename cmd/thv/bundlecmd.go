@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -197,40 +196,48 @@ func noOverrides(params []byte) error {
 
 func newVerifyBundleCommand() *cobra.Command {
 	var ef executorFlags
-	var sample, jobs int
-	var all, useBinary bool
-	var seed uint64
+	var vf verifyFlags
 	var dir string
+	var useBinary bool
 	cmd := &cobra.Command{
-		Use:   "verify-bundle FILE [--sample N | --all] [--executor local|process] [--use-bundle-binary]",
-		Short: "Check a bundle: its manifest, its store, and a sample (or all) of its tasks re-executed bit for bit",
-		Long: `Check a bundle written by thv bundle:
+		Use:   "verify-bundle FILE [--sample N] [--executor process|local|container]",
+		Short: "Check a bundle: its manifest, its store, and every task re-executed bit for bit by this thv",
+		Long: `Check a bundle written by thv bundle. This thv trusts its own build and what
+it computes; nothing in the bundle vouches for itself (not its manifest,
+its crate, its lock, a seal, its index or its binary):
 
  1. the archive is read defensively (absolute paths, .., links, devices,
-    duplicate names and oversized entries are refused, naming the entry)
-    and every file is checked against SHA256SUMS as it is extracted, into
-    a temporary directory (or --dir DIR, a new directory, kept);
+    sparse files, duplicate names and oversized entries are refused,
+    naming the entry) and every file is checked against SHA256SUMS as it
+    is extracted, into a temporary directory (or --dir DIR, a new
+    directory, kept);
  2. the RO-Crate's digests agree with the manifest, and results/ is what
     the store's tables and figures outputs are;
  3. as thv verify, in the extracted directory: every object of the
-    bundle's store is re-hashed and every index entry resolved, then a
-    sample of the lock's tasks (--sample N, at least one per kind; or
-    --all) is re-executed from the bundle's own inputs and every output
-    digest compared with the lock's.
+    bundle's store is re-hashed, every lock record compared with the
+    store's index entry for its key, and every task of the lock
+    re-executed from the bundle's own inputs, each in a worker process
+    under a time and a memory ceiling, every output re-hashed and compared
+    with the lock's. --sample N re-executes a random sample instead: a
+    partial check, and it says so.
 
 This thv must compute the same keys as the one that made the bundle (the
-same code): otherwise it says so. Then rebuild thv from the bundle's
-source/, or pass --use-bundle-binary to run the thv inside the bundle's
-image (a static linux/amd64 binary: on amd64 Linux only).`,
-		Example: `  thv verify-bundle paper.tar.gz                 # 100 tasks sampled across kinds
-  thv verify-bundle paper.tar.gz --all -j 2
-  thv verify-bundle paper.tar.gz --use-bundle-binary`,
+same code): otherwise it says so. Then build thv from the bundle's
+source/ (after reviewing it: a thv built from a bundle's source checks the
+bundle against that source) and run that. The bundle's own binary is never
+run.`,
+		Example: `  thv verify-bundle paper.tar.gz                 # every task re-executed
+  thv verify-bundle paper.tar.gz -j 2 --task-timeout 5m
+  thv verify-bundle paper.tar.gz --sample 100    # a random partial check`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if all {
-				sample = 0
-			} else if sample <= 0 {
-				return fmt.Errorf("--sample %d: want a positive number of tasks, or --all", sample)
+			if useBinary {
+				return errors.New("--use-bundle-binary was removed: a bundle's own thv would run a forger's code on this machine, and a forger's binary agrees with its forgery, so its verdict proves nothing; " +
+					"build thv from the bundle's source/ instead (thv verify-bundle FILE --dir DIR; review DIR/source, then cd DIR/source && CGO_ENABLED=0 go build -trimpath ./cmd/thv) and verify with that build")
+			}
+			opt, err := vf.options(cmd)
+			if err != nil {
+				return err
 			}
 			out := cmd.OutOrStdout()
 			if dir == "" {
@@ -251,13 +258,16 @@ image (a static linux/amd64 binary: on amd64 Linux only).`,
 				return fmt.Errorf("%s rejected: %w", args[0], err)
 			}
 			fmt.Fprintf(out, "manifest: %d files, every SHA-256 agrees with %s\n", len(manifest), bundle.ManifestName)
+			if _, ok := manifest[bundle.ImagePath]; ok {
+				fmt.Fprintf(out, "%s: not checked and never run (a bundle's own binary is evidence for nothing: this thv re-executes with its own build)\n", bundle.ImagePath)
+			}
 			params, lockName, err := bundleProtocol(manifest)
 			if err != nil {
 				return fmt.Errorf("%s rejected: %w", args[0], err)
 			}
 			lock, err := pipeline.ReadLock(filepath.Join(dir, lockName))
 			if err != nil {
-				return err
+				return fmt.Errorf("%s rejected: %w", args[0], err)
 			}
 			protocolData, err := os.ReadFile(filepath.Join(dir, params))
 			if err != nil {
@@ -269,17 +279,17 @@ image (a static linux/amd64 binary: on amd64 Linux only).`,
 			if err := crateAgrees(dir, manifest); err != nil {
 				return fmt.Errorf("%s rejected: %w", args[0], err)
 			}
-			if useBinary {
-				return runBundleBinary(cmd, dir, params, lock.Profile, sample, jobs, seed, ef.name)
-			}
 			proj, err := protocol.Open(protocol.Options{
 				LoadOptions: protocol.LoadOptions{ParamsFile: filepath.Join(dir, params), Profile: lock.Profile},
 				StoreDir:    filepath.Join(dir, bundle.StoreDir),
 				Dir:         dir,
 			})
 			if err != nil {
-				return fmt.Errorf("the bundle's protocol: %w", err)
+				return fmt.Errorf("%s rejected: its protocol: %w", args[0], err)
 			}
+			// Every record is read from the bundle's index: a seal in its
+			// store is the bundle's word about itself.
+			proj.IgnoreSeal = true
 			if got := filepath.Base(proj.LockPath); got != lockName {
 				return fmt.Errorf("%s rejected: its lock is %s, but its protocol %s with profile %s names %s", args[0], lockName, params, lock.Profile, got)
 			}
@@ -288,33 +298,35 @@ image (a static linux/amd64 binary: on amd64 Linux only).`,
 				return err
 			}
 			for _, r := range status.Results {
-				if r.Status == pipeline.Cached {
-					continue
+				if r.Status == pipeline.Cached || r.Dispute != nil {
+					continue // a dispute is reported, and settled, by Verify
 				}
 				if strings.Contains(r.Reason, "code changed") {
 					return fmt.Errorf("this thv was built from other code than the bundle's thv (task %s: %s), so it computes other keys and cannot check the bundle's artifacts: "+
-						"rebuild thv from the bundle's source (thv verify-bundle --dir DIR, then cd DIR/source && go build ./cmd/thv) and run that, "+
-						"or pass --use-bundle-binary to run the thv binary of the bundle's image (linux/amd64 only)", r.Task.ID, r.Reason)
+						"build thv from the bundle's source/ (thv verify-bundle FILE --dir DIR; review DIR/source, then cd DIR/source && CGO_ENABLED=0 go build -trimpath ./cmd/thv) and verify with that build", r.Task.ID, r.Reason)
+				}
+				if r.Status == pipeline.Waiting && len(status.Disputes) > 0 {
+					continue // downstream of a dispute
 				}
 				return fmt.Errorf("%s rejected: task %s is not up to date in the bundle's own store (%s%s): the bundle is not self-consistent", args[0], r.Task.ID, r.Status, reasonText(r.Reason))
 			}
-			notes, err := resultsAgree(proj, status, dir)
-			if err != nil {
-				return fmt.Errorf("%s rejected: %w", args[0], err)
+			if len(status.Disputes) == 0 {
+				notes, err := resultsAgree(proj, status, dir)
+				if err != nil {
+					return fmt.Errorf("%s rejected: %w", args[0], err)
+				}
+				fmt.Fprintf(out, "results: every file of results/ is the store's output, or drawn from one\n")
+				for _, n := range notes {
+					fmt.Fprintf(out, "  %s\n", n)
+				}
 			}
-			fmt.Fprintf(out, "results: every file of results/ is the store's output, or drawn from one\n")
-			for _, n := range notes {
-				fmt.Fprintf(out, "  %s\n", n)
-			}
-			newExec, err := ef.verifier(proj)
-			if err != nil {
+			if opt.NewExecutor, err = ef.verifier(proj, int64(vf.taskMemory)); err != nil {
 				return err
 			}
+			vf.printSample(out, opt, "thv verify-bundle "+args[0])
 			errw := cmd.ErrOrStderr()
-			rep, err := proj.Verify(cmd.Context(), pipeline.VerifyOptions{
-				Sample: sample, Seed: seed, Jobs: jobs, NewExecutor: newExec,
-				Progress: phaseProgress(errw, isTerminal(errw)),
-			})
+			opt.Progress = phaseProgress(errw, isTerminal(errw))
+			rep, err := proj.Verify(cmd.Context(), opt)
 			if err != nil {
 				return err
 			}
@@ -327,23 +339,24 @@ image (a static linux/amd64 binary: on amd64 Linux only).`,
 						first = "task " + rep.Damaged[0].String()
 					}
 					return fmt.Errorf("%s rejected: its store failed the check (%d problems); first: %s", args[0], len(rep.Store.Problems), first)
-				case len(rep.Lock) > 0:
-					return fmt.Errorf("%s rejected: %d lock records disagree with its store; first: %s", args[0], countTasks(rep.Lock), rep.Lock[0])
+				case len(rep.Disputes) > 0:
+					return fmt.Errorf("%s rejected: %d of its lock records disagree with its store's index; first: %s", args[0], len(rep.Disputes), rep.Disputes[0])
 				}
 				return fmt.Errorf("%s rejected: %d tasks did not reproduce; first: %s", args[0], countTasks(rep.Mismatches), rep.Mismatches[0])
 			}
-			fmt.Fprintf(out, "bundle verified: %s reproduces bit for bit with this thv\n", args[0])
+			if !rep.Complete() {
+				fmt.Fprintf(out, "bundle NOT verified: %s\n", sampleVerdict(rep))
+				return nil
+			}
+			fmt.Fprintf(out, "bundle verified: this thv re-executed all %d tasks of %s from its recorded inputs and got the lock's bytes for every output; its results/ are those outputs\n", rep.Tasks(), args[0])
 			return nil
 		},
 	}
 	ef.register(cmd)
-	cmd.Flags().IntVar(&sample, "sample", 100, "re-execute this many tasks, drawn per kind")
-	cmd.Flags().BoolVar(&all, "all", false, "re-execute every task of the bundle's lock")
-	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the sample draw")
-	cmd.Flags().IntVarP(&jobs, "jobs", "j", 2, "parallel executions")
+	vf.register(cmd)
 	cmd.Flags().StringVar(&dir, "dir", "", "extract into this new directory and keep it (default: a temporary one, removed)")
-	cmd.Flags().BoolVar(&useBinary, "use-bundle-binary", false, "run thv verify with the thv binary of the bundle's image (linux/amd64)")
-	cmd.MarkFlagsMutuallyExclusive("sample", "all")
+	cmd.Flags().BoolVar(&useBinary, "use-bundle-binary", false, "removed: a bundle's own binary is never run")
+	cmd.Flags().MarkHidden("use-bundle-binary")
 	return cmd
 }
 
@@ -464,45 +477,4 @@ func listFiles(root string) ([]string, error) {
 		return nil
 	})
 	return out, err
-}
-
-// runBundleBinary runs thv verify in the extracted bundle with the thv
-// binary of the bundle's image.
-func runBundleBinary(cmd *cobra.Command, dir, params, profile string, sample, jobs int, seed uint64, executor string) error {
-	image := filepath.Join(dir, filepath.FromSlash(bundle.ImagePath))
-	if _, err := os.Stat(image); err != nil {
-		return fmt.Errorf("--use-bundle-binary: the bundle holds no image (%s): rebuild thv from its source/ instead", bundle.ImagePath)
-	}
-	bin, platform, err := bundle.BinaryFromImage(image, "/thv")
-	if err != nil {
-		return fmt.Errorf("--use-bundle-binary: %w", err)
-	}
-	if here := runtime.GOOS + "/" + runtime.GOARCH; platform != here {
-		return fmt.Errorf("--use-bundle-binary: the bundle's thv is built for %s, this machine is %s: rebuild thv from the bundle's source/ instead", platform, here)
-	}
-	tmp, err := os.MkdirTemp("", "thv-bundle-binary-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	path := filepath.Join(tmp, "thv")
-	if err := os.WriteFile(path, bin, 0o755); err != nil {
-		return err
-	}
-	args := []string{"verify", "--params", params, "--profile", profile, "--store", bundle.StoreDir,
-		"-j", strconv.Itoa(jobs), "--seed", strconv.FormatUint(seed, 10), "--executor", executor}
-	if sample == 0 {
-		args = append(args, "--all")
-	} else {
-		args = append(args, "--sample", strconv.Itoa(sample))
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "running the bundle's own thv (%s): thv %s\n", platform, strings.Join(args, " "))
-	c := exec.CommandContext(cmd.Context(), path, args...)
-	c.Dir = dir
-	c.Stdout, c.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if err := c.Run(); err != nil {
-		return fmt.Errorf("the bundle's thv verify failed (%v): the bundle does not reproduce with its own binary", err)
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "bundle verified with its own thv binary\n")
-	return nil
 }

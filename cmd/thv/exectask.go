@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +18,7 @@ import (
 func newExecTaskCommand() *cobra.Command {
 	var storeDir, outDir string
 	var selfCheck bool
+	var maxMemory int64
 	cmd := &cobra.Command{
 		Use:   "exec-task --store DIR [--out DIR] [SPEC.json ...]",
 		Short: "Execute task specs against a store (the worker side of the executors)",
@@ -40,6 +43,21 @@ needed; the caller imports them (--executor container) or compares them
 			}
 			if storeDir == "" {
 				return fmt.Errorf("exec-task: --store is required")
+			}
+			if maxMemory < 0 {
+				return fmt.Errorf("exec-task: --max-memory %d: want a positive number of bytes, or 0 for none", maxMemory)
+			}
+			if maxMemory > 0 {
+				// The ceiling of a verifier's worker: an allocation
+				// beyond it ends this process with the runtime's
+				// out-of-memory error, which the host reports as the
+				// task's. debug.SetMemoryLimit makes the collector
+				// work harder before that.
+				lim := syscall.Rlimit{Cur: uint64(maxMemory), Max: uint64(maxMemory)}
+				if err := syscall.Setrlimit(syscall.RLIMIT_AS, &lim); err != nil {
+					return fmt.Errorf("exec-task: --max-memory: %w", err)
+				}
+				debug.SetMemoryLimit(maxMemory / 2)
 			}
 			var st, out *artifacts.Store
 			var err error
@@ -82,6 +100,7 @@ needed; the caller imports them (--executor container) or compares them
 	}
 	cmd.Flags().StringVar(&storeDir, "store", "", "the artifact store the specs' inputs are in and their outputs go to")
 	cmd.Flags().StringVar(&outDir, "out", "", "a scratch store for the outputs instead, written without fsync (--store is then only read)")
+	cmd.Flags().Int64Var(&maxMemory, "max-memory", 0, "memory ceiling in bytes (address space of this worker process); 0: none")
 	cmd.Flags().BoolVar(&selfCheck, "self-check", false, "print what this worker may do (user, capabilities, writable paths, network interfaces) as JSON, and exit")
 	cmd.Flags().MarkHidden("self-check")
 	return cmd

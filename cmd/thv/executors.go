@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,7 +23,14 @@ type executorFlags struct {
 }
 
 func (f *executorFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.name, "executor", "local", "where tasks run: local (in process), process (thv exec-task workers), container (workers in the OCI image of this thv) or slurm (job arrays on a Slurm cluster, docs/cluster.md)")
+	def := "local"
+	if strings.HasPrefix(cmd.Name(), "verify") {
+		// Re-executed tasks run in worker processes of this thv, each
+		// under the memory ceiling (--task-memory) and killed at the
+		// time ceiling: a bundle's protocol decides what they compute.
+		def = "process"
+	}
+	cmd.Flags().StringVar(&f.name, "executor", def, "where tasks run: local (in process), process (thv exec-task workers), container (workers in the OCI image of this thv) or slurm (job arrays on a Slurm cluster, docs/cluster.md)")
 	cmd.Flags().StringVar(&f.runtime, "runtime", "", "container runtime for --executor container: runc, podman or docker (default: the first found)")
 	if cmd.Name() == "repro" { // verify's scratch store is not shared: no slurm there
 		f.slurm.register(cmd)
@@ -60,8 +69,10 @@ func (f *executorFlags) executor(proj *protocol.Project) (pipeline.Executor, str
 }
 
 // verifier returns how thv verify makes its executor, which reads the
-// project store and writes to a scratch store; nil means in process.
-func (f *executorFlags) verifier(proj *protocol.Project) (func(*artifacts.Store) (pipeline.Executor, error), error) {
+// project store and writes to a scratch store; nil means in process (where
+// no memory ceiling can be applied to one task). memory is the ceiling of
+// each worker, which runs one task at a time.
+func (f *executorFlags) verifier(proj *protocol.Project, memory int64) (func(*artifacts.Store) (pipeline.Executor, error), error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
@@ -72,7 +83,8 @@ func (f *executorFlags) verifier(proj *protocol.Project) (func(*artifacts.Store)
 			if err != nil {
 				return nil, err
 			}
-			return &pipeline.Process{Command: cmd}, nil
+			cmd = append(cmd, "--max-memory", strconv.FormatInt(memory, 10))
+			return &pipeline.Process{Command: cmd, MemoryLimit: memory}, nil
 		}, nil
 	case "container":
 		img, err := projectImage(proj.Store)

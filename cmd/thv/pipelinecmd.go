@@ -122,6 +122,13 @@ completed, so the next repro resumes.`,
 			if rep.Failed > 0 {
 				return fmt.Errorf("%d tasks failed (see FAILED lines above); fix the cause and rerun: finished tasks are kept", rep.Failed)
 			}
+			if !dry && len(rep.Disputes) > 0 {
+				for _, d := range rep.Disputes {
+					fmt.Fprintf(errw, "DISPUTE %s\n", d)
+				}
+				return fmt.Errorf("%d tasks: the lock and the store disagreed (see DISPUTE lines); each was re-executed and the computation decided, so %s and results/ hold what this build computes, and the losing index entries are in the store's corrupt/. "+
+					"Find out who changed the store or the lock (a shared store, a merge), then rerun: the next repro has nothing to settle", len(rep.Disputes), proj.LockPath)
+			}
 			return nil
 		},
 	}

@@ -49,14 +49,16 @@ func TestVerify(t *testing.T) {
 		t.Fatalf("verify --all did not re-execute the lock's %d tasks identically:\n%s", records, out)
 	}
 
-	// An output digest edited in the lock: found without re-executing it.
+	// An output digest edited in the lock: the lock and the index
+	// disagree; only that task is re-executed, and it sides with the index.
 	lockPath := filepath.Join(dir, tinyLock)
 	orig, _ := os.ReadFile(lockPath)
 	const task = "run/d2/concave/RandomK/eta=0/seed=1"
 	edited := editOutputDigest(t, orig, task)
 	os.WriteFile(lockPath, edited, 0o644)
-	out = thvFails(t, bin, dir, "verify", "--sample", "1")
-	if !strings.Contains(out, "lock records disagree with the store; first: "+task+": output") {
+	out = thvFails(t, bin, dir, "verify")
+	if !strings.Contains(out, "1 tasks: the lock and the store's index disagree") || !strings.Contains(out, "DISPUTE "+task+": the lock records") ||
+		!strings.Contains(out, "the lock's record was wrong") {
 		t.Fatalf("verify with an edited lock:\n%s", out)
 	}
 	os.WriteFile(lockPath, orig, 0o644)

@@ -28,7 +28,7 @@ func (c *crate) preview() ([]byte, error) {
 <p>An RO-Crate (Workflow Run and Provenance Run Crate profiles): its machine-readable description is
 <a href="ro-crate-metadata.json">ro-crate-metadata.json</a>.</p>
 <h2>Check it</h2>
-<pre>thv verify-bundle BUNDLE.tar.gz --all     # manifest, store, and every task re-executed
+<pre>thv verify-bundle BUNDLE.tar.gz           # manifest, store, and every task re-executed
 sha256sum -c SHA256SUMS                     # in the extracted directory, without thv</pre>
 `, title, title)
 	if c.opt.Reproduce != "" {
@@ -38,23 +38,19 @@ sha256sum -c SHA256SUMS                     # in the extracted directory, withou
 	if c.imageDigest != "" {
 		image = fmt.Sprintf(`<a href="%s">%s</a>, <code>%s</code>`, e(fileID(ImagePath)), e(ImagePath), e(c.imageDigest))
 	}
-	seal := ""
-	if c.st.sealed {
-		seal = ", the lock's seal"
-	}
 	fmt.Fprintf(&b, `<h2>The run</h2>
 <table>
 <tr><th>protocol</th><td><a href="%s">%s</a>, profile <code>%s</code></td></tr>
 <tr><th>lock</th><td><a href="%s">%s</a></td></tr>
 <tr><th>tool</th><td>%s %s (%s)</td></tr>
 <tr><th>image</th><td>%s</td></tr>
-<tr><th>store</th><td>%d objects, %d tasks%s</td></tr>
+<tr><th>store</th><td>%d objects, %d tasks</td></tr>
 </table>
 <h2>Tasks by kind</h2>
 <table>
 <tr><th>kind</th><th>tasks</th></tr>
 `, e(fileID(c.opt.Protocol.Path)), e(c.opt.Protocol.Path), e(c.opt.Profile), e(fileID(c.opt.LockName)), e(c.opt.LockName),
-		e(c.opt.Tool.Name), e(c.opt.Tool.Version), e(c.opt.Tool.GoVersion), image, c.st.objects, len(c.status.Results), seal)
+		e(c.opt.Tool.Name), e(c.opt.Tool.Version), e(c.opt.Tool.GoVersion), image, c.st.objects, len(c.status.Results))
 	for _, k := range c.kinds {
 		fmt.Fprintf(&b, "<tr><td>%s</td><td>%d</td></tr>\n", e(k), len(c.byKind[k]))
 	}

@@ -88,7 +88,9 @@ type item struct {
 // out's directory, renamed when complete). Every task of p's plan must be
 // up to date in its lock and store: a bundle holds a lock that describes
 // its store exactly, every output of every task and each task's index
-// entry, and the lock's seal when the store has one.
+// entry. It holds no seal of the lock (pipeline/seal.go): a seal is this
+// machine's record of its own check, and a bundle's reader checks for
+// itself.
 func Write(ctx context.Context, p *pipeline.Project, out string, opt Options) (*Summary, error) {
 	unlock, err := p.Store.LockShared() // a gc must not remove what is being bundled
 	if err != nil {
@@ -123,7 +125,7 @@ func Write(ctx context.Context, p *pipeline.Project, out string, opt Options) (*
 			return nil, err
 		}
 	}
-	st, err := b.addStore(p, status, artifacts.Sum(lockBytes))
+	st, err := b.addStore(p, status)
 	if err != nil {
 		return nil, err
 	}
@@ -260,13 +262,12 @@ type storeContents struct {
 	objects int
 	size    map[artifacts.Digest]int64
 	format  map[artifacts.Digest]string // media type, from the first bytes
-	sealed  bool
 }
 
 // addStore adds the store's VERSION, every output object of the lock's
-// tasks (read through Store.Get, which verifies it), each task's index
-// entry and the lock's seal.
-func (b *builder) addStore(p *pipeline.Project, status *pipeline.Report, lock artifacts.Digest) (*storeContents, error) {
+// tasks (read through Store.Get, which verifies it) and each task's index
+// entry.
+func (b *builder) addStore(p *pipeline.Project, status *pipeline.Report) (*storeContents, error) {
 	st := &storeContents{size: map[artifacts.Digest]int64{}, format: map[artifacts.Digest]string{}}
 	root := p.Store.Root()
 	version, err := os.ReadFile(filepath.Join(root, "VERSION"))
@@ -320,12 +321,6 @@ func (b *builder) addStore(p *pipeline.Project, status *pipeline.Report, lock ar
 		if err := addEntry(rec.Key); err != nil {
 			return nil, err
 		}
-	}
-	if k, ok := pipeline.Seal(p.Store, lock); ok {
-		if err := addEntry(k); err != nil {
-			return nil, err
-		}
-		st.sealed = true
 	}
 	return st, nil
 }
