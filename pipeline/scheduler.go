@@ -331,10 +331,10 @@ func (s *pass) decideReady() {
 
 // decision is what deciding a task computed.
 type decision struct {
-	task   *Task
-	parts  keyParts
-	code   string
-	key    artifacts.Key
+	task    *Task
+	parts   keyParts
+	code    string
+	key     artifacts.Key
 	outs    map[string]artifacts.Digest // set when cached
 	reason  string                      // why it is stale
 	dispute *Dispute                    // the lock and the index disagree
