@@ -533,8 +533,9 @@ func TestAbandonedTempFilesRemoved(t *testing.T) {
 
 // TestSwappedDigestLeavesTablesRight is issue #12's second reproduction on
 // the real pipeline: a lock whose run summary digest is swapped for another
-// existing run's must not change the published tables, and the lock is
-// corrected to the store's facts.
+// existing run's must not change the published tables: the two disputed
+// runs are re-executed (neither the lock nor the store wins by rule), the
+// computation sides with the store, and the lock is corrected from it.
 func TestSwappedDigestLeavesTablesRight(t *testing.T) {
 	dir := t.TempDir()
 	repro(t, tiny(t, dir, nil), pipeline.Options{})
@@ -554,8 +555,8 @@ func TestSwappedDigestLeavesTablesRight(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := repro(t, tiny(t, dir, nil), pipeline.Options{})
-	if rep.Executed != 0 {
-		t.Errorf("a swapped digest made %v rerun", executedIDs(rep))
+	if got := executedIDs(rep); !slices.Equal(got, []string{"run/d2/concave/THV-UCB/eta=0.1/seed=0", "run/d2/concave/THV-UCB/eta=0.1/seed=1"}) || len(rep.Disputes) != 2 {
+		t.Errorf("a swapped digest made %v rerun (%d disputes), want the two disputed runs", got, len(rep.Disputes))
 	}
 	if !maps.Equal(tables, readTree(t, filepath.Join(dir, "results"))) {
 		t.Fatal("a swapped digest in the lock changed the published results")
