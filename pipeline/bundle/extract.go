@@ -254,7 +254,7 @@ func (x *extractor) entry(h *tar.Header, tr io.Reader) error {
 	// Before the name and the type: archive/tar has already expanded a
 	// sparse file into a regular one of its declared size.
 	if kind := sparseKind(h); kind != "" {
-		return &EntryError{h.Name, kind + ": a bundle holds only regular files and directories (a sparse entry declares gigabytes its archive does not hold)"}
+		return &EntryError{h.Name, kind + ": a bundle holds only regular files and directories, and a sparse file declares a size its archive does not hold"}
 	}
 	name := h.Name
 	isDir := h.Typeflag == tar.TypeDir
@@ -450,17 +450,30 @@ func sparseKind(h *tar.Header) string {
 	}
 	if len(keys) > 0 {
 		slices.Sort(keys)
-		format := "0.0 or 0.1"
-		if h.PAXRecords["GNU.sparse.major"] != "" {
-			format = h.PAXRecords["GNU.sparse.major"] + "." + h.PAXRecords["GNU.sparse.minor"]
+		const shown = 6 // the records are the archive's: bound the message
+		for i, k := range keys[:min(len(keys), shown)] {
+			if len(k) > 40 || strings.ContainsFunc(k, func(r rune) bool { return r < ' ' || r > '~' }) {
+				keys[i] = fmt.Sprintf("%.40q", k)
+			}
 		}
-		return fmt.Sprintf("a sparse file (GNU PAX sparse format %.20s: records %s)", format, strings.Join(keys, ", "))
+		list := strings.Join(keys[:min(len(keys), shown)], ", ")
+		if len(keys) > shown {
+			list += fmt.Sprintf(" and %d more", len(keys)-shown)
+		}
+		format := "0.0 or 0.1"
+		switch major := h.PAXRecords["GNU.sparse.major"]; {
+		case major == "1" && h.PAXRecords["GNU.sparse.minor"] == "0":
+			format = "1.0"
+		case major != "":
+			format = fmt.Sprintf("of major version %.20q", major)
+		}
+		return fmt.Sprintf("a sparse file (GNU PAX sparse format %s: records %s)", format, list)
 	}
-	// Format 1.0 stores a sparse file under a stand-in name that a reader
-	// without the PAX records would extract as is.
+	// GNU tar (PAX formats 0.1 and 1.0) stores a sparse file under a
+	// stand-in name, which a reader that ignores the records extracts.
 	for el := range strings.SplitSeq(h.Name, "/") {
 		if strings.HasPrefix(el, "GNUSparseFile.") {
-			return fmt.Sprintf("a sparse file's stand-in name (%.40q, of GNU PAX sparse format 1.0)", el)
+			return fmt.Sprintf("a sparse file's stand-in name (%.40q, which GNU tar gives a sparse file in PAX formats 0.1 and 1.0)", el)
 		}
 	}
 	return ""

@@ -66,8 +66,11 @@ func TestExtractRefusesSparseEntries(t *testing.T) {
 		{"PAX 0.1", sparsePAX01, `"big" refused: a sparse file (GNU PAX sparse format 0.0 or 0.1: records GNU.sparse.map, GNU.sparse.name, GNU.sparse.numblocks, GNU.sparse.size)`},
 		// archive/tar turns 0.0's offset and numbytes records into a map.
 		{"PAX 0.0", sparsePAX00, `"big" refused: a sparse file (GNU PAX sparse format 0.0 or 0.1: records GNU.sparse.map, GNU.sparse.numblocks, GNU.sparse.size)`},
-		{"old GNU", sparseGNU, `"big" refused: a sparse file (old GNU format, tar type 'S')`},
-		{"stand-in name", standIn, `"GNUSparseFile.0/big" refused: a sparse file's stand-in name ("GNUSparseFile.0", of GNU PAX sparse format 1.0)`},
+		{"old GNU", sparseGNU, `"big" refused: a sparse file (old GNU format, tar type 'S'): a bundle holds only regular files and directories, and a sparse file declares a size its archive does not hold`},
+		{"unknown PAX version", func(name string, size int64) []byte {
+			return append(paxHeader("GNU.sparse.major", "7", "GNU.sparse.minor", "0", "GNU.sparse.\x01odd", "x"), rawFile(name, []byte("x"))...)
+		}, `"big" refused: a sparse file (GNU PAX sparse format of major version "7": records "GNU.sparse.\x01odd", GNU.sparse.major, GNU.sparse.minor)`},
+		{"stand-in name", standIn, `"GNUSparseFile.0/big" refused: a sparse file's stand-in name ("GNUSparseFile.0", which GNU tar gives`},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			data := sparseBundle(t, tc.make, "big")
