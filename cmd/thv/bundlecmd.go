@@ -254,6 +254,9 @@ run.`,
 			}
 			manifest, err := bundle.Extract(f, dir, bundle.Limits{})
 			f.Close()
+			if errors.Is(err, bundle.ErrLocal) {
+				return fmt.Errorf("%s not checked: %w", args[0], err) // this machine's fault, not the bundle's
+			}
 			if err != nil {
 				return fmt.Errorf("%s rejected: %w", args[0], err)
 			}

@@ -287,4 +287,16 @@ func TestExtractErrorsAreTyped(t *testing.T) {
 	if !errors.Is(err, ErrTampered) {
 		t.Fatalf("got %v, want ErrTampered", err)
 	}
+	// What the bundle holds is never this machine's fault.
+	for _, data := range [][]byte{
+		archive(t, false, reg("../x", "")),
+		appendEntry(t, archive(t, true, reg("a", "1")), reg("b", "2")),
+		sparseBundle(t, sparsePAX01, "big"),
+		bombArchive(t, 100<<20),
+		[]byte("plain text"),
+	} {
+		if err := extractIn(t, data, Limits{}); err == nil || errors.Is(err, ErrLocal) {
+			t.Errorf("got %v, want an error that is not ErrLocal", err)
+		}
+	}
 }
