@@ -199,6 +199,7 @@ func newVerifyBundleCommand() *cobra.Command {
 	var vf verifyFlags
 	var dir string
 	var useBinary bool
+	var maxUnpacked byteSize
 	cmd := &cobra.Command{
 		Use:   "verify-bundle FILE [--sample N] [--executor process|local|container]",
 		Short: "Check a bundle: its manifest, its store, and every task re-executed bit for bit by this thv",
@@ -252,7 +253,7 @@ run.`,
 			if err != nil {
 				return err
 			}
-			manifest, err := bundle.Extract(f, dir, bundle.Limits{})
+			manifest, err := bundle.Extract(f, dir, bundle.Limits{Total: int64(maxUnpacked), RaiseTotal: "--max-unpacked SIZE"})
 			f.Close()
 			if errors.Is(err, bundle.ErrLocal) {
 				return fmt.Errorf("%s not checked: %w", args[0], err) // this machine's fault, not the bundle's
@@ -358,6 +359,7 @@ run.`,
 	ef.register(cmd)
 	vf.register(cmd)
 	cmd.Flags().StringVar(&dir, "dir", "", "extract into this new directory and keep it (default: a temporary one, removed)")
+	cmd.Flags().Var(&maxUnpacked, "max-unpacked", fmt.Sprintf("the most the bundle may unpack to, e.g. 2GiB (default: %d times its compressed size, at least %d MiB)", bundle.TotalRatio, bundle.MinTotal>>20))
 	cmd.Flags().BoolVar(&useBinary, "use-bundle-binary", false, "removed: a bundle's own binary is never run")
 	cmd.Flags().MarkHidden("use-bundle-binary")
 	return cmd
