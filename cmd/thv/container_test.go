@@ -340,6 +340,7 @@ func TestContainerLimits(t *testing.T) {
 		t.Run(rt, func(t *testing.T) {
 			requireRuntime(t, rt)
 			before := thvCgroups(t)
+			cwd := dirNames(t, ".")
 			exceed := func(t *testing.T, opt container.Options, what, task, want string) {
 				t.Helper()
 				st, err := artifacts.Open(t.TempDir())
@@ -449,6 +450,10 @@ func TestContainerLimits(t *testing.T) {
 			if after := thvCgroups(t); len(after) > len(before) {
 				t.Errorf("cgroups left behind: %v (before: %v)", after, before)
 			}
+			// (conmon leaves a file named oom in its working directory.)
+			if after := dirNames(t, "."); !slices.Equal(after, cwd) {
+				t.Errorf("the working directory changed: %v, then %v", cwd, after)
+			}
 		})
 	}
 }
@@ -462,6 +467,19 @@ func thvCgroups(t *testing.T) []string {
 		dirs = append(dirs, m...)
 	}
 	return dirs
+}
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
 }
 
 // busyCgroups lists the executor's parent cgroups that hold processes.

@@ -112,7 +112,11 @@ func (c *cliRuntime) Command(wc *workerContainer) (*exec.Cmd, error) {
 	}
 	args = append(args, "--entrypoint", c.cfg.args[0], c.img.ID.String())
 	args = append(args, c.cfg.args[1:]...)
-	return exec.Command(c.bin, args...), nil
+	cmd := exec.Command(c.bin, args...)
+	// conmon leaves a file named oom in its working directory when the
+	// OOM killer stops a container: in ours, not the caller's.
+	cmd.Dir = c.dir
+	return cmd, nil
 }
 
 // Remove force-removes the containers named that are left (a worker
