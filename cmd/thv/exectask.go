@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -19,6 +18,7 @@ func newExecTaskCommand() *cobra.Command {
 	var storeDir, outDir string
 	var selfCheck bool
 	var maxMemory int64
+	var selfCheckExceed string
 	cmd := &cobra.Command{
 		Use:   "exec-task --store DIR [--out DIR] [SPEC.json ...]",
 		Short: "Execute task specs against a store (the worker side of the executors)",
@@ -40,6 +40,9 @@ needed; the caller imports them (--executor container) or compares them
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if selfCheck {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(probeSandbox(storeDir, outDir))
+			}
+			if selfCheckExceed != "" {
+				return serveExceeding(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), selfCheckExceed)
 			}
 			if storeDir == "" {
 				return fmt.Errorf("exec-task: --store is required")
@@ -101,8 +104,10 @@ needed; the caller imports them (--executor container) or compares them
 	cmd.Flags().StringVar(&storeDir, "store", "", "the artifact store the specs' inputs are in and their outputs go to")
 	cmd.Flags().StringVar(&outDir, "out", "", "a scratch store for the outputs instead, written without fsync (--store is then only read)")
 	cmd.Flags().Int64Var(&maxMemory, "max-memory", 0, "memory ceiling in bytes (address space of this worker process); 0: none")
-	cmd.Flags().BoolVar(&selfCheck, "self-check", false, "print what this worker may do (user, capabilities, writable paths, network interfaces) as JSON, and exit")
+	cmd.Flags().BoolVar(&selfCheck, "self-check", false, "print the confinement this worker sees (user, capabilities, seccomp, mounts, limits, writable paths, network; selfcheck.go) as JSON, and exit")
 	cmd.Flags().MarkHidden("self-check")
+	cmd.Flags().StringVar(&selfCheckExceed, "self-check-exceed", "", "serve specs by breaking a limit: memory=BYTES allocates that much for each, threads=N starts that many threads, sleep=SECONDS sleeps (for the container tests)")
+	cmd.Flags().MarkHidden("self-check-exceed")
 	return cmd
 }
 
@@ -120,45 +125,4 @@ func (c countingWriter) Write(p []byte) (int, error) {
 		*c.failed++
 	}
 	return c.w.Write(p)
-}
-
-// sandboxProbe is what a worker sees of its confinement: the container
-// tests check it from inside the image.
-type sandboxProbe struct {
-	UID, GID   int
-	CapEff     string            // effective capabilities, hex, from /proc/self/status
-	Writable   map[string]string // path → "" if a file could be created there, else the error
-	Interfaces []string          // network interfaces of its namespace (/proc/net/dev)
-}
-
-func probeSandbox(store, out string) sandboxProbe {
-	p := sandboxProbe{UID: os.Getuid(), GID: os.Getgid(), Writable: map[string]string{}}
-	if b, err := os.ReadFile("/proc/self/status"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
-				p.CapEff = strings.TrimSpace(v)
-			}
-		}
-	}
-	for _, dir := range []string{"/", "/tmp", store, out} {
-		if dir == "" {
-			continue
-		}
-		f, err := os.CreateTemp(dir, ".probe-*")
-		if err != nil {
-			p.Writable[dir] = err.Error()
-			continue
-		}
-		f.Close()
-		os.Remove(f.Name())
-		p.Writable[dir] = ""
-	}
-	if b, err := os.ReadFile("/proc/net/dev"); err == nil {
-		for _, line := range strings.Split(string(b), "\n")[2:] {
-			if name, _, ok := strings.Cut(line, ":"); ok {
-				p.Interfaces = append(p.Interfaces, strings.TrimSpace(name))
-			}
-		}
-	}
-	return p
 }

@@ -17,9 +17,11 @@ import (
 
 // executorFlags choose where tasks run (repro, verify).
 type executorFlags struct {
-	name    string
-	runtime string
-	slurm   slurmFlags
+	name     string
+	runtime  string
+	memory   string // --memory, container only
+	outLimit string // --out-limit, container only
+	slurm    slurmFlags
 }
 
 func (f *executorFlags) register(cmd *cobra.Command) {
@@ -32,6 +34,8 @@ func (f *executorFlags) register(cmd *cobra.Command) {
 	}
 	cmd.Flags().StringVar(&f.name, "executor", def, "where tasks run: local (in process), process (thv exec-task workers), container (workers in the OCI image of this thv) or slurm (job arrays on a Slurm cluster, docs/cluster.md)")
 	cmd.Flags().StringVar(&f.runtime, "runtime", "", "container runtime for --executor container: runc, podman or docker (default: the first found)")
+	cmd.Flags().StringVar(&f.memory, "memory", "", "memory ceiling of each container for --executor container, without swap, e.g. 4GiB (default 2GiB); a task over it fails")
+	cmd.Flags().StringVar(&f.outLimit, "out-limit", "", "size of the containers' scratch store /out for --executor container, e.g. 8GiB (default 4GiB); a task that fills it fails")
 	if cmd.Name() == "repro" { // verify's scratch store is not shared: no slurm there
 		f.slurm.register(cmd)
 	}
@@ -56,7 +60,7 @@ func (f *executorFlags) executor(proj *protocol.Project) (pipeline.Executor, str
 		if err != nil {
 			return nil, "", err
 		}
-		ex, err := container.New(container.Options{Runtime: f.runtime, Image: img, Store: proj.Store})
+		ex, err := container.New(f.containerOptions(img, proj.Store, nil))
 		if err != nil {
 			return nil, "", err
 		}
@@ -92,7 +96,7 @@ func (f *executorFlags) verifier(proj *protocol.Project, memory int64) (func(*ar
 			return nil, err
 		}
 		return func(scratch *artifacts.Store) (pipeline.Executor, error) {
-			return container.New(container.Options{Runtime: f.runtime, Image: img, Store: proj.Store, Out: scratch})
+			return container.New(f.containerOptions(img, proj.Store, scratch))
 		}, nil
 	case "slurm":
 		return nil, fmt.Errorf("thv verify --executor slurm: not supported (its scratch store is not on the shared filesystem); use --executor local, process or container")
@@ -100,9 +104,36 @@ func (f *executorFlags) verifier(proj *protocol.Project, memory int64) (func(*ar
 	return nil, nil
 }
 
+// containerOptions are the container executor's options from the flags
+// (checked by check).
+func (f *executorFlags) containerOptions(img *container.Image, st, scratch *artifacts.Store) container.Options {
+	opt := container.Options{Runtime: f.runtime, Image: img, Store: st, Out: scratch}
+	opt.Memory, _ = parseSizeFlag(f.memory)
+	opt.OutLimit, _ = parseSizeFlag(f.outLimit)
+	return opt
+}
+
+func parseSizeFlag(s string) (int64, error) {
+	if s == "" {
+		return 0, nil // the default
+	}
+	return container.ParseSize(s)
+}
+
 func (f *executorFlags) check() error {
 	if fl := f.slurm.changed(); fl != "" && f.name != "slurm" {
 		return fmt.Errorf("%s: only with --executor slurm", fl)
+	}
+	for _, fl := range []struct{ name, v string }{{"--memory", f.memory}, {"--out-limit", f.outLimit}} {
+		if fl.v == "" {
+			continue
+		}
+		if f.name != "container" {
+			return fmt.Errorf("%s %s: only with --executor container", fl.name, fl.v)
+		}
+		if _, err := parseSizeFlag(fl.v); err != nil {
+			return fmt.Errorf("%s: %w", fl.name, err)
+		}
 	}
 	switch f.name {
 	case "", "local", "process":

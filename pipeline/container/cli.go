@@ -5,20 +5,36 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"sync"
+	"path/filepath"
+	"strings"
 )
 
 // cliRuntime drives podman or docker through their command lines: the
 // image is loaded from its oci-archive and run by its ID (the config
 // digest), so no name or registry is involved.
 type cliRuntime struct {
-	name, bin  string
-	store, out string
-	img        *Image
-	args       []string
-	mu         sync.Mutex
-	n          int
-	names      []string
+	name, bin string
+	cfg       runConfig
+	img       *Image
+	dir       string // temp: the seccomp profile
+	seccomp   string // its path
+}
+
+func newCLIRuntime(name, bin string, cfg runConfig) (*cliRuntime, error) {
+	dir, err := os.MkdirTemp("", "thv-"+name+"-")
+	if err != nil {
+		return nil, err
+	}
+	c := &cliRuntime{name: name, bin: bin, cfg: cfg, dir: dir, seccomp: filepath.Join(dir, "seccomp.json")}
+	b, err := seccompProfileJSON()
+	if err == nil {
+		err = os.WriteFile(c.seccomp, b, 0o644)
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("%s: writing the seccomp profile: %w", name, err)
+	}
+	return c, nil
 }
 
 func (c *cliRuntime) Name() string { return c.name }
@@ -51,47 +67,72 @@ func (c *cliRuntime) Prepare(img *Image) error {
 	return nil
 }
 
-// Command returns `run` of a new container serving exec-task on its
-// standard input and output, with the same confinement as the runc spec.
-func (c *cliRuntime) Command() (*exec.Cmd, error) {
-	c.mu.Lock()
-	c.n++
-	name := fmt.Sprintf("thv-%d-%d", os.Getpid(), c.n)
-	c.names = append(c.names, name)
-	c.mu.Unlock()
-	args := []string{"run", "--rm", "-i", "--name", name,
+// Command returns `run` of container c, with the confinement of the runc
+// spec (runc.go) as flags.
+func (c *cliRuntime) Command(wc *workerContainer) (*exec.Cmd, error) {
+	var args []string
+	if c.name == "podman" {
+		// Its cgroups as runc's (cgroupfs, under the parent given
+		// below) on a systemd host too.
+		args = append(args, "--cgroup-manager", "cgroupfs")
+	}
+	args = append(args, "run", "--rm", "-i", "--name", wc.name,
 		"--network", "none", "--read-only", "--cap-drop", "all",
 		"--security-opt", "no-new-privileges",
+		"--security-opt", "seccomp="+c.seccomp,
 		"--user", fmt.Sprintf("%d:%d", UID, GID),
-		// Rootful podman raises nproc to a default above the hard limit
-		// of a confined host (a sandbox, a CI runner), and runc then
-		// refuses to start ("error setting rlimit type 6"): fixed values
-		// under any hard limit are safe. The worker needs a few threads
-		// and files.
-		"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096",
-		"--mount", "type=bind,source=" + c.store + ",destination=" + StoreMount + ",readonly",
-		"--mount", "type=bind,source=" + c.out + ",destination=" + OutMount,
+		"--hostname", Hostname,
+		// A private IPC namespace without /dev/shm and with nothing
+		// at /dev/mqueue, as runc's spec.
+		"--ipc", "none",
+		"--tmpfs", "/dev/mqueue:"+strings.Join(emptyMountOptions, ","),
+		"--memory", fmt.Sprintf("%db", c.cfg.lim.memory),
+		"--memory-swap", fmt.Sprintf("%db", c.cfg.lim.memory), // no swap
+		"--pids-limit", fmt.Sprint(c.cfg.lim.pids),
+	)
+	// docker's --mount takes no nosuid, nodev or noexec: there /out has
+	// them from its tmpfs (a bind mount keeps its source's flags) and
+	// /store is only read-only.
+	mountOpts := ",nosuid,nodev,noexec"
+	if c.name != "podman" {
+		mountOpts = ""
 	}
+	args = append(args,
+		"--mount", "type=bind,source="+c.cfg.store+",destination="+StoreMount+",readonly"+mountOpts,
+		"--mount", "type=bind,source="+c.cfg.out+",destination="+OutMount+mountOpts)
+	args = append(args, ulimitFlags()...)
 	if c.name == "podman" {
 		// crun, podman's default runtime here, refuses the hybrid cgroup
-		// setup of our machines; runc works. Nothing writable but /out.
-		args = append(args, "--runtime", "runc", "--read-only-tmpfs=false", "--log-driver", "none")
+		// setup of our machines; runc works. Nothing writable but /out;
+		// no /etc/hosts, /etc/passwd or /etc/group; the parent cgroup
+		// whose counters the executor reads (docker's systemd cgroup
+		// driver would want a slice instead).
+		args = append(args, "--runtime", "runc", "--read-only-tmpfs=false", "--log-driver", "none",
+			"--no-hosts", "--passwd=false", "--cgroup-parent", wc.cgroup)
 	}
-	args = append(args, "--entrypoint", c.args[0], c.img.ID.String())
-	args = append(args, c.args[1:]...)
-	return exec.Command(c.bin, args...), nil
+	args = append(args, "--entrypoint", c.cfg.args[0], c.img.ID.String())
+	args = append(args, c.cfg.args[1:]...)
+	cmd := exec.Command(c.bin, args...)
+	// conmon leaves a file named oom in its working directory when the
+	// OOM killer stops a container: in ours, not the caller's.
+	cmd.Dir = c.dir
+	return cmd, nil
 }
 
-// Close force-removes the containers this runtime named that are left
-// (a worker killed on cancel).
-func (c *cliRuntime) Close() error {
-	c.mu.Lock()
-	names := c.names
-	c.names = nil
-	c.mu.Unlock()
+// Remove force-removes the containers named that are left (a worker
+// killed on cancel leaves its container running).
+func (c *cliRuntime) Remove(names ...string) {
 	if len(names) == 0 {
-		return nil
+		return
 	}
-	exec.Command(c.bin, append([]string{"rm", "-f"}, names...)...).Run()
-	return nil
+	args := []string{"rm", "-f"}
+	if c.name == "podman" {
+		// SIGKILL at once: podman would first wait 10 s after a
+		// SIGTERM, which a worker serving a task does not stop at.
+		args = append(args, "--time", "0")
+	}
+	exec.Command(c.bin, append(args, names...)...).Run()
 }
+
+// Close removes the seccomp profile.
+func (c *cliRuntime) Close() error { return os.RemoveAll(c.dir) }

@@ -2,12 +2,16 @@ package container
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
 
 	"thv/artifacts"
 	"thv/pipeline"
@@ -22,8 +26,21 @@ func WorkerArgs() []string {
 type containerRuntime interface {
 	Name() string
 	Prepare(img *Image) error
-	Command() (*exec.Cmd, error)
+	// Command returns the command that runs container c, which serves
+	// the worker on its standard input and output until it closes.
+	Command(c *workerContainer) (*exec.Cmd, error)
+	// Remove force-removes the containers named that are left (killing
+	// what runs in them).
+	Remove(names ...string)
+	// Close removes what Prepare made.
 	Close() error
+}
+
+// workerContainer is one container: its name for the runtime and the
+// parent cgroup the runtime makes its cgroup under (cgroup_linux.go).
+type workerContainer struct {
+	name   string // thv-<random>-<n>
+	cgroup string // /thv-<random>-<n>, in every hierarchy; "" with docker
 }
 
 // Runtimes lists the runtimes --runtime accepts, in the order the default
@@ -55,6 +72,24 @@ func FindRuntime(want string) (name, path string, err error) {
 	return "", "", fmt.Errorf("no container runtime found on PATH (looked for %v): install runc or podman (Debian: apt-get install runc podman), or use --executor local", Runtimes)
 }
 
+// The default limits of every container (Options).
+const (
+	// DefaultMemory is the memory ceiling of a container: its worker's
+	// memory and the outputs it wrote to /out (a tmpfs charges them to
+	// the writer). Measured with -j 2, a container peaks at 60 MB on
+	// the quick profile, 219 MB on the paper profile and 639 MB on the
+	// scale profile (70,826 tasks), outputs included.
+	DefaultMemory = 2 << 30
+	// DefaultPids bounds the processes and threads of a container: a
+	// worker is one Go process, with about GOMAXPROCS threads and one per
+	// blocking system call (8 or 9 on 2 cores, measured).
+	DefaultPids = 1024
+	// DefaultOutLimit is the size of the scratch store /out, shared by
+	// all of an executor's containers: the outputs are 193 MB on the
+	// paper profile, 599 MB on the scale profile.
+	DefaultOutLimit = 4 << 30
+)
+
 // Options configure an Executor.
 type Options struct {
 	Runtime string           // runc, podman or docker; "" picks the first found
@@ -63,32 +98,84 @@ type Options struct {
 	// Args replace the worker's command line in the image (diagnostics
 	// and tests: thv exec-task --self-check); nil: WorkerArgs().
 	Args []string
-	// Out is the scratch store the workers write to. nil: a temporary
-	// one, imported from into Store after every task and removed on
-	// Close (a repro). Given: left to the caller (a verify compares it).
+	// Out is the scratch store the workers write to: a fresh one (no
+	// objects), over whose directory New mounts the bounded /out and
+	// which Close unmounts, so its contents are gone after Close. nil: a
+	// temporary one, imported from into Store after every task (a repro).
+	// Given: read by the caller before Close (a verify compares it).
 	Out *artifacts.Store
+	// Memory is each container's memory ceiling in bytes, without swap;
+	// its outputs in /out count toward it. 0: DefaultMemory.
+	Memory int64
+	// Pids bounds each container's processes and threads. 0: DefaultPids.
+	Pids int64
+	// OutLimit is the size of /out in bytes. 0: DefaultOutLimit.
+	OutLimit int64
+}
+
+// limits are the resolved limits of every container.
+type limits struct {
+	memory, pids, out int64
 }
 
 // Executor runs task specs in containers: each worker is one container
 // serving `thv exec-task` for as many tasks as it is given, so a
 // container's start-up is paid once per job slot, not per task.
 type Executor struct {
-	proc    *pipeline.Process
 	rt      containerRuntime
 	store   *artifacts.Store
 	out     *artifacts.Store
+	lim     limits
+	cg      cgroupMounts
 	tempOut string // the scratch directory this executor made, if any
+	mounted string // the directory /out's tmpfs is mounted on
+	prefix  string // of container names: thv-<random>-
 	Image   *Image
+
+	mu         sync.Mutex
+	n          int
+	containers []*workerContainer
+	idle       []*slot
+	slots      []*slot
 }
 
-// New prepares the runtime (unpacks or loads the image) and returns the
-// executor; nothing runs until Execute.
+// slot is one job slot: a process pool of one worker at a time, and the
+// container that worker runs in, so that a failure is explained by its
+// own container's counters.
+type slot struct {
+	proc *pipeline.Process
+	cur  *workerContainer
+	cmd  *exec.Cmd // cur's runtime command
+}
+
+// New prepares the runtime (unpacks or loads the image) and the bounded
+// scratch store; nothing runs until Execute.
 func New(opt Options) (*Executor, error) {
 	name, bin, err := FindRuntime(opt.Runtime)
 	if err != nil {
 		return nil, err
 	}
-	e := &Executor{store: opt.Store, out: opt.Out, Image: opt.Image}
+	lim := limits{memory: opt.Memory, pids: opt.Pids, out: opt.OutLimit}
+	for _, l := range []struct {
+		v   *int64
+		def int64
+		min int64
+		opt string
+	}{{&lim.memory, DefaultMemory, 16 << 20, "Memory"}, {&lim.pids, DefaultPids, 16, "Pids"}, {&lim.out, DefaultOutLimit, 64 << 10, "OutLimit"}} {
+		if *l.v == 0 {
+			*l.v = l.def
+		}
+		if *l.v < l.min {
+			return nil, fmt.Errorf("container executor: %s %d is below the least that a worker can run with, %d", l.opt, *l.v, l.min)
+		}
+	}
+	var rnd [4]byte
+	rand.Read(rnd[:])
+	e := &Executor{store: opt.Store, out: opt.Out, Image: opt.Image, lim: lim, cg: findCgroupMounts(),
+		prefix: fmt.Sprintf("thv-%x-", rnd)}
+	if e.cg.memory == "" {
+		return nil, errors.New("container executor: no memory cgroup controller is mounted (/proc/self/mountinfo): it is what bounds each container's memory")
+	}
 	if e.out == nil {
 		e.tempOut, err = os.MkdirTemp("", "thv-out-")
 		if err != nil {
@@ -98,12 +185,14 @@ func New(opt Options) (*Executor, error) {
 			os.RemoveAll(e.tempOut)
 			return nil, err
 		}
+	} else if objs, err := e.out.Objects(); err != nil {
+		return nil, fmt.Errorf("container executor: reading the scratch store: %w", err)
+	} else if len(objs) > 0 {
+		return nil, fmt.Errorf("container executor: the scratch store %s holds %d objects, which the bounded /out mounted over it would hide: give it a fresh one", e.out.Root(), len(objs))
 	}
-	// The worker runs as an unprivileged user: it must own its scratch
-	// store (and nothing else).
-	if err := chownTree(e.out.Root(), UID, GID); err != nil {
+	if err := e.mountOut(); err != nil {
 		e.Close()
-		return nil, fmt.Errorf("container executor: giving the scratch store to uid %d: %w (the runc and podman runtimes need root)", UID, err)
+		return nil, err
 	}
 	args := opt.Args
 	if args == nil {
@@ -111,13 +200,15 @@ func New(opt Options) (*Executor, error) {
 	}
 	storeDir, err := filepath.Abs(opt.Store.Root())
 	if err != nil {
+		e.Close()
 		return nil, err
 	}
+	cfg := runConfig{store: storeDir, out: e.out.Root(), args: args, lim: lim}
 	switch name {
 	case "runc":
-		e.rt, err = newRunc(bin, storeDir, e.out.Root(), args)
+		e.rt, err = newRunc(bin, cfg)
 	default:
-		e.rt = &cliRuntime{name: name, bin: bin, store: storeDir, out: e.out.Root(), args: args}
+		e.rt, err = newCLIRuntime(name, bin, cfg)
 	}
 	if err == nil {
 		err = e.rt.Prepare(opt.Image)
@@ -126,14 +217,63 @@ func New(opt Options) (*Executor, error) {
 		e.Close()
 		return nil, err
 	}
-	e.proc = &pipeline.Process{NewCommand: e.rt.Command}
 	return e, nil
+}
+
+// mountOut mounts the bounded tmpfs over the scratch store's directory,
+// makes the store's layout again inside it and gives it to the
+// containers' user, who must own it (and nothing else).
+func (e *Executor) mountOut() error {
+	dir := e.out.Root()
+	if err := mountOut(dir, e.lim.out); err != nil {
+		return err
+	}
+	e.mounted = dir
+	if _, err := artifacts.OpenScratch(dir); err != nil {
+		return err
+	}
+	if err := chownTree(dir, UID, GID); err != nil {
+		return fmt.Errorf("container executor: giving the scratch store to uid %d: %w (the runc and podman runtimes need root)", UID, err)
+	}
+	return nil
+}
+
+// runConfig is what every container of an executor is given.
+type runConfig struct {
+	store, out string // host paths of the project store and the scratch store
+	args       []string
+	lim        limits
+}
+
+// newContainer names a new container and makes its parent cgroup.
+func (e *Executor) newContainer() (*workerContainer, error) {
+	e.mu.Lock()
+	e.n++
+	c := &workerContainer{name: fmt.Sprintf("%s%d", e.prefix, e.n)}
+	if e.rt.Name() != "docker" { // docker's systemd driver wants a slice
+		c.cgroup = "/" + c.name
+	}
+	e.containers = append(e.containers, c)
+	e.mu.Unlock()
+	if c.cgroup == "" {
+		return c, nil
+	}
+	if err := e.cg.prepare(c.cgroup); err != nil {
+		return nil, fmt.Errorf("container executor: making the parent cgroup %s: %w", c.cgroup, err)
+	}
+	return c, nil
 }
 
 // Start starts one container worker with its standard input and output
 // connected to the caller, for diagnostics (Options.Args); Execute starts
 // its own.
-func (e *Executor) Start() (*exec.Cmd, error) { return e.rt.Command() }
+func (e *Executor) Start() (*exec.Cmd, error) {
+	c, err := e.newContainer()
+	if err != nil {
+		return nil, err
+	}
+	return e.rt.Command(c)
+}
 
 // Runtime names the runtime in use.
 func (e *Executor) Runtime() string { return e.rt.Name() }
@@ -141,9 +281,18 @@ func (e *Executor) Runtime() string { return e.rt.Name() }
 // Execute runs spec in a container worker; in a repro, the outputs are
 // then imported into the project store.
 func (e *Executor) Execute(ctx context.Context, spec *pipeline.Spec) (map[string]artifacts.Digest, error) {
-	outs, err := e.proc.Execute(ctx, spec)
+	s := e.takeSlot()
+	outs, err := s.proc.Execute(ctx, spec)
+	c, cmd := s.cur, s.cmd
+	if ctxErr(err) != nil && c != nil {
+		// The task was stopped (cancelled, or over its time): the
+		// runtime's process is killed, but the container would run on,
+		// serving its task, until Close.
+		e.rt.Remove(c.name)
+	}
+	e.putSlot(s)
 	if err != nil {
-		return nil, fmt.Errorf("in %s container: %w", e.rt.Name(), err)
+		return nil, e.explain(spec, c, cmd, err)
 	}
 	if e.tempOut != "" {
 		if err := pipeline.ImportOutputs(e.store, e.out, spec.Key, spec.Kind, outs); err != nil {
@@ -153,15 +302,100 @@ func (e *Executor) Execute(ctx context.Context, spec *pipeline.Spec) (map[string
 	return outs, nil
 }
 
-// Close stops the workers, removes their containers and the temporary
-// scratch store.
+func (e *Executor) takeSlot() *slot {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if n := len(e.idle); n > 0 {
+		s := e.idle[n-1]
+		e.idle = e.idle[:n-1]
+		return s
+	}
+	s := &slot{}
+	s.proc = &pipeline.Process{NewCommand: func() (*exec.Cmd, error) {
+		c, err := e.newContainer()
+		if err != nil {
+			return nil, err
+		}
+		cmd, err := e.rt.Command(c)
+		s.cur, s.cmd = c, cmd
+		return cmd, err
+	}}
+	e.slots = append(e.slots, s)
+	return s
+}
+
+func (e *Executor) putSlot(s *slot) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.idle = append(e.idle, s)
+}
+
+// explain words a failed task's error: a worker lost at the memory
+// ceiling or the process limit of its container, or one that filled
+// /out, is said to have done so, with the limit and the option that
+// raises it; anything else is the runtime's or the worker's error.
+//
+// The memory ceiling is told by two facts together: the runtime reports
+// the worker killed by SIGKILL (exit status 137: what the OOM killer
+// sends) and the container's memory came within 1/16 of the ceiling (or,
+// on cgroup v2, the kernel counted an OOM kill). The process limit: the
+// container's processes and threads reached it.
+func (e *Executor) explain(spec *pipeline.Spec, c *workerContainer, cmd *exec.Cmd, err error) error {
+	rt := e.rt.Name()
+	if c != nil && c.cgroup != "" && cmd != nil && cmd.ProcessState != nil && ctxErr(err) == nil {
+		u := e.cg.usage(c.cgroup)
+		killed := cmd.ProcessState.ExitCode() == 128+int(syscall.SIGKILL)
+		switch {
+		case killed && (u.oomKills > 0 || u.memPeak >= e.lim.memory-e.lim.memory/16):
+			return fmt.Errorf("in %s container: task %s exceeded the memory ceiling of %s (its worker's memory and its outputs in /out; --memory raises it) and the kernel stopped it (%w)", rt, spec.Task, sizeString(e.lim.memory), err)
+		case u.pidsPeak >= e.lim.pids:
+			return fmt.Errorf("in %s container: task %s reached the limit of %d processes and threads of its container (%w)", rt, spec.Task, e.lim.pids, err)
+		case killed:
+			return fmt.Errorf("in %s container: the worker running task %s was killed (SIGKILL) at %s of memory, under its ceiling of %s: %w", rt, spec.Task, sizeString(max(u.memPeak, 0)), sizeString(e.lim.memory), err)
+		}
+	}
+	if strings.Contains(err.Error(), syscall.ENOSPC.Error()) {
+		return fmt.Errorf("in %s container: task %s filled the scratch store /out, which the output limit bounds to %s (--out-limit raises it): %w", rt, spec.Task, sizeString(e.lim.out), err)
+	}
+	return fmt.Errorf("in %s container: %w", rt, err)
+}
+
+// ctxErr is err's cancellation, if it is one (the caller stopped the task:
+// its worker is killed, and that is no limit's doing).
+func ctxErr(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+// Close stops the workers, removes their containers and cgroups, unmounts
+// /out and removes the temporary scratch store.
 func (e *Executor) Close() error {
 	var errs []error
-	if e.proc != nil {
-		errs = append(errs, e.proc.Close())
+	e.mu.Lock()
+	slots, containers := e.slots, e.containers
+	e.slots, e.idle, e.containers = nil, nil, nil
+	e.mu.Unlock()
+	for _, s := range slots {
+		errs = append(errs, s.proc.Close())
 	}
 	if e.rt != nil {
+		names := make([]string, len(containers))
+		for i, c := range containers {
+			names[i] = c.name
+		}
+		e.rt.Remove(names...)
 		errs = append(errs, e.rt.Close())
+	}
+	for _, c := range containers {
+		if c.cgroup != "" {
+			errs = append(errs, e.cg.remove(c.cgroup))
+		}
+	}
+	if e.mounted != "" {
+		errs = append(errs, unmountOut(e.mounted))
+		e.mounted = ""
 	}
 	if e.tempOut != "" {
 		errs = append(errs, os.RemoveAll(e.tempOut))

@@ -11,7 +11,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -23,21 +22,16 @@ import (
 type runc struct {
 	bin      string
 	dir      string // temp: rootfs/, state/, one bundle per container
-	store    string // host path of the project store
-	out      string // host path of the scratch store
-	args     []string
-	mu       sync.Mutex
-	n        int
-	names    []string
+	cfg      runConfig
 	unpacked bool
 }
 
-func newRunc(bin, store, out string, args []string) (*runc, error) {
+func newRunc(bin string, cfg runConfig) (*runc, error) {
 	dir, err := os.MkdirTemp("", "thv-runc-")
 	if err != nil {
 		return nil, err
 	}
-	return &runc{bin: bin, dir: dir, store: store, out: out, args: args}, nil
+	return &runc{bin: bin, dir: dir, cfg: cfg}, nil
 }
 
 func (r *runc) Name() string { return "runc" }
@@ -99,80 +93,89 @@ func unpack(r io.Reader, dir string) error {
 	}
 }
 
-// Command returns `runc run` of a new container serving exec-task on its
-// standard input and output.
-func (r *runc) Command() (*exec.Cmd, error) {
+// Command returns `runc run` of container c.
+func (r *runc) Command(c *workerContainer) (*exec.Cmd, error) {
 	if !r.unpacked {
 		return nil, errors.New("runc: image not prepared")
 	}
-	r.mu.Lock()
-	r.n++
-	name := fmt.Sprintf("thv-%d-%d", os.Getpid(), r.n)
-	r.names = append(r.names, name)
-	r.mu.Unlock()
-	bundle := filepath.Join(r.dir, name)
+	bundle := filepath.Join(r.dir, c.name)
 	if err := os.Mkdir(bundle, 0o700); err != nil {
 		return nil, err
 	}
-	b, err := json.MarshalIndent(r.spec(), "", "  ")
+	b, err := json.MarshalIndent(r.spec(c), "", "  ")
 	if err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(bundle, "config.json"), b, 0o600); err != nil {
 		return nil, err
 	}
-	return exec.Command(r.bin, "--root", filepath.Join(r.dir, "state"), "run", "--bundle", bundle, name), nil
+	return exec.Command(r.bin, "--root", filepath.Join(r.dir, "state"), "run", "--bundle", bundle, c.name), nil
 }
 
-// spec is the runtime configuration of every container: the worker as an
-// unprivileged user with no capabilities, a read-only root, the store
-// read-only, the scratch store writable, its own (empty) network namespace.
-func (r *runc) spec() *specs.Spec {
+// spec is the runtime configuration of container c: the confinement of
+// docs/containers.md, which podman's and docker's flags (cli.go) repeat.
+func (r *runc) spec(c *workerContainer) *specs.Spec {
 	noCaps := &specs.LinuxCapabilities{Bounding: []string{}, Effective: []string{}, Inheritable: []string{}, Permitted: []string{}, Ambient: []string{}}
+	mem, pids := r.cfg.lim.memory, r.cfg.lim.pids
 	return &specs.Spec{
-		Version: "1.0.2",
+		Version: specs.Version,
 		Process: &specs.Process{
-			User:            specs.User{UID: UID, GID: GID},
-			Args:            r.args,
+			User:            specs.User{UID: UID, GID: GID, AdditionalGids: []uint32{GID}},
+			Args:            r.cfg.args,
 			Env:             []string{"PATH=/"},
 			Cwd:             "/",
 			Capabilities:    noCaps,
 			NoNewPrivileges: true,
-			Rlimits:         []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: 1024, Soft: 1024}},
+			Rlimits:         rlimits(),
 		},
 		Root:     &specs.Root{Path: filepath.Join(r.dir, "rootfs"), Readonly: true},
-		Hostname: "thv",
+		Hostname: Hostname,
 		Mounts: []specs.Mount{
+			// What podman mounts (with --ipc none, --passwd=false,
+			// --no-hosts and the empty /dev/mqueue), so that both
+			// runtimes give the same: the cgroup hierarchies, read-only,
+			// show the worker its limits.
 			{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
-			{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
-			{Destination: StoreMount, Type: "bind", Source: r.store, Options: []string{"rbind", "ro", "nosuid", "nodev", "noexec"}},
-			{Destination: OutMount, Type: "bind", Source: r.out, Options: []string{"rbind", "rw", "nosuid", "nodev", "noexec"}},
+			{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "noexec", "strictatime", "mode=755", "size=65536k"}},
+			{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"}},
+			{Destination: "/dev/mqueue", Type: "tmpfs", Source: "tmpfs", Options: emptyMountOptions},
+			{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}},
+			{Destination: "/sys/fs/cgroup", Type: "cgroup", Source: "cgroup", Options: []string{"nosuid", "noexec", "nodev", "relatime", "ro"}},
+			{Destination: StoreMount, Type: "bind", Source: r.cfg.store, Options: []string{"rbind", "ro", "nosuid", "nodev", "noexec"}},
+			{Destination: OutMount, Type: "bind", Source: r.cfg.out, Options: []string{"rbind", "rw", "nosuid", "nodev", "noexec"}},
 		},
 		Linux: &specs.Linux{
 			Namespaces: []specs.LinuxNamespace{
 				{Type: specs.PIDNamespace}, {Type: specs.NetworkNamespace}, {Type: specs.IPCNamespace},
 				{Type: specs.UTSNamespace}, {Type: specs.MountNamespace},
 			},
-			Resources: &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}}},
-			MaskedPaths: []string{"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
-				"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi"},
-			ReadonlyPaths: []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"},
+			// Under a parent of our own (cgroup_linux.go); runc makes
+			// and removes the container's cgroup itself.
+			CgroupsPath: c.cgroup + "/worker",
+			Resources: &specs.LinuxResources{
+				Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}},
+				// Swap equal to the limit: memory and swap together
+				// may not exceed it, so no swap.
+				Memory: &specs.LinuxMemory{Limit: &mem, Swap: &mem},
+				Pids:   &specs.LinuxPids{Limit: &pids},
+			},
+			Seccomp:       Seccomp(),
+			MaskedPaths:   maskedPaths,
+			ReadonlyPaths: readonlyPaths,
 		},
 	}
 }
 
-// Close force-removes every container this runtime named (a worker killed
-// on cancel leaves its container behind) and the temp directory.
-func (r *runc) Close() error {
-	r.mu.Lock()
-	names := r.names
-	r.names = nil
-	r.mu.Unlock()
+// Remove force-removes the containers named whose state runc still has
+// (a worker killed on cancel leaves its container behind).
+func (r *runc) Remove(names ...string) {
 	state := filepath.Join(r.dir, "state")
 	for _, n := range names {
 		if _, err := os.Stat(filepath.Join(state, n)); err == nil {
 			exec.Command(r.bin, "--root", state, "delete", "--force", n).Run()
 		}
 	}
-	return os.RemoveAll(r.dir)
 }
+
+// Close removes the temp directory: root filesystem, bundles, state.
+func (r *runc) Close() error { return os.RemoveAll(r.dir) }
