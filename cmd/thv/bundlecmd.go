@@ -324,7 +324,7 @@ run.`,
 					fmt.Fprintf(out, "  %s\n", n)
 				}
 			}
-			if opt.NewExecutor, err = ef.verifier(proj, int64(vf.taskMemory)); err != nil {
+			if opt.NewExecutor, err = ef.verifier(proj); err != nil {
 				return err
 			}
 			vf.printSample(out, opt, "thv verify-bundle "+args[0])

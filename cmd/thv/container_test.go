@@ -73,7 +73,7 @@ func TestContainerExecutorSameLock(t *testing.T) {
 			}
 			// And a container verify re-executes tasks identically.
 			// With limits of its own: the flags reach the containers.
-			if out := thvOK(t, bin, dir, "verify", "--profile", "quick", "--sample", "20", "--skip-store", "--executor", "container", "--runtime", rt, "--memory", "1GiB", "--out-limit", "512MiB"); !strings.Contains(out, "every output identical") {
+			if out := thvOK(t, bin, dir, "verify", "--profile", "quick", "--sample", "20", "--skip-store", "--executor", "container", "--runtime", rt, "--task-memory", "1GiB", "--out-limit", "512MiB"); !strings.Contains(out, "every output identical") {
 				t.Fatalf("verify in %s:\n%s", rt, out)
 			}
 		})
@@ -573,10 +573,11 @@ func TestContainerFailures(t *testing.T) {
 			args []string
 			want string
 		}{
-			{[]string{"--memory", "1GiB"}, "--memory 1GiB: only with --executor container"},
+			{[]string{"--task-memory", "1GiB"}, "--task-memory 1GiB: only with --executor process or container"},
+			{[]string{"--executor", "process", "--task-memory", "512MiB"}, "--task-memory 512MiB: give at least 1GiB"},
 			{[]string{"--executor", "process", "--out-limit", "1GiB"}, "--out-limit 1GiB: only with --executor container"},
-			{[]string{"--executor", "container", "--memory", "2TB"}, `--memory: size "2TB": want a positive whole number`},
-			{[]string{"--executor", "container", "--out-limit", "0"}, `--out-limit: size "0"`},
+			{[]string{"--executor", "container", "--task-memory", "2TB"}, `invalid argument "2TB" for "--task-memory" flag: want a positive whole number`},
+			{[]string{"--executor", "container", "--out-limit", "0"}, `invalid argument "0" for "--out-limit" flag`},
 		} {
 			dir := t.TempDir()
 			cmd := exec.Command(bin, append([]string{"repro", "--params", tinyParams(t)}, c.args...)...)

@@ -15,14 +15,24 @@ import (
 	"thv/stages/protocol"
 )
 
-// executorFlags choose where tasks run (repro, verify).
+// executorFlags choose where tasks run (repro, verify), and the ceilings
+// of each task's worker.
 type executorFlags struct {
-	name     string
-	runtime  string
-	memory   string // --memory, container only
-	outLimit string // --out-limit, container only
-	slurm    slurmFlags
+	name       string
+	runtime    string
+	taskMemory byteSize // --task-memory; 0: the executor's default
+	outLimit   byteSize // --out-limit, container only; 0: its default
+	verifying  bool     // verify, verify-bundle: process workers by default, with a memory ceiling
+	slurm      slurmFlags
 }
+
+// Memory ceilings: a worker process's address space under verify (the Go
+// runtime alone reserves about 0.9 GiB of it at start, so less cannot
+// work), and a container's memory (container.DefaultMemory).
+const (
+	defaultProcessMemory = 4 << 30
+	minProcessMemory     = 1 << 30
+)
 
 func (f *executorFlags) register(cmd *cobra.Command) {
 	def := "local"
@@ -30,12 +40,17 @@ func (f *executorFlags) register(cmd *cobra.Command) {
 		// Re-executed tasks run in worker processes of this thv, each
 		// under the memory ceiling (--task-memory) and killed at the
 		// time ceiling: a bundle's protocol decides what they compute.
-		def = "process"
+		def, f.verifying = "process", true
 	}
 	cmd.Flags().StringVar(&f.name, "executor", def, "where tasks run: local (in process), process (thv exec-task workers), container (workers in the OCI image of this thv) or slurm (job arrays on a Slurm cluster, docs/cluster.md)")
 	cmd.Flags().StringVar(&f.runtime, "runtime", "", "container runtime for --executor container: runc, podman or docker (default: the first found)")
-	cmd.Flags().StringVar(&f.memory, "memory", "", "memory ceiling of each container for --executor container, without swap, e.g. 4GiB (default 2GiB); a task over it fails")
-	cmd.Flags().StringVar(&f.outLimit, "out-limit", "", "size of the containers' scratch store /out for --executor container, e.g. 8GiB (default 4GiB); a task that fills it fails")
+	processDefault := "none"
+	if f.verifying {
+		processDefault = byteSize(defaultProcessMemory).String()
+	}
+	cmd.Flags().Var(&f.taskMemory, "task-memory", fmt.Sprintf("memory ceiling of each task's worker, e.g. 4GiB: its container's memory without swap (--executor container, default %s) or its process's address space (--executor process, default %s, at least %s); a task over it fails",
+		byteSize(container.DefaultMemory), processDefault, byteSize(minProcessMemory)))
+	cmd.Flags().Var(&f.outLimit, "out-limit", fmt.Sprintf("size of the containers' scratch store /out for --executor container, e.g. 8GiB (default %s); a task that fills it fails", byteSize(container.DefaultOutLimit)))
 	if cmd.Name() == "repro" { // verify's scratch store is not shared: no slurm there
 		f.slurm.register(cmd)
 	}
@@ -54,7 +69,7 @@ func (f *executorFlags) executor(proj *protocol.Project) (pipeline.Executor, str
 		if err != nil {
 			return nil, "", err
 		}
-		return &pipeline.Process{Command: cmd}, "", nil
+		return f.process(cmd), "", nil
 	case "container":
 		img, err := projectImage(proj.Store)
 		if err != nil {
@@ -72,11 +87,23 @@ func (f *executorFlags) executor(proj *protocol.Project) (pipeline.Executor, str
 	return nil, "", nil
 }
 
+// process is the process executor of the worker command cmd, each worker
+// under the memory ceiling, if any.
+func (f *executorFlags) process(cmd []string) *pipeline.Process {
+	mem := int64(f.taskMemory)
+	if mem == 0 && f.verifying {
+		mem = defaultProcessMemory
+	}
+	if mem == 0 {
+		return &pipeline.Process{Command: cmd}
+	}
+	return &pipeline.Process{Command: append(cmd, "--max-memory", strconv.FormatInt(mem, 10)), MemoryLimit: mem}
+}
+
 // verifier returns how thv verify makes its executor, which reads the
 // project store and writes to a scratch store; nil means in process (where
-// no memory ceiling can be applied to one task). memory is the ceiling of
-// each worker, which runs one task at a time.
-func (f *executorFlags) verifier(proj *protocol.Project, memory int64) (func(*artifacts.Store) (pipeline.Executor, error), error) {
+// no memory ceiling can be applied to one task).
+func (f *executorFlags) verifier(proj *protocol.Project) (func(*artifacts.Store) (pipeline.Executor, error), error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
@@ -87,8 +114,7 @@ func (f *executorFlags) verifier(proj *protocol.Project, memory int64) (func(*ar
 			if err != nil {
 				return nil, err
 			}
-			cmd = append(cmd, "--max-memory", strconv.FormatInt(memory, 10))
-			return &pipeline.Process{Command: cmd, MemoryLimit: memory}, nil
+			return f.process(cmd), nil
 		}, nil
 	case "container":
 		img, err := projectImage(proj.Store)
@@ -107,32 +133,22 @@ func (f *executorFlags) verifier(proj *protocol.Project, memory int64) (func(*ar
 // containerOptions are the container executor's options from the flags
 // (checked by check).
 func (f *executorFlags) containerOptions(img *container.Image, st, scratch *artifacts.Store) container.Options {
-	opt := container.Options{Runtime: f.runtime, Image: img, Store: st, Out: scratch}
-	opt.Memory, _ = parseSizeFlag(f.memory)
-	opt.OutLimit, _ = parseSizeFlag(f.outLimit)
-	return opt
-}
-
-func parseSizeFlag(s string) (int64, error) {
-	if s == "" {
-		return 0, nil // the default
-	}
-	return container.ParseSize(s)
+	return container.Options{Runtime: f.runtime, Image: img, Store: st, Out: scratch, Memory: int64(f.taskMemory), OutLimit: int64(f.outLimit)}
 }
 
 func (f *executorFlags) check() error {
 	if fl := f.slurm.changed(); fl != "" && f.name != "slurm" {
 		return fmt.Errorf("%s: only with --executor slurm", fl)
 	}
-	for _, fl := range []struct{ name, v string }{{"--memory", f.memory}, {"--out-limit", f.outLimit}} {
-		if fl.v == "" {
-			continue
-		}
-		if f.name != "container" {
-			return fmt.Errorf("%s %s: only with --executor container", fl.name, fl.v)
-		}
-		if _, err := parseSizeFlag(fl.v); err != nil {
-			return fmt.Errorf("%s: %w", fl.name, err)
+	if f.outLimit != 0 && f.name != "container" {
+		return fmt.Errorf("--out-limit %s: only with --executor container", f.outLimit)
+	}
+	if f.taskMemory != 0 {
+		switch {
+		case f.name != "container" && f.name != "process":
+			return fmt.Errorf("--task-memory %s: only with --executor process or container (a task in this process cannot be given a ceiling of its own)", f.taskMemory)
+		case f.name == "process" && f.taskMemory < minProcessMemory:
+			return fmt.Errorf("--task-memory %s: give at least %s: a worker process cannot start below about 0.9 GiB of address space (the Go runtime reserves it at start)", f.taskMemory, byteSize(minProcessMemory))
 		}
 	}
 	switch f.name {

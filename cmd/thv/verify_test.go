@@ -136,3 +136,26 @@ func flipByte(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// TestByteSize: the sizes --task-memory, --out-limit and --max-unpacked
+// take, and how they print.
+func TestByteSize(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+	}{{"2GiB", 2 << 30}, {"512MiB", 512 << 20}, {"64KiB", 64 << 10}, {"3G", 3 << 30}, {"100", 100}, {" 1 GiB ", 1 << 30}} {
+		var b byteSize
+		if err := b.Set(c.in); err != nil || int64(b) != c.want {
+			t.Errorf("Set(%q) = %d, %v; want %d", c.in, b, err, c.want)
+		}
+	}
+	for _, bad := range []string{"", "0", "-1GiB", "1.5GiB", "2TB", "GiB", "99999999999G"} {
+		var b byteSize
+		if err := b.Set(bad); err == nil {
+			t.Errorf("Set(%q) = %d, want an error", bad, b)
+		}
+	}
+	if byteSize(4<<30).String() != "4GiB" || byteSize(512<<20).String() != "512MiB" || byteSize(1000).String() != "1000" {
+		t.Error("String")
+	}
+}

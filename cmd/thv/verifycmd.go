@@ -55,7 +55,7 @@ date): verify checks what a repro recorded, it does not make it.`,
 			if err != nil {
 				return err
 			}
-			if opt.NewExecutor, err = ef.verifier(proj, int64(vf.taskMemory)); err != nil {
+			if opt.NewExecutor, err = ef.verifier(proj); err != nil {
 				return err
 			}
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()

@@ -23,29 +23,21 @@ type verifyFlags struct {
 	seed        uint64
 	jobs        int
 	taskTimeout time.Duration
-	taskMemory  byteSize
 }
 
-// Defaults of the per-task ceilings: far above what any task of the
-// paper's protocol needs (its largest task takes seconds and well under
-// 1 GiB; docs/performance.md), far below what would harm the machine.
-const (
-	defaultTaskTimeout = 10 * time.Minute
-	defaultTaskMemory  = 4 << 30
-	minTaskMemory      = 1 << 30
-)
-
-func ptr[T any](v T) *T { return &v }
+// defaultTaskTimeout is far above what any task of the paper's protocol
+// needs (its largest takes seconds; docs/performance.md), far below what
+// would hold a verification for good. The memory ceiling is the
+// executor's (executorFlags).
+const defaultTaskTimeout = 10 * time.Minute
 
 func (f *verifyFlags) register(cmd *cobra.Command) {
-	f.taskMemory = defaultTaskMemory
 	fl := cmd.Flags()
 	fl.IntVar(&f.sample, "sample", 0, "re-execute only a random sample of this many tasks, drawn per kind (a partial check; default: every task)")
 	fl.BoolVar(&f.all, "all", false, "re-execute every task (the default; kept for scripts)")
 	fl.Uint64Var(&f.seed, "seed", 0, "with --sample: the seed of the draw, to repeat an earlier sample (default: drawn at random and printed)")
 	fl.IntVarP(&f.jobs, "jobs", "j", 2, "parallel executions")
 	fl.DurationVar(&f.taskTimeout, "task-timeout", defaultTaskTimeout, "time ceiling of one re-executed task (0: none)")
-	fl.Var(&f.taskMemory, "task-memory", "memory ceiling of one re-executed task (address space of its worker process, or its container's memory), e.g. 4GiB, 512MiB")
 	cmd.MarkFlagsMutuallyExclusive("sample", "all")
 }
 
@@ -62,9 +54,6 @@ func (f *verifyFlags) options(cmd *cobra.Command) (pipeline.VerifyOptions, error
 	}
 	if f.jobs < 1 {
 		return pipeline.VerifyOptions{}, fmt.Errorf("-j %d: want at least 1", f.jobs)
-	}
-	if f.taskMemory < minTaskMemory {
-		return pipeline.VerifyOptions{}, fmt.Errorf("--task-memory %s: give at least %s: a worker process cannot start below about 0.9 GiB of address space (the Go runtime reserves it at start)", &f.taskMemory, (*byteSize)(ptr(int64(minTaskMemory))))
 	}
 	if f.taskTimeout < 0 {
 		return pipeline.VerifyOptions{}, fmt.Errorf("--task-timeout %s: want a positive duration, or 0 for none", f.taskTimeout)
@@ -102,8 +91,8 @@ func sampleVerdict(rep *pipeline.VerifyReport) string {
 // byteSize is a flag value of bytes with binary units: 4GiB, 512MiB, 1000000.
 type byteSize int64
 
-func (b *byteSize) String() string {
-	v := int64(*b)
+func (b byteSize) String() string {
+	v := int64(b)
 	for _, u := range []struct {
 		s string
 		n int64
@@ -116,19 +105,19 @@ func (b *byteSize) String() string {
 }
 
 func (b *byteSize) Set(s string) error {
-	num, mult := s, int64(1)
+	num, mult := strings.TrimSpace(s), int64(1)
 	for _, u := range []struct {
 		s string
 		n int64
 	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
-		if n, ok := strings.CutSuffix(s, u.s); ok {
+		if n, ok := strings.CutSuffix(num, u.s); ok {
 			num, mult = n, u.n
 			break
 		}
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
-	if err != nil || n <= 0 || n > (1<<50)/mult {
-		return fmt.Errorf("want a positive size such as 4GiB or 512MiB")
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return fmt.Errorf("want a positive whole number of bytes, KiB, MiB or GiB, e.g. 4GiB or 512MiB")
 	}
 	*b = byteSize(n * mult)
 	return nil

@@ -347,7 +347,7 @@ func (e *Executor) explain(spec *pipeline.Spec, c *workerContainer, cmd *exec.Cm
 		killed := cmd.ProcessState.ExitCode() == 128+int(syscall.SIGKILL)
 		switch {
 		case killed && (u.oomKills > 0 || u.memPeak >= e.lim.memory-e.lim.memory/16):
-			return fmt.Errorf("in %s container: task %s exceeded the memory ceiling of %s (its worker's memory and its outputs in /out; --memory raises it) and the kernel stopped it (%w)", rt, spec.Task, sizeString(e.lim.memory), err)
+			return fmt.Errorf("in %s container: task %s exceeded the memory ceiling of %s (its worker's memory and its outputs in /out; --task-memory raises it) and the kernel stopped it (%w)", rt, spec.Task, sizeString(e.lim.memory), err)
 		case u.pidsPeak >= e.lim.pids:
 			return fmt.Errorf("in %s container: task %s reached the limit of %d processes and threads of its container (%w)", rt, spec.Task, e.lim.pids, err)
 		case killed:
