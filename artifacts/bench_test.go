@@ -69,3 +69,48 @@ func BenchmarkPut100kBExisting(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHas is the presence check of the no-op path, alone.
+func BenchmarkHas(b *testing.B) {
+	s := openTemp(b)
+	d, err := s.Put([]byte("present"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if !s.Has(d) {
+			b.Fatal("missing")
+		}
+	}
+}
+
+// BenchmarkListing lists a store of 2000 objects and 1000 index entries
+// (Objects and Keys), as the no-op path of a large pipeline does once.
+func BenchmarkListing(b *testing.B) {
+	s := openTemp(b)
+	for i := range 2000 {
+		data := fmt.Appendf(nil, "object %d", i)
+		d, err := s.Put(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i%2 == 0 {
+			e := Entry{Key: Key(sha256.Sum256(data)), Kind: "k", Outputs: []Output{{Name: "o", Digest: d, Size: int64(len(data))}}}
+			if err := s.PutEntry(e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		objs, err := s.Objects()
+		if err != nil || len(objs) != 2000 {
+			b.Fatal(len(objs), err)
+		}
+		keys, err := s.Keys()
+		if err != nil || len(keys) != 1000 {
+			b.Fatal(len(keys), err)
+		}
+	}
+}

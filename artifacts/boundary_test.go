@@ -229,7 +229,7 @@ func TestOpenCleansAbandonedTemp(t *testing.T) {
 	if err := os.Symlink(outside, link); err != nil {
 		t.Fatal(err)
 	}
-	live, err := createTemp(tdir, strings.Repeat("2d", 32))
+	live, _, err := s.createTemp(strings.Repeat("2d", 32))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,11 +259,11 @@ func TestOpenCleansAbandonedTemp(t *testing.T) {
 // TestTempNames: every temp file the store writes has a name isTempName
 // recognises, and the pattern is exact.
 func TestTempNames(t *testing.T) {
-	dir := t.TempDir()
+	s := openTemp(t)
 	h := strings.Repeat("9a", 32)
 	for _, base := range []string{h, h + ".json", "VERSION"} {
 		for range 20 {
-			f, err := createTemp(dir, base)
+			f, _, err := s.createTemp(base)
 			if err != nil {
 				t.Fatal(err)
 			}

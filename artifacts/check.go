@@ -3,7 +3,6 @@ package artifacts
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -56,7 +55,7 @@ func (s *Store) Check(ctx context.Context, workers int, progress func(done, tota
 	var bytes atomic.Int64
 	err = parallel(ctx, max(1, workers), len(objs), func(i int) {
 		d := Digest(objs[i])
-		if fi, err := os.Lstat(s.ObjectPath(d)); err == nil {
+		if fi, err := s.dir.lstat(objectRel(d)); err == nil {
 			bytes.Add(fi.Size())
 		}
 		if err := s.Verify(d); err != nil {
@@ -98,7 +97,7 @@ func (s *Store) checkEntry(k Key) error {
 		return nil // removed since the listing (a GC): nothing to check
 	}
 	for _, o := range e.Outputs {
-		fi, err := os.Lstat(s.ObjectPath(o.Digest))
+		fi, err := s.dir.lstat(objectRel(o.Digest))
 		switch {
 		case err != nil:
 			return fmt.Errorf("output %q: object %v: %w", o.Name, o.Digest, ErrNotFound)

@@ -34,6 +34,25 @@
 // what it left alone. Output names must be single safe path components
 // ([CheckName]) in every entry written or read.
 //
+// The store follows no symbolic link inside its directory, and reaches
+// nothing outside it: every read, write, rename, removal and mkdir (objects,
+// entries, temp files, quarantine into corrupt/, fan-out directories,
+// VERSION, LOCK) resolves its path from the open store directory without
+// following a link in any component (openat2 with RESOLVE_BENEATH and
+// RESOLVE_NO_SYMLINKS on Linux, an os.Root with an Lstat of each component
+// elsewhere; see dirfs.go). A link on the path fails the operation with an
+// error naming it: a `corrupt -> /etc` link leaves a corrupt file where it
+// is (reported, never returned), a `tmp -> $HOME` link makes writes fail
+// and GC leave it alone, an `objects/ab -> /srv` link is neither read nor
+// written through. Only the path of the store directory itself is resolved
+// the ordinary way, once, when the store is opened.
+//
+// A store that another process wrote, such as a worker's scratch store
+// that the host imports from, is read through [Store.Untrusted]: a
+// read-only view that never writes, moves, quarantines or removes anything,
+// and reports a corrupt or non-regular file (a link, a hard link, a
+// directory) as an error naming it, left in place.
+//
 // # Crash safety
 //
 // Every file is written to tmp/, fsynced, renamed into place and its directory
@@ -51,14 +70,16 @@
 // against its own file name and schema when read (a strict decoder, fuzzed:
 // FuzzDecodeEntry). A file that fails, or anything other than a regular file
 // in the place of an object or entry (a directory, a symbolic link), is moved
-// to corrupt/ (never silently deleted, never returned) and reported with an
+// to corrupt/ (never silently deleted, never returned; if it cannot be moved
+// it stays, and every read reports it again) and reported with an
 // error wrapping [ErrCorrupt] that names the digest or key and both paths; the
 // caller then treats it as a miss and recomputes. A later [Store.Put] of the
 // right bytes restores the object.
 //
 // # Concurrency
 //
-// A Store holds no mutable state: all paths are computed from the root, so it
+// A Store holds no mutable state (all paths are computed from the open
+// store directory, one file descriptor held for the Store's life), so it
 // is safe for concurrent use by goroutines, and Put and PutEntry are safe
 // across processes (two writers of the same object rename identical bytes into
 // place; the last rename wins, which is harmless).

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -93,6 +92,9 @@ func plural(n int, what string) string {
 // objects it removed, only unreferenced objects for the next GC (provided
 // keep covers the outputs of keepKeys, which is the caller's job).
 func (s *Store) GC(keep map[Digest]bool, keepKeys map[Key]bool) (GCStats, error) {
+	if s.untrusted {
+		return GCStats{}, fmt.Errorf("artifacts: gc: %w", s.errUntrusted())
+	}
 	unlock, err := s.LockExclusive()
 	if err != nil {
 		return GCStats{}, fmt.Errorf("artifacts: gc: %w", err)
@@ -119,7 +121,7 @@ func (s *Store) gc(keep map[Digest]bool, keepKeys map[Key]bool, remove bool) (GC
 	s.sweep(objectsDir, "", func(h [32]byte) bool { return keep[Digest(h)] },
 		&st.ObjectsKept, &st.ObjectsRemoved, &st, &errs, remove)
 
-	if cents, err := os.ReadDir(filepath.Join(s.root, corruptDir)); err == nil {
+	if cents, err := readDirRel(s.dir, corruptDir); err == nil {
 		st.Corrupt = len(cents)
 	}
 	if len(errs) > 0 {
@@ -148,8 +150,8 @@ func (st *GCStats) leftAlone(path string, symlink bool) {
 // symbolic link or a file in its place is recorded in st and not entered.
 // A missing directory lists as empty.
 func (s *Store) storeDir(dir string, st *GCStats, errs *[]error) []fs.DirEntry {
-	p := filepath.Join(s.root, dir)
-	fi, err := os.Lstat(p)
+	p := s.dir.abs(dir)
+	fi, err := s.dir.lstat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
@@ -163,7 +165,7 @@ func (s *Store) storeDir(dir string, st *GCStats, errs *[]error) []fs.DirEntry {
 		st.leftAlone(p, false)
 		return nil
 	}
-	ents, err := os.ReadDir(p)
+	ents, err := readDirRel(s.dir, dir)
 	if err != nil {
 		appendErr(errs, err)
 	}
@@ -174,9 +176,9 @@ func (s *Store) storeDir(dir string, st *GCStats, errs *[]error) []fs.DirEntry {
 // files in tmp/ whose writer has died. errs may be nil (Open's best-effort
 // cleaning).
 func (s *Store) sweepTemp(st *GCStats, errs *[]error, remove bool) {
-	tdir := filepath.Join(s.root, tmpDir)
 	for _, de := range s.storeDir(tmpDir, st, errs) {
-		p := filepath.Join(tdir, de.Name())
+		rel := tmpDir + sep + de.Name()
+		p := s.dir.abs(rel)
 		switch {
 		case de.Type()&fs.ModeSymlink != 0:
 			st.leftAlone(p, true)
@@ -190,7 +192,7 @@ func (s *Store) sweepTemp(st *GCStats, errs *[]error, remove bool) {
 			appendErr(errs, err)
 			continue
 		}
-		removed, err := removeIfAbandoned(p, fi, remove)
+		removed, err := s.removeIfAbandoned(rel, fi, remove)
 		switch {
 		case err != nil:
 			appendErr(errs, err)
@@ -201,6 +203,38 @@ func (s *Store) sweepTemp(st *GCStats, errs *[]error, remove bool) {
 			st.TmpLive++
 		}
 	}
+}
+
+// removeIfAbandoned removes the temp file rel (whose Lstat is fi) if no
+// writer holds its lock (tempAbandoned); with remove false it only reports
+// whether it would. It follows no link, and leaves a file that is not the
+// one listed.
+func (s *Store) removeIfAbandoned(rel string, fi fs.FileInfo, remove bool) (bool, error) {
+	f, err := s.dir.open(rel, os.O_RDONLY|oNonblock, 0)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	cur, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if !cur.Mode().IsRegular() || !os.SameFile(cur, fi) {
+		return false, nil // replaced since listed: not what we looked at
+	}
+	if ok, err := tempAbandoned(f, fi); !ok || err != nil {
+		return false, err
+	}
+	if !remove {
+		return true, nil
+	}
+	if !flockSupported {
+		f.Close() // no lock to hold, and Windows cannot remove an open file
+	}
+	if err := s.dir.remove(rel); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // appendErr collects err unless errs is nil or err says the file vanished
@@ -215,9 +249,9 @@ func appendErr(errs *[]error, err error) {
 // for which kept is false. The fan-out directories themselves stay: removing
 // them would race with a writer that has just created one.
 func (s *Store) sweep(dir, suffix string, kept func([32]byte) bool, nKept, nRemoved *int, st *GCStats, errs *[]error, remove bool) {
-	root := filepath.Join(s.root, dir)
 	for _, fan := range s.storeDir(dir, st, errs) {
-		fdir := filepath.Join(root, fan.Name())
+		fanRel := dir + sep + fan.Name()
+		fdir := s.dir.abs(fanRel)
 		switch {
 		case fan.Type()&fs.ModeSymlink != 0:
 			st.leftAlone(fdir, true)
@@ -226,13 +260,14 @@ func (s *Store) sweep(dir, suffix string, kept func([32]byte) bool, nKept, nRemo
 			st.leftAlone(fdir, false)
 			continue
 		}
-		ents, err := os.ReadDir(fdir)
+		ents, err := readDirRel(s.dir, fanRel)
 		if err != nil {
 			appendErr(errs, err)
 			continue
 		}
 		for _, de := range ents {
-			p := filepath.Join(fdir, de.Name())
+			rel := fanRel + sep + de.Name()
+			p := s.dir.abs(rel)
 			if de.Type()&fs.ModeSymlink != 0 {
 				st.leftAlone(p, true)
 				continue
@@ -256,7 +291,7 @@ func (s *Store) sweep(dir, suffix string, kept func([32]byte) bool, nKept, nRemo
 				continue
 			}
 			if remove {
-				if err := os.Remove(p); err != nil {
+				if err := s.dir.remove(rel); err != nil {
 					appendErr(errs, err)
 					continue
 				}

@@ -52,6 +52,9 @@ func (e Entry) Output(name string) (Output, bool) {
 // and the entry last is what makes a crash leave no entry that points at
 // nothing. The file is JSON with a fixed field order and sorted Meta keys.
 func (s *Store) PutEntry(e Entry) error {
+	if s.untrusted {
+		return fmt.Errorf("artifacts: put entry %v: %w", e.Key, s.errUntrusted())
+	}
 	e.Outputs = slices.Clone(e.Outputs)
 	if e.Outputs == nil {
 		e.Outputs = []Output{}
@@ -61,7 +64,7 @@ func (s *Store) PutEntry(e Entry) error {
 		return fmt.Errorf("artifacts: put entry %v: %w", e.Key, err)
 	}
 	for _, o := range e.Outputs {
-		fi, err := os.Lstat(s.ObjectPath(o.Digest))
+		fi, err := s.dir.lstat(objectRel(o.Digest))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("artifacts: put entry %v: output %q: object %v %w (Put outputs before their entry)", e.Key, o.Name, o.Digest, ErrNotFound)
@@ -79,14 +82,14 @@ func (s *Store) PutEntry(e Entry) error {
 	if err != nil {
 		return fmt.Errorf("artifacts: put entry %v: %w", e.Key, err)
 	}
-	p := s.entryPath(e.Key)
-	if sameBytes(p, data) {
+	p := entryRel(e.Key)
+	if s.sameBytes(p, data) {
 		return nil // a rerun that found the same result: no write, no fsync
 	}
 	// Something other than a regular file in the entry's place (a
 	// directory, a link) would make the rename fail or go astray: move it
 	// aside first.
-	if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
+	if fi, err := s.dir.lstat(p); err == nil && !fi.Mode().IsRegular() {
 		if ce := s.quarantine("index entry", e.Key.String(), p, fi, notRegular(fi)); ce.MoveErr != nil {
 			return fmt.Errorf("artifacts: put entry %v: cannot replace it: %w", e.Key, ce)
 		}
@@ -101,10 +104,12 @@ func (s *Store) PutEntry(e Entry) error {
 // An entry file that cannot be read back as a valid entry for k (truncated,
 // garbage, wrong key) is moved to corrupt/ and reported as (Entry{}, false,
 // *CorruptError): the caller should log it and treat it as a miss; the next
-// GetEntry(k) is a plain miss. Any other error is an I/O problem.
+// GetEntry(k) is a plain miss. Any other error is an I/O problem or a
+// symbolic link on the way (index/ or its fan-out directory), which the
+// error names.
 func (s *Store) GetEntry(k Key) (Entry, bool, error) {
-	p := s.entryPath(k)
-	f, err := openNoFollow(p)
+	p := entryRel(k)
+	f, err := s.dir.open(p, os.O_RDONLY|oNonblock, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Entry{}, false, nil
@@ -119,12 +124,12 @@ func (s *Store) GetEntry(k Key) (Entry, bool, error) {
 	if err != nil {
 		return Entry{}, false, fmt.Errorf("artifacts: get entry %v: %w", k, err)
 	}
-	if !fi.Mode().IsRegular() {
-		return Entry{}, false, s.quarantine("index entry", k.String(), p, fi, notRegular(fi))
+	if why := s.notStoreFile(fi); why != "" {
+		return Entry{}, false, s.quarantine("index entry", k.String(), p, fi, why)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxEntrySize+1))
 	if err != nil {
-		return Entry{}, false, fmt.Errorf("artifacts: get entry %v: reading %s: %w", k, p, err)
+		return Entry{}, false, fmt.Errorf("artifacts: get entry %v: reading %s: %w", k, s.dir.abs(p), err)
 	}
 	e, err := decodeEntry(data, k)
 	if err != nil {

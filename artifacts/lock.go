@@ -75,13 +75,21 @@ func (s *Store) lock(exclusive bool) (func(), error) {
 		l.count++
 		return s.unlockFunc(), nil
 	}
+	if s.untrusted {
+		// An untrusted view writes nothing, so it needs no lock against
+		// GC and takes none (which would create LOCK).
+		if exclusive {
+			return nil, fmt.Errorf("artifacts: lock %s: %w", s.root, s.errUntrusted())
+		}
+		return func() {}, nil
+	}
 	p := filepath.Join(s.root, lockFile)
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o666)
+	f, err := s.dir.open(lockFile, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil && isReadOnlyErr(err) {
 		// flock needs no write access: a read-only store has its
 		// LOCK read-only.
 		var rerr error
-		f, rerr = os.Open(p)
+		f, rerr = s.dir.open(lockFile, os.O_RDONLY|oNonblock, 0)
 		if rerr != nil {
 			if !exclusive && errors.Is(rerr, fs.ErrNotExist) {
 				return func() {}, nil

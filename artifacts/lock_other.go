@@ -26,29 +26,17 @@ func lockStore(*os.File, bool) error { return nil }
 
 func unlockStore(*os.File) error { return nil }
 
-func openNoFollow(path string) (*os.File, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: errors.New("is a symbolic link")}
-	}
-	return os.Open(path)
+// oNonblock: no FIFOs to guard against here.
+const oNonblock = 0
+
+// tempAbandoned reports whether the temp file described by fi is old
+// enough to be abandoned (no flock to ask its writer).
+func tempAbandoned(_ *os.File, fi fs.FileInfo) (bool, error) {
+	return time.Since(fi.ModTime()) >= staleTempAge, nil
 }
 
-func removeIfAbandoned(path string, fi fs.FileInfo, remove bool) (bool, error) {
-	if time.Since(fi.ModTime()) < staleTempAge {
-		return false, nil
-	}
-	if !remove {
-		return true, nil
-	}
-	if err := os.Remove(path); err != nil {
-		return false, err
-	}
-	return true, nil
-}
+// linkCount is not known here: every file counts as having one link.
+func linkCount(fs.FileInfo) uint64 { return 1 }
 
 func isReadOnlyErr(err error) bool {
 	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)

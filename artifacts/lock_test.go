@@ -65,7 +65,7 @@ func lockHelper(mode, dir string) {
 			fail(err)
 		}
 	case "temp":
-		f, err := createTemp(filepath.Join(dir, tmpDir), strings.Repeat("7c", 32))
+		f, _, err := s.createTemp(strings.Repeat("7c", 32))
 		if err != nil {
 			fail(err)
 		}

@@ -49,49 +49,31 @@ func lockStore(f *os.File, exclusive bool) error {
 
 func unlockStore(f *os.File) error { return flock(f, syscall.LOCK_UN) }
 
-// openNoFollow opens path for reading, failing if its last component is a
-// symbolic link (ELOOP on Linux, EMLINK on some BSDs): the store never
-// creates links and never follows one that someone else put there.
-// O_NONBLOCK keeps a FIFO put in a file's place from blocking the open (it
-// has no effect on regular files); callers then find it is not a regular
-// file.
-func openNoFollow(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-}
+// oNonblock is added to every open for reading: it keeps a FIFO put in a
+// file's place from blocking the open (it has no effect on regular files
+// and directories); callers then find it is not a regular file.
+const oNonblock = syscall.O_NONBLOCK
 
-// removeIfAbandoned removes the temp file at path (whose Lstat is fi) if no
-// writer holds its lock; with remove false it only reports whether it would.
-// It never follows a symbolic link. A writer that created the file but has
-// not locked it yet loses it; its rename then fails with ENOENT and it
-// starts over with a new temp file (see writeAtomic), so this race costs a
-// retry, never a wrong object.
-func removeIfAbandoned(path string, fi fs.FileInfo, remove bool) (bool, error) {
-	f, err := openNoFollow(path)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	cur, err := f.Stat()
-	if err != nil {
-		return false, err
-	}
-	if !cur.Mode().IsRegular() || !os.SameFile(cur, fi) {
-		return false, nil // replaced since listed: not what we looked at
-	}
-	err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+// tempAbandoned reports whether the temp file f (whose Lstat is fi) is
+// abandoned, that is, whether no writer holds its lock: then the lock is
+// ours until f is closed. A writer that created the file but has not
+// locked it yet loses it; its rename then fails with ENOENT and it starts
+// over with a new temp file (see writeAtomic), so this race costs a retry,
+// never a wrong object.
+func tempAbandoned(f *os.File, _ fs.FileInfo) (bool, error) {
+	err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
 		return false, nil // a live writer
 	}
-	if err != nil {
-		return false, err
+	return err == nil, err
+}
+
+// linkCount is the number of hard links of the file fi describes.
+func linkCount(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
 	}
-	if !remove {
-		return true, nil
-	}
-	if err := os.Remove(path); err != nil {
-		return false, err
-	}
-	return true, nil
+	return 1
 }
 
 func isReadOnlyErr(err error) bool {

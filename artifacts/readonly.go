@@ -10,18 +10,19 @@ import (
 // status, a listing, a dry run): like OpenExisting it creates nothing, but
 // a directory that does not exist yet is an empty store rather than an
 // error — reads find nothing there and writes fail — so that `thv status`
-// on a fresh clone lists every task as new without creating .thv/.
+// on a fresh clone lists every task as new without creating .thv/. (The
+// handle stays empty if another process creates the store meanwhile.)
 func OpenForReading(dir string) (*Store, error) {
 	s, err := OpenExisting(dir)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return s, err
 	}
-	s, rerr := openRoot(dir)
+	abs, rerr := absDir(dir)
 	if rerr != nil {
 		return nil, rerr
 	}
-	if _, serr := os.Lstat(s.root); !errors.Is(serr, fs.ErrNotExist) {
+	if _, serr := os.Lstat(abs); !errors.Is(serr, fs.ErrNotExist) {
 		return nil, err
 	}
-	return s, nil
+	return newStore(abs, absentDir{abs}), nil
 }

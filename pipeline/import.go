@@ -9,11 +9,16 @@ import (
 // ImportOutputs copies the outputs a worker stored in its scratch store src
 // under key into dst, then the index entry: the host side of an executor
 // whose workers cannot write the project store (a container sees it read
-// only). Nothing a worker wrote is trusted: the entry is read strictly,
-// must name exactly the outputs the worker reported, and every object is
-// re-hashed as it is read (Store.Get) before it is put, objects before the
-// entry, as everywhere.
+// only). Nothing a worker wrote is trusted: src is read through
+// Store.Untrusted, so a link anywhere in it is refused, a bad file is an
+// error naming it and is left where it is (a scratch store is never
+// quarantined into, so nothing the worker arranged can make the host move,
+// write or remove a file), the entry is read strictly and must name exactly
+// the outputs the worker reported, and every object is re-hashed as it is
+// read (Store.Get) before it is put, objects before the entry, as
+// everywhere.
 func ImportOutputs(dst, src *artifacts.Store, key artifacts.Key, kind string, outputs map[string]artifacts.Digest) error {
+	src = src.Untrusted()
 	e, ok, err := src.GetEntry(key)
 	if err != nil {
 		return fmt.Errorf("importing the worker's outputs: %w", err)

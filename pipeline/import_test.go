@@ -1,0 +1,171 @@
+package pipeline
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"thv/artifacts"
+)
+
+// dirState describes everything below dir (paths, modes, link targets,
+// contents), to show that an operation created, moved, changed or removed
+// nothing there.
+func dirState(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		desc := fmt.Sprintf("%s %v", rel, fi.Mode())
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			desc += " -> " + target
+		case fi.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			desc += fmt.Sprintf(" %q", b)
+		}
+		out = append(out, desc)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// relink replaces the file or directory at p by a symbolic link to target.
+func relink(t *testing.T, target, p string) {
+	t.Helper()
+	if err := os.RemoveAll(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestImportOutputsFromHostileScratch: a worker's scratch store arranged
+// against the host (the attack of issue 19: corrupt/ a link to a host
+// directory and a corrupted object, so that quarantine would move the
+// worker's files there) makes ImportOutputs fail with an error naming the
+// file, and nothing outside the scratch store, nor in it, is created,
+// moved or removed; the project store gets neither the object nor the
+// entry. A link to a host file whose bytes verify is refused too.
+func TestImportOutputsFromHostileScratch(t *testing.T) {
+	data := []byte("worker output\n")
+	d := artifacts.Sum(data)
+	key := artifacts.Key(sha256.Sum256([]byte("task")))
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, scratch *artifacts.Store, host string)
+		want   string
+	}{
+		{"intact", func(*testing.T, *artifacts.Store, string) {}, ""},
+		{"corrupt object, corrupt/ linked to the host", func(t *testing.T, s *artifacts.Store, host string) {
+			p := s.ObjectPath(d)
+			os.Chmod(p, 0o644)
+			if err := os.WriteFile(p, []byte("worker-chosen bytes\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			relink(t, host, filepath.Join(s.Root(), "corrupt"))
+		}, "left in place: a scratch store is never quarantined into"},
+		{"corrupt object", func(t *testing.T, s *artifacts.Store, host string) {
+			p := s.ObjectPath(d)
+			os.Chmod(p, 0o644)
+			os.WriteFile(p, []byte("worker-chosen bytes\n"), 0o644)
+		}, "left in place: a scratch store is never quarantined into"},
+		{"corrupt entry, corrupt/ linked to the host", func(t *testing.T, s *artifacts.Store, host string) {
+			p := filepath.Join(s.Root(), "index", key.Hex()[:2], key.Hex()+".json")
+			os.Remove(p)
+			os.WriteFile(p, []byte("{}"), 0o644)
+			relink(t, host, filepath.Join(s.Root(), "corrupt"))
+		}, "left in place: a scratch store is never quarantined into"},
+		{"fan-out linked to a host directory whose file verifies", func(t *testing.T, s *artifacts.Store, host string) {
+			if err := os.WriteFile(filepath.Join(host, d.Hex()), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			relink(t, host, filepath.Dir(s.ObjectPath(d)))
+		}, "is a symbolic link, which the store never follows"},
+		{"object linked to a host file that verifies", func(t *testing.T, s *artifacts.Store, host string) {
+			if err := os.WriteFile(filepath.Join(host, "copy"), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			relink(t, filepath.Join(host, "copy"), s.ObjectPath(d))
+		}, "a symbolic link, not a regular file (left in place"},
+		{"objects/ linked to the host", func(t *testing.T, s *artifacts.Store, host string) {
+			os.MkdirAll(filepath.Join(host, d.Hex()[:2]), 0o777)
+			os.WriteFile(filepath.Join(host, d.Hex()[:2], d.Hex()), data, 0o644)
+			relink(t, host, filepath.Join(s.Root(), "objects"))
+		}, "is a symbolic link, which the store never follows"},
+		{"index fan-out linked to the host", func(t *testing.T, s *artifacts.Store, host string) {
+			p := filepath.Join(s.Root(), "index", key.Hex()[:2])
+			b, _ := os.ReadFile(filepath.Join(p, key.Hex()+".json"))
+			os.WriteFile(filepath.Join(host, key.Hex()+".json"), b, 0o644)
+			relink(t, host, p)
+		}, "is a symbolic link, which the store never follows"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			scratch, err := artifacts.OpenScratch(filepath.Join(t.TempDir(), "out"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := scratch.Put(data); err != nil {
+				t.Fatal(err)
+			}
+			e := artifacts.Entry{Key: key, Kind: "gen", Outputs: []artifacts.Output{{Name: "x", Digest: d, Size: int64(len(data))}}}
+			if err := scratch.PutEntry(e); err != nil {
+				t.Fatal(err)
+			}
+			host := t.TempDir()
+			os.WriteFile(filepath.Join(host, "victim"), []byte("host file"), 0o600)
+			tc.damage(t, scratch, host)
+			dst, err := artifacts.Open(filepath.Join(t.TempDir(), ".thv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			hostBefore, scratchBefore := dirState(t, host), dirState(t, scratch.Root())
+
+			err = ImportOutputs(dst, scratch, key, "gen", map[string]artifacts.Digest{"x": d})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("ImportOutputs of an intact scratch store: %v", err)
+				}
+				if b, err := dst.Get(d); err != nil || string(b) != string(data) {
+					t.Errorf("imported object: %q, %v", b, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("ImportOutputs = %v, want an error saying %q", err, tc.want)
+			}
+			if after := dirState(t, host); !slices.Equal(hostBefore, after) {
+				t.Errorf("the import changed the host directory:\nbefore %q\nafter  %q", hostBefore, after)
+			}
+			if after := dirState(t, scratch.Root()); !slices.Equal(scratchBefore, after) {
+				t.Errorf("the import changed the scratch store:\nbefore %q\nafter  %q", scratchBefore, after)
+			}
+			if _, ok, err := dst.GetEntry(key); ok || err != nil {
+				t.Errorf("the project store got the entry: %v, %v", ok, err)
+			}
+			if dst.Has(d) && tc.name != "corrupt entry, corrupt/ linked to the host" {
+				t.Error("the project store got the object")
+			}
+		})
+	}
+}
