@@ -5,8 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
+	"slices"
 )
 
 // SetAsideEntry moves the index entry for k to corrupt/, as evidence, and
@@ -14,15 +13,15 @@ import (
 // an entry that disagrees with the lock before it recomputes the task:
 // the recomputation decides, and the loser is kept, not overwritten.
 func (s *Store) SetAsideEntry(k Key, reason string) error {
-	p := s.entryPath(k)
-	fi, err := os.Lstat(p)
+	rel := entryRel(k)
+	fi, err := s.dir.lstat(rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
 		return err
 	}
-	if ce := s.quarantine("index entry", k.String(), p, fi, reason); ce.MoveErr != nil {
+	if ce := s.quarantine("index entry", k.String(), rel, fi, reason); ce.MoveErr != nil {
 		return ce
 	}
 	return nil
@@ -34,18 +33,22 @@ func (s *Store) SetAsideEntry(k Key, reason string) error {
 // how a record made against the store's earlier state (a lock's seal)
 // knows that it may no longer hold.
 func (s *Store) QuarantineState() (string, error) {
-	ents, err := os.ReadDir(filepath.Join(s.root, corruptDir))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	d, err := s.dir.openDir(corruptDir)
+	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
-	case err != nil:
+	}
+	if err != nil {
 		return "", err
-	case len(ents) == 0:
-		return "", nil
 	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil || len(names) == 0 {
+		return "", err
+	}
+	slices.Sort(names)
 	h := sha256.New()
-	for _, e := range ents { // sorted by name
-		h.Write([]byte(e.Name() + "\n"))
+	for _, n := range names {
+		h.Write([]byte(n + "\n"))
 	}
-	return fmt.Sprintf("%d:%x", len(ents), h.Sum(nil)[:8]), nil
+	return fmt.Sprintf("%d:%x", len(names), h.Sum(nil)[:8]), nil
 }

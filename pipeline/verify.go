@@ -279,7 +279,7 @@ func reexecute(ctx context.Context, ex Executor, scratch *artifacts.Store, spec 
 		}
 		return nil, err
 	}
-	if err := confirmOutputs(scratch, spec, outs); err != nil {
+	if err := confirmOutputs(scratch.Untrusted(), spec, outs); err != nil {
 		return nil, err
 	}
 	return outs, nil
