@@ -10,9 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
+	"thv/artifacts/storetest"
 )
 
 // The tests in this file build a hostile layout in a store (symbolic links
@@ -36,62 +36,6 @@ func forEachDirFS(t *testing.T, f func(t *testing.T)) {
 			defer func() { forceRootDir = old }()
 			f(t)
 		})
-	}
-}
-
-// outsideState describes everything below dir: each path with its type,
-// mode, link target or content, so that a comparison before and after
-// shows any file created, moved, changed or removed.
-func outsideState(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		desc := fmt.Sprintf("%s %v", rel, fi.Mode())
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			desc += " -> " + target
-		case fi.Mode().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			desc += fmt.Sprintf(" %q", b)
-		}
-		out = append(out, desc)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// unchanged fails t if dir's state differs from before.
-func unchanged(t *testing.T, what, dir string, before []string) {
-	t.Helper()
-	if after := outsideState(t, dir); !slices.Equal(before, after) {
-		t.Errorf("%s changed %s:\nbefore %q\nafter  %q", what, dir, before, after)
-	}
-}
-
-// symlink makes link point to target, failing t otherwise; an existing
-// directory or file at link is removed first.
-func symlink(t *testing.T, target, link string) {
-	t.Helper()
-	if err := os.RemoveAll(link); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(target, link); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -140,8 +84,8 @@ func TestQuarantineNeverFollowsLink(t *testing.T) {
 				os.Remove(s.entryPath(k))
 				writeFile(t, s.entryPath(k), string(badEntry))
 				outside := outsideDir(t, "x")
-				symlink(t, tc.target(s, outside), filepath.Join(s.Root(), "corrupt"))
-				before, tmpBefore := outsideState(t, outside), outsideState(t, filepath.Join(s.Root(), "tmp"))
+				storetest.Symlink(t, tc.target(s, outside), filepath.Join(s.Root(), "corrupt"))
+				before, tmpBefore := storetest.Tree(t, outside), storetest.Tree(t, filepath.Join(s.Root(), "tmp"))
 
 				wantStuck := func(op string, err error) {
 					t.Helper()
@@ -182,8 +126,8 @@ func TestQuarantineNeverFollowsLink(t *testing.T) {
 				if b, err := os.ReadFile(s.entryPath(k)); err != nil || !bytes.Equal(b, badEntry) {
 					t.Errorf("the corrupt entry left its place: %q, %v", b, err)
 				}
-				unchanged(t, "quarantine", outside, before)
-				unchanged(t, "quarantine", filepath.Join(s.Root(), "tmp"), tmpBefore)
+				storetest.Unchanged(t, "quarantine", outside, before)
+				storetest.Unchanged(t, "quarantine", filepath.Join(s.Root(), "tmp"), tmpBefore)
 			})
 		}
 	})
@@ -200,9 +144,9 @@ func TestLinkInAnObjectsPlaceWithCorruptLinked(t *testing.T) {
 		outside := outsideDir(t, d.Hex())
 		os.WriteFile(filepath.Join(outside, d.Hex()), data, 0o644) // bytes that verify
 		os.MkdirAll(filepath.Dir(s.ObjectPath(d)), 0o777)
-		symlink(t, filepath.Join(outside, d.Hex()), s.ObjectPath(d))
-		symlink(t, outside, filepath.Join(s.Root(), "corrupt"))
-		before := outsideState(t, outside)
+		storetest.Symlink(t, filepath.Join(outside, d.Hex()), s.ObjectPath(d))
+		storetest.Symlink(t, outside, filepath.Join(s.Root(), "corrupt"))
+		before := storetest.Tree(t, outside)
 		_, err := s.Get(d)
 		var ce *CorruptError
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "a symbolic link") || ce.MoveErr == nil {
@@ -211,7 +155,7 @@ func TestLinkInAnObjectsPlaceWithCorruptLinked(t *testing.T) {
 		if fi, err := os.Lstat(s.ObjectPath(d)); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 			t.Errorf("the link left its place: %v", err)
 		}
-		unchanged(t, "Get", outside, before)
+		storetest.Unchanged(t, "Get", outside, before)
 	})
 }
 
@@ -225,14 +169,14 @@ func TestTmpLinkedOut(t *testing.T) {
 		outside := outsideDir(t, tempName(h), tempName(h+".json"), tempName("VERSION"))
 		s := openTemp(t)
 		garbage, _ := s.Put([]byte("unreferenced"))
-		symlink(t, outside, filepath.Join(s.Root(), "tmp"))
-		before := outsideState(t, outside)
+		storetest.Symlink(t, outside, filepath.Join(s.Root(), "tmp"))
+		before := storetest.Tree(t, outside)
 
 		_, err := Open(s.Root())
 		if err == nil || !strings.Contains(err.Error(), filepath.Join(s.Root(), "tmp")+" is a symbolic link") {
 			t.Errorf("Open = %v, want the link tmp named", err)
 		}
-		unchanged(t, "Open", outside, before)
+		storetest.Unchanged(t, "Open", outside, before)
 		if _, err := OpenScratch(s.Root()); err == nil {
 			t.Error("OpenScratch accepted a store whose tmp/ is a link")
 		}
@@ -241,13 +185,13 @@ func TestTmpLinkedOut(t *testing.T) {
 		if err != nil || st.Symlinks != 1 || st.TmpRemoved != 0 || st.ObjectsRemoved != 1 || s.Has(garbage) {
 			t.Errorf("GC = %+v, %v; want the link left alone, the garbage object removed", st, err)
 		}
-		unchanged(t, "GC", outside, before)
+		storetest.Unchanged(t, "GC", outside, before)
 
 		_, err = s.Put([]byte("new object"))
 		if !errors.Is(err, errSymlink) || !strings.Contains(err.Error(), filepath.Join(s.Root(), "tmp")) {
 			t.Errorf("Put = %v, want it refused, naming the link tmp", err)
 		}
-		unchanged(t, "Put", outside, before)
+		storetest.Unchanged(t, "Put", outside, before)
 	})
 }
 
@@ -275,8 +219,8 @@ func TestFanOutLinkedOut(t *testing.T) {
 				writeFile(t, filepath.Join(outside, d.Hex()), string(data))
 				writeFile(t, filepath.Join(outside, d.Hex()[:2], d.Hex()), string(data))
 				writeFile(t, filepath.Join(outside, k.Hex()+".json"), "{}")
-				symlink(t, outside, filepath.Join(s.Root(), tc.link))
-				before := outsideState(t, outside)
+				storetest.Symlink(t, outside, filepath.Join(s.Root(), tc.link))
+				before := storetest.Tree(t, outside)
 				linkPath := filepath.Join(s.Root(), tc.link)
 
 				isObjects := strings.HasPrefix(tc.link, "objects")
@@ -308,7 +252,7 @@ func TestFanOutLinkedOut(t *testing.T) {
 				if _, err := s.GC(nil, nil); err != nil {
 					t.Errorf("GC: %v", err)
 				}
-				unchanged(t, "the store", outside, before)
+				storetest.Unchanged(t, "the store", outside, before)
 				if files := listFiles(t, filepath.Join(s.Root(), "tmp")); len(files) != 0 {
 					t.Errorf("temp files left behind: %v", files)
 				}
@@ -352,11 +296,11 @@ func TestUntrustedView(t *testing.T) {
 		{"intact", func(*testing.T, *Store, Digest, Key, string) {}, "", false},
 		{"corrupt object", func(t *testing.T, s *Store, d Digest, _ Key, outside string) {
 			flipByte(t, s.ObjectPath(d), 0)
-			symlink(t, outside, filepath.Join(s.Root(), "corrupt"))
+			storetest.Symlink(t, outside, filepath.Join(s.Root(), "corrupt"))
 		}, "left in place: a scratch store is never quarantined into", false},
 		{"object is a link to bytes that verify", func(t *testing.T, s *Store, d Digest, _ Key, outside string) {
 			writeFile(t, filepath.Join(outside, "copy"), string(data))
-			symlink(t, filepath.Join(outside, "copy"), s.ObjectPath(d))
+			storetest.Symlink(t, filepath.Join(outside, "copy"), s.ObjectPath(d))
 		}, "a symbolic link, not a regular file (left in place", false},
 		{"object is a hard link", func(t *testing.T, s *Store, d Digest, _ Key, outside string) {
 			if err := os.Link(s.ObjectPath(d), filepath.Join(outside, "hardlink")); err != nil {
@@ -365,7 +309,7 @@ func TestUntrustedView(t *testing.T) {
 		}, "2 hard links", false},
 		{"fan-out is a link to bytes that verify", func(t *testing.T, s *Store, d Digest, _ Key, outside string) {
 			writeFile(t, filepath.Join(outside, d.Hex()), string(data))
-			symlink(t, outside, filepath.Dir(s.ObjectPath(d)))
+			storetest.Symlink(t, outside, filepath.Dir(s.ObjectPath(d)))
 		}, "is a symbolic link, which the store never follows", false},
 		{"corrupt entry", func(t *testing.T, s *Store, _ Digest, k Key, outside string) {
 			os.Remove(s.entryPath(k))
@@ -374,7 +318,7 @@ func TestUntrustedView(t *testing.T) {
 		{"index fan-out is a link", func(t *testing.T, s *Store, _ Digest, k Key, outside string) {
 			b, _ := os.ReadFile(s.entryPath(k))
 			writeFile(t, filepath.Join(outside, filepath.Base(s.entryPath(k))), string(b))
-			symlink(t, outside, filepath.Dir(s.entryPath(k)))
+			storetest.Symlink(t, outside, filepath.Dir(s.entryPath(k)))
 		}, "is a symbolic link, which the store never follows", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -383,7 +327,7 @@ func TestUntrustedView(t *testing.T) {
 				outside := outsideDir(t)
 				tc.damage(t, s, d, k, outside)
 				u := s.Untrusted()
-				before, storeBefore := outsideState(t, outside), outsideState(t, s.Root())
+				before, storeBefore := storetest.Tree(t, outside), storetest.Tree(t, s.Root())
 
 				b, err := u.Get(d)
 				_, ok, eerr := u.GetEntry(k)
@@ -426,8 +370,8 @@ func TestUntrustedView(t *testing.T) {
 				} else {
 					unlock()
 				}
-				unchanged(t, "reading through the view", outside, before)
-				unchanged(t, "reading through the view", s.Root(), storeBefore)
+				storetest.Unchanged(t, "reading through the view", outside, before)
+				storetest.Unchanged(t, "reading through the view", s.Root(), storeBefore)
 			})
 		})
 	}

@@ -2,8 +2,6 @@ package pipeline
 
 import (
 	"crypto/sha256"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,54 +9,8 @@ import (
 	"testing"
 
 	"thv/artifacts"
+	"thv/artifacts/storetest"
 )
-
-// dirState describes everything below dir (paths, modes, link targets,
-// contents), to show that an operation created, moved, changed or removed
-// nothing there.
-func dirState(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		desc := fmt.Sprintf("%s %v", rel, fi.Mode())
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			desc += " -> " + target
-		case fi.Mode().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			desc += fmt.Sprintf(" %q", b)
-		}
-		out = append(out, desc)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// relink replaces the file or directory at p by a symbolic link to target.
-func relink(t *testing.T, target, p string) {
-	t.Helper()
-	if err := os.RemoveAll(p); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(target, p); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestImportOutputsFromHostileScratch: a worker's scratch store arranged
 // against the host (the attack of issue 19: corrupt/ a link to a host
@@ -83,7 +35,7 @@ func TestImportOutputsFromHostileScratch(t *testing.T) {
 			if err := os.WriteFile(p, []byte("worker-chosen bytes\n"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			relink(t, host, filepath.Join(s.Root(), "corrupt"))
+			storetest.Symlink(t, host, filepath.Join(s.Root(), "corrupt"))
 		}, "left in place: a scratch store is never quarantined into"},
 		{"corrupt object", func(t *testing.T, s *artifacts.Store, host string) {
 			p := s.ObjectPath(d)
@@ -94,30 +46,30 @@ func TestImportOutputsFromHostileScratch(t *testing.T) {
 			p := filepath.Join(s.Root(), "index", key.Hex()[:2], key.Hex()+".json")
 			os.Remove(p)
 			os.WriteFile(p, []byte("{}"), 0o644)
-			relink(t, host, filepath.Join(s.Root(), "corrupt"))
+			storetest.Symlink(t, host, filepath.Join(s.Root(), "corrupt"))
 		}, "left in place: a scratch store is never quarantined into"},
 		{"fan-out linked to a host directory whose file verifies", func(t *testing.T, s *artifacts.Store, host string) {
 			if err := os.WriteFile(filepath.Join(host, d.Hex()), data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			relink(t, host, filepath.Dir(s.ObjectPath(d)))
+			storetest.Symlink(t, host, filepath.Dir(s.ObjectPath(d)))
 		}, "is a symbolic link, which the store never follows"},
 		{"object linked to a host file that verifies", func(t *testing.T, s *artifacts.Store, host string) {
 			if err := os.WriteFile(filepath.Join(host, "copy"), data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			relink(t, filepath.Join(host, "copy"), s.ObjectPath(d))
+			storetest.Symlink(t, filepath.Join(host, "copy"), s.ObjectPath(d))
 		}, "a symbolic link, not a regular file (left in place"},
 		{"objects/ linked to the host", func(t *testing.T, s *artifacts.Store, host string) {
 			os.MkdirAll(filepath.Join(host, d.Hex()[:2]), 0o777)
 			os.WriteFile(filepath.Join(host, d.Hex()[:2], d.Hex()), data, 0o644)
-			relink(t, host, filepath.Join(s.Root(), "objects"))
+			storetest.Symlink(t, host, filepath.Join(s.Root(), "objects"))
 		}, "is a symbolic link, which the store never follows"},
 		{"index fan-out linked to the host", func(t *testing.T, s *artifacts.Store, host string) {
 			p := filepath.Join(s.Root(), "index", key.Hex()[:2])
 			b, _ := os.ReadFile(filepath.Join(p, key.Hex()+".json"))
 			os.WriteFile(filepath.Join(host, key.Hex()+".json"), b, 0o644)
-			relink(t, host, p)
+			storetest.Symlink(t, host, p)
 		}, "is a symbolic link, which the store never follows"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -139,7 +91,7 @@ func TestImportOutputsFromHostileScratch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			hostBefore, scratchBefore := dirState(t, host), dirState(t, scratch.Root())
+			hostBefore, scratchBefore := storetest.Tree(t, host), storetest.Tree(t, scratch.Root())
 
 			err = ImportOutputs(dst, scratch, key, "gen", map[string]artifacts.Digest{"x": d})
 			if tc.want == "" {
@@ -154,10 +106,10 @@ func TestImportOutputsFromHostileScratch(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("ImportOutputs = %v, want an error saying %q", err, tc.want)
 			}
-			if after := dirState(t, host); !slices.Equal(hostBefore, after) {
+			if after := storetest.Tree(t, host); !slices.Equal(hostBefore, after) {
 				t.Errorf("the import changed the host directory:\nbefore %q\nafter  %q", hostBefore, after)
 			}
-			if after := dirState(t, scratch.Root()); !slices.Equal(scratchBefore, after) {
+			if after := storetest.Tree(t, scratch.Root()); !slices.Equal(scratchBefore, after) {
 				t.Errorf("the import changed the scratch store:\nbefore %q\nafter  %q", scratchBefore, after)
 			}
 			if _, ok, err := dst.GetEntry(key); ok || err != nil {
