@@ -22,6 +22,7 @@ import (
 	thvmodule "thv"
 	"thv/pipeline"
 	"thv/pipeline/bundle"
+	"thv/pipeline/tempdir"
 	"thv/stages/protocol"
 )
 
@@ -83,11 +84,12 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 			}
 			// results/ is exported afresh from the store, so that it is
 			// exactly what the lock's tables and figures tasks output.
-			results, err := os.MkdirTemp("", "thv-bundle-results-")
+			resultsDir, err := tempdir.New("thv-bundle-results-")
 			if err != nil {
 				return err
 			}
-			defer os.RemoveAll(results)
+			defer resultsDir.Remove()
+			results := resultsDir.Path()
 			proj.Config.Outputs.Results = results
 			if _, err := proj.ExportResults(status); err != nil {
 				return fmt.Errorf("exporting results: %w", err)
@@ -242,12 +244,12 @@ run.`,
 			}
 			out := cmd.OutOrStdout()
 			if dir == "" {
-				tmp, err := os.MkdirTemp("", "thv-verify-bundle-")
+				tmp, err := tempdir.New("thv-verify-bundle-")
 				if err != nil {
 					return err
 				}
-				defer os.RemoveAll(tmp)
-				dir = filepath.Join(tmp, "bundle")
+				defer tmp.Remove()
+				dir = filepath.Join(tmp.Path(), "bundle")
 			}
 			f, err := os.Open(args[0])
 			if err != nil {
@@ -432,11 +434,12 @@ func crateAgrees(dir string, m bundle.Manifest) error {
 // the bundle, through the curves they name and their pixels
 // (protocol.SameResult). It returns a note per PNG drawn elsewhere.
 func resultsAgree(proj *protocol.Project, status *pipeline.Report, dir string) (notes []string, err error) {
-	fresh, err := os.MkdirTemp("", "thv-verify-bundle-results-")
+	freshDir, err := tempdir.New("thv-verify-bundle-results-")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(fresh)
+	defer freshDir.Remove()
+	fresh := freshDir.Path()
 	proj.Config.Outputs.Results = fresh
 	if _, err := proj.ExportResults(status); err != nil {
 		return nil, err

@@ -3,12 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"thv/pipeline"
+	"thv/pipeline/userfile"
 	"thv/stages/compare"
 	"thv/stages/formats"
 	"thv/stages/protocol"
@@ -46,6 +46,16 @@ none, 0.`,
 			default:
 				return fmt.Errorf("--fail-on %q: want cells, claims or none", failOn)
 			}
+			var ref *compare.Reference
+			if reference != "" { // first: a bad file is refused before the store is read
+				b, err := userfile.ReadFile(reference, compare.MaxReferenceBytes)
+				if err != nil {
+					return fmt.Errorf("--reference: %w", err)
+				}
+				if ref, err = compare.ParseReference(b); err != nil {
+					return fmt.Errorf("%s: %w", reference, err)
+				}
+			}
 			proj, err := pf.open(true)
 			if err != nil {
 				return err
@@ -62,14 +72,6 @@ none, 0.`,
 					return err
 				}
 			} else {
-				b, err := os.ReadFile(reference)
-				if err != nil {
-					return err
-				}
-				ref, err := compare.ParseReference(b)
-				if err != nil {
-					return fmt.Errorf("%s: %w", reference, err)
-				}
 				if proj.Config.Instances.Mode == protocol.InstancesFixed {
 					one := ref.OneInstance() // as the compare stage judges it
 					ref = &one

@@ -6,9 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime/debug"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -24,13 +22,17 @@ func main() {
 		Short:         "Top-k Pareto bandits: exact hypervolume, THV-UCB and baselines, and the paper-reproduction pipeline",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Temp data of killed runs is removed when the next command that
+		// makes some starts (sweep.go).
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) { sweepTemp(cmd, os.Stderr) },
 	}
 	root.AddCommand(newHVCommand(), newRunCommand(), newAlgosCommand(),
 		newReproCommand(), newStatusCommand(), newDAGCommand(), newShowCommand(), newGCCommand(),
 		newVerifyCommand(), newImageCommand(), newCompareCommand(), newReadingsCommand(), newExecTaskCommand())
 	root.AddCommand(newBundleCommand(), newVerifyBundleCommand()) // bundlecmd.go
-	// Ctrl-C (or SIGTERM) cancels the context: a pass stops cleanly.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Ctrl-C (or SIGTERM) cancels the context: a pass stops cleanly; a
+	// second one exits at once (signals.go).
+	ctx, stop := notifyContext(context.Background(), os.Stderr, os.Exit)
 	defer stop()
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "thv:", err)

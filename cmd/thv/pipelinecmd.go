@@ -120,6 +120,9 @@ completed, so the next repro resumes.`,
 				})
 			}
 			if rep.Failed > 0 {
+				if prog == nil { // a dry run has no progress to print them as tasks fail
+					printFailed(errw, rep)
+				}
 				return fmt.Errorf("%d tasks failed (see FAILED lines above); fix the cause and rerun: finished tasks are kept", rep.Failed)
 			}
 			if !dry && len(rep.Disputes) > 0 {
@@ -138,6 +141,16 @@ completed, so the next repro resumes.`,
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "end with one JSON line of counts")
 	ef.register(cmd)
 	return cmd
+}
+
+// printFailed prints a FAILED line per failed task, as the progress does
+// when a task fails.
+func printFailed(w io.Writer, rep *pipeline.Report) {
+	for _, r := range rep.Results {
+		if r.Status == pipeline.Failed {
+			fmt.Fprintf(w, "FAILED %s: %v\n", r.Task.ID, r.Err)
+		}
+	}
 }
 
 func isTerminal(w io.Writer) bool {
@@ -165,6 +178,10 @@ func staleTasks(rep *pipeline.Report) []staleTask {
 func printStale(w io.Writer, plan *pipeline.Plan, rep *pipeline.Report, limit int) {
 	stale := staleTasks(rep)
 	if len(stale) == 0 {
+		if rep.Failed+rep.Blocked > 0 { // not "all up to date": see the FAILED lines
+			fmt.Fprintf(w, "%d of %d tasks up to date, none stale; %d failed, %d blocked\n", rep.Cached, len(rep.Results), rep.Failed, rep.Blocked)
+			return
+		}
 		fmt.Fprintf(w, "all %d tasks up to date\n", len(rep.Results))
 		return
 	}

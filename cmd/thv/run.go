@@ -2,15 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"thv/algos"
 	"thv/envs"
+	"thv/pipeline/userfile"
 	"thv/stages/protocol"
 )
 
@@ -41,7 +42,9 @@ V* and HV(G*), and the regrets.
 n, k, T and sigma default to the paper's setting for d in params.yaml
 (embedded; --params to read another file); flags override them. A flag
 given with a value out of range (--k 0, --T -5, --sigma nan, --eta inf,
---k above n) is an error, never replaced by the default.`,
+--k above n) is an error, never replaced by the default. d, n, k, T and
+sigma have the ceilings of params.yaml's settings (d ≤ 10, n ≤ 200, k ≤ 8,
+T ≤ 100000, σ ≤ 10: docs/reliability.md, "Protocol limits").`,
 		Example: `  thv run --d 3 --geometry concave --algo THV-UCB --eta 0.01 --seed 0
   thv run --d 5 --geometry linear --algo ParetoTS --seed 3 --json
   thv run --instance arms.csv --k 4 --T 2000 --sigma 0.05 --algo THV-UCB --eta 0.1 --seed 0`,
@@ -66,25 +69,28 @@ given with a value out of range (--k 0, --T -5, --sigma nan, --eta inf,
 	return cmd
 }
 
-// maxRunInt bounds --n, --k and --T, as params.yaml bounds every integer.
-const maxRunInt = math.MaxInt32
+// maxInstanceBytes bounds an --instance file: MaxN rows of MaxD numbers
+// fit many times over.
+const maxInstanceBytes = 1 << 20
 
 // checkRunFlags refuses a flag given with a value out of its range: a flag
 // not given takes the setting's value, but one given as 0, a negative, NaN
 // or an infinity is an error naming the flag and the value, never a silent
-// fall-back to the default.
+// fall-back to the default. The ceilings are the protocol's (the same
+// limits as params.yaml's settings, stages/protocol/limits.go).
 func checkRunFlags(cmd *cobra.Command, f runFlags) error {
 	changed := cmd.Flags().Changed
 	ints := []struct {
-		flag string
-		v    int
-		min  int
-		what string
+		flag    string
+		v       int
+		min     int
+		what    string
+		ceiling protocol.Ceiling
 	}{
-		{"d", f.d, 2, "number of objectives"},
-		{"n", f.n, 1, "number of arms"},
-		{"k", f.k, 1, "slate size"},
-		{"T", f.T, 1, "horizon"},
+		{"d", f.d, 2, "number of objectives", protocol.CeilingD},
+		{"n", f.n, 1, "number of arms", protocol.CeilingN},
+		{"k", f.k, 1, "slate size", protocol.CeilingK},
+		{"T", f.T, 1, "horizon", protocol.CeilingT},
 	}
 	for _, c := range ints {
 		if !changed(c.flag) {
@@ -93,15 +99,20 @@ func checkRunFlags(cmd *cobra.Command, f runFlags) error {
 		if c.flag == "d" && c.v < 2 {
 			return fmt.Errorf("--d %d: need at least 2 objectives", c.v)
 		}
-		if c.v < c.min || c.v > maxRunInt {
-			return fmt.Errorf("--%s %d: %s must be between %d and %d", c.flag, c.v, c.what, c.min, maxRunInt)
+		if c.v < c.min {
+			return fmt.Errorf("--%s %d: %s must be between %d and %d", c.flag, c.v, c.what, c.min, c.ceiling.Max)
+		}
+		if err := c.ceiling.Check("--"+c.flag, c.v); err != nil {
+			return err
 		}
 	}
 	if changed("n") && changed("k") && f.k > f.n {
 		return fmt.Errorf("--k %d: slate size must be between 1 and n = %d (--n)", f.k, f.n)
 	}
-	if changed("sigma") && (!(f.sigma >= 0) || math.IsInf(f.sigma, 1)) {
-		return fmt.Errorf("--sigma %v: noise level must be finite and ≥ 0", f.sigma)
+	if changed("sigma") {
+		if err := protocol.CheckSigma("--sigma", f.sigma); err != nil {
+			return err
+		}
 	}
 	if changed("eta") && (!(f.eta > 0) || math.IsInf(f.eta, 1)) {
 		return fmt.Errorf("--eta %v: η must be finite and > 0", f.eta)
@@ -161,14 +172,23 @@ func runOnce(cmd *cobra.Command, f runFlags) error {
 	var set protocol.Setting
 	geometry := f.geometry
 	if f.instance != "" {
-		file, err := os.Open(f.instance)
+		file, err := userfile.Open(f.instance, maxInstanceBytes)
 		if err != nil {
-			return err
+			return fmt.Errorf("--instance: %w", err)
 		}
 		inst, err = envs.LoadCSV(file)
 		file.Close()
+		if errors.Is(err, userfile.ErrTooLarge) { // it grew after the check
+			return fmt.Errorf("--instance: %s: larger than the limit of %s", f.instance, userfile.Size(maxInstanceBytes))
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.instance, err)
+		}
+		if err := protocol.CeilingD.Check(f.instance+": d", inst.D()); err != nil {
+			return err
+		}
+		if err := protocol.CeilingN.Check(f.instance+": n", inst.N()); err != nil {
+			return err
 		}
 		var ok bool
 		if set, ok = cfg.SettingFor(inst.D()); !ok {
@@ -223,6 +243,13 @@ func runOnce(cmd *cobra.Command, f runFlags) error {
 	var params map[string]float64
 	if a, ok := cfg.Algorithm(spec.Name); ok {
 		params = a.Params
+	}
+	at := "--d"
+	if f.instance != "" {
+		at = f.instance
+	}
+	if err := protocol.CheckParams(spec.Name, params, inst.D(), "algorithms."+spec.Name+".params", at); err != nil {
+		return err
 	}
 	ref := make([]float64, inst.D())
 	for j := range ref {

@@ -91,8 +91,8 @@ const (
 // Geometries a reference may name.
 var Geometries = []string{"clusters", "concave", "convex", "linear"}
 
-// maxReference bounds a reference file: it is a table of a paper.
-const maxReference = 4 << 20
+// MaxReferenceBytes bounds a reference file: it is a table of a paper.
+const MaxReferenceBytes = 4 << 20
 
 var settingName = regexp.MustCompile(`^d[1-9][0-9]?$`)
 
@@ -100,8 +100,8 @@ var settingName = regexp.MustCompile(`^d[1-9][0-9]?$`)
 // types, missing values, unknown algorithms, geometries, metrics or claim
 // kinds, and duplicate cells are errors naming the line.
 func ParseReference(b []byte) (*Reference, error) {
-	if len(b) > maxReference {
-		return nil, fmt.Errorf("reference: larger than %d bytes", maxReference)
+	if len(b) > MaxReferenceBytes {
+		return nil, fmt.Errorf("reference: larger than %d bytes", MaxReferenceBytes)
 	}
 	var ref Reference
 	dec := yaml.NewDecoder(bytes.NewReader(b))
@@ -188,15 +188,23 @@ func (r *Reference) validate() error {
 		if c.HVLast100 == nil && c.FinalRegret == nil {
 			return fmt.Errorf("%s: no value: give hv_last100 and/or final_regret", at)
 		}
-		for name, v := range map[string]*Value{MetricHV: c.HVLast100, MetricRegret: c.FinalRegret} {
+		for _, m := range []struct {
+			name string
+			v    *Value
+		}{{MetricHV, c.HVLast100}, {MetricRegret, c.FinalRegret}} {
+			v := m.v
 			if v == nil {
 				continue
 			}
 			if v.Value == nil {
-				return fmt.Errorf("%s: %s has no value", at, name)
+				return fmt.Errorf("%s: %s has no value", at, m.name)
 			}
-			if math.IsNaN(*v.Value) || math.IsInf(*v.Value, 0) || !(v.CI >= 0) || math.IsInf(v.CI, 0) {
-				return fmt.Errorf("%s: %s: value %v ± %v: want finite numbers, CI ≥ 0", at, name, *v.Value, v.CI)
+			key := fmt.Sprintf("cells[%d].%s", i, m.name)
+			if math.IsNaN(*v.Value) || math.IsInf(*v.Value, 0) {
+				return fmt.Errorf("%s: %s.value = %v: want a finite number", at, key, *v.Value)
+			}
+			if !(v.CI >= 0) || math.IsInf(v.CI, 0) {
+				return fmt.Errorf("%s: %s.ci = %v: want a finite number ≥ 0 (the 95%% CI's half-width)", at, key, v.CI)
 			}
 		}
 		id := c.Setting + "/" + c.Geometry + "/" + c.Algorithm
@@ -213,6 +221,9 @@ func (r *Reference) validate() error {
 			return fmt.Errorf("%s: claim id %q empty or repeated", at, c.ID)
 		}
 		ids[c.ID] = true
+		if math.IsNaN(c.Value) || math.IsInf(c.Value, 0) {
+			return fmt.Errorf("%s: claims[%d].value = %v (claim %s): want a finite number", at, i, c.Value, c.ID)
+		}
 		if err := checkAlgorithm(c.Algorithm); err != nil {
 			return fmt.Errorf("%s: claim %s: %v", at, c.ID, err)
 		}

@@ -3,7 +3,6 @@ package protocol
 import (
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"os"
@@ -21,6 +20,7 @@ import (
 	_ "thv/algos/all" // the registry the protocol is validated against
 	"thv/envs"
 	"thv/pipeline/slurm"
+	"thv/pipeline/userfile"
 	"thv/stages/formats"
 )
 
@@ -171,19 +171,15 @@ func LoadConfig(opt LoadOptions) (*Config, error) {
 }
 
 // readParamsFile reads a params file of at most MaxParamsBytes, without
-// reading more than that from it.
+// reading more than that from it; a named pipe, a device or a directory is
+// refused before it is opened (userfile).
 func readParamsFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading params: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxParamsBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading params: %w", err)
-	}
-	if len(b) > MaxParamsBytes {
+	b, err := userfile.ReadFile(path, MaxParamsBytes)
+	switch {
+	case errors.Is(err, userfile.ErrTooLarge):
 		return nil, fmt.Errorf("%s: larger than %s, the limit on a params file", path, sizeLimit)
+	case err != nil:
+		return nil, fmt.Errorf("reading params: %w", err)
 	}
 	return b, nil
 }
@@ -901,8 +897,11 @@ func (c *Config) normalize() error {
 			return fmt.Errorf("%s.n = %d: need at least one arm", key, s.N)
 		case s.K < 1 || s.K > s.N:
 			return fmt.Errorf("%s.k = %d: slate size must be between 1 and n = %d", key, s.K, s.N)
-		case !(s.Sigma >= 0) || math.IsInf(s.Sigma, 1):
-			return fmt.Errorf("%s.sigma = %v: noise level must be finite and ≥ 0", key, s.Sigma)
+		}
+		if err := CheckSetting(key+".", s); err != nil {
+			return err
+		}
+		switch {
 		case s.T < algos.InitRounds(s.N, s.K, max(1, c.MinPulls)):
 			return fmt.Errorf("%s.T = %d: shorter than the forced initialisation (%d rounds)", key, s.T, algos.InitRounds(s.N, s.K, max(1, c.MinPulls)))
 		case s.T < c.Metrics.HVWindow:
@@ -917,12 +916,24 @@ func (c *Config) normalize() error {
 		if _, err := envs.ParseGeometry(g); err != nil {
 			return fmt.Errorf("geometries[%d]: %w", i, err)
 		}
+		if j := slices.Index(c.Geometries[:i], g); j >= 0 {
+			return fmt.Errorf("geometries[%d] = %s: given twice (also geometries[%d]): remove one", i, g, j)
+		}
 	}
-	if len(c.Seeds) == 0 {
-		return fmt.Errorf("seeds: empty list (need at least one seed)")
+	if err := checkSeeds("seeds", c.Seeds); err != nil {
+		return err
 	}
-	if len(c.GridSeeds) == 0 {
-		return fmt.Errorf("grid_seeds: empty list (need at least one seed)")
+	if err := checkSeeds("grid_seeds", c.GridSeeds); err != nil {
+		return err
+	}
+	if n := len(c.Readings.InstanceSeeds); n > MaxSeeds {
+		return fmt.Errorf("readings.instance_seeds: %d seeds, above the limit of %d (docs/reliability.md, \"Protocol limits\"): give at most %d", n, MaxSeeds, MaxSeeds)
+	}
+	for _, s := range c.SortedSettings() {
+		if rounds := len(c.Seeds) * s.T; rounds > MaxSeedRounds {
+			return fmt.Errorf("settings.%s.T = %d with %d seeds: %d seed-rounds, above the limit of %d on len(seeds)·T (a figures task holds every drawn run's trajectory; docs/reliability.md, \"Protocol limits\"): give fewer seeds or a shorter T",
+				s.Name, s.T, len(c.Seeds), rounds, MaxSeedRounds)
+		}
 	}
 	switch c.Instances.Mode {
 	case "":
@@ -981,9 +992,15 @@ func (c *Config) normalize() error {
 		if !spec.UsesEta && len(a.Eta) > 0 {
 			return fmt.Errorf("algorithms[%s].eta: %s has no η parameter; remove the grid", key, spec.Name)
 		}
+		if len(a.Eta) > MaxEtas {
+			return fmt.Errorf("algorithms[%s].eta: %d values, above the limit of %d on an η grid (each value is a run per seed; docs/reliability.md, \"Protocol limits\"): give at most %d", key, len(a.Eta), MaxEtas, MaxEtas)
+		}
 		for i, e := range a.Eta {
 			if !(e > 0) || math.IsInf(e, 1) {
 				return fmt.Errorf("algorithms[%s].eta[%d] = %v: η must be finite and > 0", key, i, e)
+			}
+			if j := slices.Index(a.Eta[:i], e); j >= 0 {
+				return fmt.Errorf("algorithms[%s].eta[%d] = %v: given twice (also eta[%d]): remove one", key, i, e, j)
 			}
 		}
 		for p, x := range a.Params {
@@ -998,6 +1015,11 @@ func (c *Config) normalize() error {
 				return fmt.Errorf("algorithms[%s].params.%s: %w", key, p, err)
 			}
 		}
+		for _, s := range c.SortedSettings() {
+			if err := CheckParams(spec.Name, a.Params, s.D, fmt.Sprintf("algorithms[%s].params", key), "settings."+s.Name); err != nil {
+				return err
+			}
+		}
 		a.Name = spec.Name
 		c.Algorithms[i] = a
 		named[spec.Name] = a
@@ -1006,17 +1028,49 @@ func (c *Config) normalize() error {
 	if !(c.Statistics.Confidence > 0 && c.Statistics.Confidence < 1) {
 		return fmt.Errorf("statistics.confidence = %v: must be in (0, 1)", c.Statistics.Confidence)
 	}
-	if c.Statistics.Resamples < 1 {
-		return fmt.Errorf("statistics.bootstrap_resamples = %d: must be ≥ 1", c.Statistics.Resamples)
+	switch r := c.Statistics.Resamples; {
+	case r < 1:
+		return fmt.Errorf("statistics.bootstrap_resamples = %d: must be ≥ 1", r)
+	case r > MaxResamples:
+		return fmt.Errorf("statistics.bootstrap_resamples = %d: above the limit of %d (each paired comparison keeps one mean per resample; docs/reliability.md, \"Protocol limits\"): give at most %d", r, MaxResamples, MaxResamples)
+	case r*len(c.Seeds) > MaxResampleDraws:
+		return fmt.Errorf("statistics.bootstrap_resamples = %d with %d seeds: %d draws per paired comparison, above the limit of %d on bootstrap_resamples·len(seeds) (docs/reliability.md, \"Protocol limits\"): give fewer resamples or seeds", r, len(c.Seeds), r*len(c.Seeds), MaxResampleDraws)
 	}
-	if c.Figures.MovingAverage < 1 {
-		return fmt.Errorf("figures.moving_average = %d: must be ≥ 1", c.Figures.MovingAverage)
+	switch w := c.Figures.MovingAverage; {
+	case w < 1:
+		return fmt.Errorf("figures.moving_average = %d: must be ≥ 1", w)
+	case w > MaxMovingAverage:
+		return fmt.Errorf("figures.moving_average = %d: above the limit of %d (the moving average costs T·w per curve; docs/reliability.md, \"Protocol limits\"): give at most %d", w, MaxMovingAverage, MaxMovingAverage)
+	}
+	if n := c.planBound(); n > MaxTasks {
+		return fmt.Errorf("the plan would have up to %d tasks (%d settings × %d geometries × the runs of %d algorithms over %d seeds and %d grid seeds), above the limit of %d (docs/reliability.md, \"Protocol limits\"): give fewer settings, geometries, algorithms, η values or seeds",
+			n, len(c.Settings), len(c.Geometries), len(c.Algorithms), len(c.Seeds), len(c.GridSeeds), MaxTasks)
 	}
 	if c.Outputs.Results == "" {
 		return fmt.Errorf("outputs.results: empty path")
 	}
 	if err := c.Slurm.Validate(); err != nil {
 		return fmt.Errorf("slurm.%w", err)
+	}
+	return nil
+}
+
+// checkSeeds refuses an empty list of seeds, more than MaxSeeds, and a seed
+// given twice: a seed names its runs, and two inputs of one name would fail
+// every task that collects them.
+func checkSeeds(key string, seeds []uint64) error {
+	switch {
+	case len(seeds) == 0:
+		return fmt.Errorf("%s: empty list (need at least one seed)", key)
+	case len(seeds) > MaxSeeds:
+		return fmt.Errorf("%s: %d seeds, above the limit of %d (each seed is a run per setting, geometry, algorithm and η; docs/reliability.md, \"Protocol limits\"): give at most %d", key, len(seeds), MaxSeeds, MaxSeeds)
+	}
+	at := make(map[uint64]int, len(seeds))
+	for i, s := range seeds {
+		if j, dup := at[s]; dup {
+			return fmt.Errorf("%s[%d] = %d: given twice (also %s[%d]): remove one", key, i, s, key, j)
+		}
+		at[s] = i
 	}
 	return nil
 }

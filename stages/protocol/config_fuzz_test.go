@@ -3,6 +3,7 @@ package protocol
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -70,10 +71,27 @@ func checkConfig(c *Config) error {
 		if s.Name != name || s.D < 2 || s.N < 1 || s.K < 1 || s.K > s.N || !finite(s.Sigma) || s.Sigma < 0 || s.T < c.Metrics.HVWindow || s.T > maxInt || s.N > maxInt || s.D > maxInt {
 			return fmt.Errorf("setting %s: %+v", name, s)
 		}
+		if s.D > MaxD || s.N > MaxN || s.K > MaxK || s.T > MaxT || s.Sigma > MaxSigma || len(c.Seeds)*s.T > MaxSeedRounds {
+			return fmt.Errorf("setting %s above the ceilings: %+v", name, s)
+		}
+	}
+	for _, seeds := range [][]uint64{c.Seeds, c.GridSeeds} {
+		if len(seeds) > MaxSeeds || len(slices.Compact(slices.Sorted(slices.Values(seeds)))) != len(seeds) {
+			return fmt.Errorf("seeds %v: too many or repeated", seeds)
+		}
+	}
+	if len(slices.Compact(slices.Sorted(slices.Values(c.Geometries)))) != len(c.Geometries) {
+		return fmt.Errorf("geometries %v: repeated", c.Geometries)
+	}
+	if c.Statistics.Resamples > MaxResamples || c.Statistics.Resamples*len(c.Seeds) > MaxResampleDraws || c.Figures.MovingAverage > MaxMovingAverage || c.planBound() > MaxTasks {
+		return fmt.Errorf("statistics %+v, figures %+v, plan of up to %d tasks: above the ceilings", c.Statistics, c.Figures, c.planBound())
 	}
 	for _, a := range c.Algorithms {
 		if b, ok := c.Algorithm(a.Name); !ok || b.Name != a.Name {
 			return fmt.Errorf("algorithm %q not found by name", a.Name)
+		}
+		if len(a.Eta) > MaxEtas || len(slices.Compact(slices.Sorted(slices.Values(a.Eta)))) != len(a.Eta) {
+			return fmt.Errorf("%s: η grid %v: too long or repeated", a.Name, a.Eta)
 		}
 		for _, e := range a.Eta {
 			if !finite(e) || e <= 0 {

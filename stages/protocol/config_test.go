@@ -181,7 +181,7 @@ func TestLoadConfigBadInput(t *testing.T) {
 		{name: "T zero", yaml: withD3("T: 0, sigma: 0.035"), want: "settings.d3.T = 0: shorter than the forced initialisation (8 rounds)"},
 		{name: "k above n", yaml: with(d3, "d3: {d: 3, n: 12, k: 13, T: 120, sigma: 0.035}"), want: "settings.d3.k = 13: slate size must be between 1 and n = 12"},
 		{name: "n 2^62 k 1", yaml: with(d3, "d3: {d: 3, n: 4611686018427387904, k: 1, T: 120, sigma: 0.035}"), want: "settings.d3.n = 4611686018427387904: out of range: an integer of at most 2147483647 in absolute value"},
-		{name: "n 2^31-1 k 1", yaml: with(d3, "d3: {d: 3, n: 2147483647, k: 1, T: 120, sigma: 0.035}"), want: "settings.d3.T = 120: shorter than the forced initialisation (4294967294 rounds)"},
+		{name: "n 2^31-1 k 1", yaml: with(d3, "d3: {d: 3, n: 2147483647, k: 1, T: 120, sigma: 0.035}"), want: "settings.d3.n = 2147483647: above the limit of 200 on the number of arms n (the exact benchmark V* searches the front's subsets; docs/reliability.md, \"Protocol limits\"): give at most 200"},
 		{name: "hv_window float", yaml: with("hv_window: 100", "hv_window: 99.9"), want: "metrics.hv_window = 99.9: want an integer"},
 		{name: "bootstrap_seed negative", yaml: with("bootstrap_seed: 1", "bootstrap_seed: -1"), want: "statistics.bootstrap_seed = -1: want an integer ≥ 0"},
 		// Floats: finite, and in range.
