@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"sync"
 	"time"
 
 	"thv/artifacts"
+	"thv/pipeline/tempdir"
 )
 
 // VerifyOptions control Project.Verify.
@@ -181,12 +181,12 @@ func (p *Project) Verify(ctx context.Context, opt VerifyOptions) (*VerifyReport,
 	} else if jobs, err = p.verifyJobs(status, opt, rep); err != nil {
 		return nil, err
 	}
-	scratchDir, err := os.MkdirTemp("", "thv-verify-")
+	sd, err := tempdir.New("thv-verify-")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(scratchDir)
-	scratch, err := artifacts.OpenScratch(scratchDir)
+	defer sd.Remove()
+	scratch, err := artifacts.OpenScratch(sd.Path())
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ import (
 	"thv/pipeline"
 	"thv/pipeline/bundle"
 	"thv/pipeline/tempdir"
+	"thv/pipeline/userfile"
 	"thv/stages/protocol"
 )
 
@@ -63,7 +64,7 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 			if pf.params != "" {
 				var err error
 				name = filepath.Base(pf.params)
-				if data, err = os.ReadFile(pf.params); err != nil {
+				if data, err = userfile.ReadFile(pf.params, protocol.MaxParamsBytes); err != nil {
 					return err
 				}
 			}
@@ -196,6 +197,10 @@ func noOverrides(params []byte) error {
 	return nil
 }
 
+// maxBundleBytes bounds the bundle file verify-bundle reads: far above the
+// paper's (120 MB), far below what a disk holds.
+const maxBundleBytes = 64 << 30
+
 func newVerifyBundleCommand() *cobra.Command {
 	var ef executorFlags
 	var vf verifyFlags
@@ -251,11 +256,18 @@ run.`,
 				defer tmp.Remove()
 				dir = filepath.Join(tmp.Path(), "bundle")
 			}
-			f, err := os.Open(args[0])
+			// A bundle must be a regular file: a FIFO or a device would
+			// block or never end. Its size bounds what it may unpack to.
+			f, err := userfile.Open(args[0], maxBundleBytes)
 			if err != nil {
 				return err
 			}
-			manifest, err := bundle.Extract(f, dir, bundle.Limits{Total: int64(maxUnpacked), RaiseTotal: "--max-unpacked SIZE"})
+			fi, err := os.Stat(args[0])
+			if err != nil {
+				f.Close()
+				return err
+			}
+			manifest, err := bundle.Extract(f, dir, bundle.Limits{Total: int64(maxUnpacked), Compressed: fi.Size(), RaiseTotal: "--max-unpacked SIZE"})
 			f.Close()
 			if errors.Is(err, bundle.ErrLocal) {
 				return fmt.Errorf("%s not checked: %w", args[0], err) // this machine's fault, not the bundle's

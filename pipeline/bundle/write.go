@@ -18,6 +18,7 @@ import (
 
 	"thv/artifacts"
 	"thv/pipeline"
+	"thv/pipeline/tempdir"
 )
 
 // Options say what a bundle holds besides the project's store and lock.
@@ -108,7 +109,14 @@ func Write(ctx context.Context, p *pipeline.Project, out string, opt Options) (*
 	if err != nil {
 		return nil, err
 	}
-	if err := sameLock(p, lockBytes); err != nil {
+	// Working files (a copy of the lock, the image) go to a temp
+	// directory that the next thv sweeps if this one is killed.
+	work, err := tempdir.New("thv-bundle-")
+	if err != nil {
+		return nil, err
+	}
+	defer work.Remove()
+	if err := sameLock(p, lockBytes, work.Path()); err != nil {
 		return nil, err
 	}
 	b := &builder{}
@@ -129,10 +137,9 @@ func Write(ctx context.Context, p *pipeline.Project, out string, opt Options) (*
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Dir(out)
 	var imageDigest string
 	if opt.Image != nil {
-		tmp, err := os.CreateTemp(dir, ".thv-image-*.tmp")
+		tmp, err := os.Create(filepath.Join(work.Path(), "image.tar"))
 		if err != nil {
 			return nil, err
 		}
@@ -179,8 +186,8 @@ func Write(ctx context.Context, p *pipeline.Project, out string, opt Options) (*
 
 // sameLock checks that the lock file's bytes are the lock p read (no repro
 // rewrote it since): the bundle's store is chosen from p.Lock.
-func sameLock(p *pipeline.Project, data []byte) error {
-	tmp, err := os.CreateTemp("", "thv-bundle-lock-*")
+func sameLock(p *pipeline.Project, data []byte, dir string) error {
+	tmp, err := os.Create(filepath.Join(dir, filepath.Base(p.LockPath)))
 	if err != nil {
 		return err
 	}

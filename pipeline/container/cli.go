@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"thv/pipeline/tempdir"
 )
 
 // cliRuntime drives podman or docker through their command lines: the
@@ -16,22 +17,24 @@ type cliRuntime struct {
 	name, bin string
 	cfg       runConfig
 	img       *Image
-	dir       string // temp: the seccomp profile
-	seccomp   string // its path
+	tmp       *tempdir.Dir // holds dir; swept if this process dies
+	dir       string       // temp: the seccomp profile, podman's working directory
+	seccomp   string       // its path
 }
 
 func newCLIRuntime(name, bin string, cfg runConfig) (*cliRuntime, error) {
-	dir, err := os.MkdirTemp("", "thv-"+name+"-")
+	tmp, err := tempdir.New("thv-" + name + "-")
 	if err != nil {
 		return nil, err
 	}
-	c := &cliRuntime{name: name, bin: bin, cfg: cfg, dir: dir, seccomp: filepath.Join(dir, "seccomp.json")}
+	dir := tmp.Path()
+	c := &cliRuntime{name: name, bin: bin, cfg: cfg, tmp: tmp, dir: dir, seccomp: filepath.Join(dir, "seccomp.json")}
 	b, err := seccompProfileJSON()
 	if err == nil {
 		err = os.WriteFile(c.seccomp, b, 0o644)
 	}
 	if err != nil {
-		os.RemoveAll(dir)
+		tmp.Remove()
 		return nil, fmt.Errorf("%s: writing the seccomp profile: %w", name, err)
 	}
 	return c, nil
@@ -45,7 +48,7 @@ func (c *cliRuntime) Prepare(img *Image) error {
 	if exec.Command(c.bin, "image", "inspect", img.ID.String()).Run() == nil {
 		return nil
 	}
-	f, err := os.CreateTemp("", "thv-image-*.tar")
+	f, err := os.CreateTemp(c.dir, "image-*.tar") // in the runtime's temp directory: swept if this process dies
 	if err != nil {
 		return err
 	}
@@ -135,4 +138,4 @@ func (c *cliRuntime) Remove(names ...string) {
 }
 
 // Close removes the seccomp profile.
-func (c *cliRuntime) Close() error { return os.RemoveAll(c.dir) }
+func (c *cliRuntime) Close() error { return c.tmp.Remove() }

@@ -15,6 +15,7 @@ import (
 
 	"thv/artifacts"
 	"thv/pipeline"
+	"thv/pipeline/tempdir"
 )
 
 // WorkerArgs is the command line of the worker inside a container.
@@ -127,9 +128,9 @@ type Executor struct {
 	out     *artifacts.Store
 	lim     limits
 	cg      cgroupMounts
-	tempOut string // the scratch directory this executor made, if any
-	mounted string // the directory /out's tmpfs is mounted on
-	prefix  string // of container names: thv-<random>-
+	tempOut *tempdir.Dir // the scratch directory this executor made, if any
+	mounted string       // the directory /out's tmpfs is mounted on
+	prefix  string       // of container names: thv-<random>-
 	Image   *Image
 
 	mu         sync.Mutex
@@ -177,12 +178,11 @@ func New(opt Options) (*Executor, error) {
 		return nil, errors.New("container executor: no memory cgroup controller is mounted (/proc/self/mountinfo): it is what bounds each container's memory")
 	}
 	if e.out == nil {
-		e.tempOut, err = os.MkdirTemp("", "thv-out-")
-		if err != nil {
+		if e.tempOut, err = tempdir.New("thv-out-"); err != nil {
 			return nil, err
 		}
-		if e.out, err = artifacts.OpenScratch(e.tempOut); err != nil {
-			os.RemoveAll(e.tempOut)
+		if e.out, err = artifacts.OpenScratch(e.tempOut.Path()); err != nil {
+			e.tempOut.Remove()
 			return nil, err
 		}
 	} else if objs, err := e.out.Objects(); err != nil {
@@ -294,7 +294,7 @@ func (e *Executor) Execute(ctx context.Context, spec *pipeline.Spec) (map[string
 	if err != nil {
 		return nil, e.explain(spec, c, cmd, err)
 	}
-	if e.tempOut != "" {
+	if e.tempOut != nil {
 		if err := pipeline.ImportOutputs(e.store, e.out, spec.Key, spec.Kind, outs); err != nil {
 			return nil, err
 		}
@@ -397,8 +397,8 @@ func (e *Executor) Close() error {
 		errs = append(errs, unmountOut(e.mounted))
 		e.mounted = ""
 	}
-	if e.tempOut != "" {
-		errs = append(errs, os.RemoveAll(e.tempOut))
+	if e.tempOut != nil {
+		errs = append(errs, e.tempOut.Remove())
 	}
 	return errors.Join(errs...)
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"thv/pipeline/tempdir"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -174,11 +175,12 @@ func WriteLayout(dir string, img *Image) error {
 // holding only img (what `podman load` and `docker load` accept). The tar
 // is deterministic: sorted names, fixed times and owners.
 func WriteArchive(w io.Writer, img *Image) error {
-	tmp, err := os.MkdirTemp("", "thv-oci-")
+	td, err := tempdir.New("thv-oci-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer td.Remove()
+	tmp := td.Path()
 	if err := WriteLayout(tmp, img); err != nil {
 		return err
 	}

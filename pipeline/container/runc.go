@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"thv/pipeline/tempdir"
 
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -21,17 +22,18 @@ import (
 // a runtime bundle whose config.json is built from runtime-spec types.
 type runc struct {
 	bin      string
-	dir      string // temp: rootfs/, state/, one bundle per container
+	tmp      *tempdir.Dir // holds dir; swept if this process dies
+	dir      string       // temp: rootfs/, state/, one bundle per container
 	cfg      runConfig
 	unpacked bool
 }
 
 func newRunc(bin string, cfg runConfig) (*runc, error) {
-	dir, err := os.MkdirTemp("", "thv-runc-")
+	tmp, err := tempdir.New("thv-runc-")
 	if err != nil {
 		return nil, err
 	}
-	return &runc{bin: bin, dir: dir, cfg: cfg}, nil
+	return &runc{bin: bin, tmp: tmp, dir: tmp.Path(), cfg: cfg}, nil
 }
 
 func (r *runc) Name() string { return "runc" }
@@ -178,4 +180,4 @@ func (r *runc) Remove(names ...string) {
 }
 
 // Close removes the temp directory: root filesystem, bundles, state.
-func (r *runc) Close() error { return os.RemoveAll(r.dir) }
+func (r *runc) Close() error { return r.tmp.Remove() }
