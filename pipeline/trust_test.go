@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"thv/artifacts"
 )
 
 // The trust model's tests: nothing the store, the lock or a worker says
@@ -181,9 +179,9 @@ func TestWorkerReportsAreChecked(t *testing.T) {
 			// Verify: an honest repro, then a liar re-executes into scratch.
 			e.repro(diamond(1), Options{Jobs: 1})
 			v, err := e.project(diamond(1)).Verify(context.Background(), VerifyOptions{Jobs: 1,
-				NewExecutor: func(scratch *artifacts.Store) (Executor, error) {
+				NewExecutor: func(scratch string) (Executor, error) {
 					return &Process{Command: []string{os.Args[0]}, Env: append(os.Environ(),
-						workerEnv+"="+e.store.Root(), workerOutEnv+"="+scratch.Root(), liarEnv+"="+lie)}, nil
+						workerEnv+"="+e.store.Root(), workerOutEnv+"="+scratch, liarEnv+"="+lie)}, nil
 				}})
 			if err != nil {
 				t.Fatal(err)
@@ -231,9 +229,9 @@ func TestVerifyMemoryCeiling(t *testing.T) {
 	e.repro(diamond(1), Options{Jobs: 1})
 	const limit = 1536 << 20
 	rep, err := e.project(diamond(1)).Verify(context.Background(), VerifyOptions{Jobs: 1,
-		NewExecutor: func(scratch *artifacts.Store) (Executor, error) {
+		NewExecutor: func(scratch string) (Executor, error) {
 			return &Process{Command: []string{os.Args[0]}, MemoryLimit: limit, Env: append(os.Environ(),
-				workerEnv+"="+e.store.Root(), workerOutEnv+"="+scratch.Root(), hogEnv+"=1536")}, nil
+				workerEnv+"="+e.store.Root(), workerOutEnv+"="+scratch, hogEnv+"=1536")}, nil
 		}})
 	if err != nil {
 		t.Fatal(err)

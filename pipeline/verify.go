@@ -25,9 +25,11 @@ type VerifyOptions struct {
 	// A task over it fails, named, and the verification with it.
 	TaskTimeout time.Duration
 	// NewExecutor returns the executor to re-execute with, writing outputs
-	// to scratch and reading inputs from the project store (Worker.Out).
-	// nil: in process.
-	NewExecutor func(scratch *artifacts.Store) (Executor, error)
+	// to a scratch store in the empty directory scratchDir and reading
+	// inputs from the project store (Worker.Out). Verify opens the scratch
+	// store only once the executor is made (which may mount a bounded file
+	// system there), and reads every answer back from it. nil: in process.
+	NewExecutor func(scratchDir string) (Executor, error)
 	// SkipStore skips re-hashing the whole store first.
 	SkipStore bool
 	// Progress, if not nil, is called as the store is checked (phase
@@ -186,17 +188,20 @@ func (p *Project) Verify(ctx context.Context, opt VerifyOptions) (*VerifyReport,
 		return nil, err
 	}
 	defer sd.Remove()
+	var ex Executor
+	if opt.NewExecutor != nil {
+		if ex, err = opt.NewExecutor(sd.Path()); err != nil {
+			return nil, err
+		}
+		defer ex.Close()
+	}
 	scratch, err := artifacts.OpenScratch(sd.Path())
 	if err != nil {
 		return nil, err
 	}
-	ex := Executor(&Local{Worker: &Worker{Store: p.Store, Kinds: p.Kinds, Out: scratch}})
-	if opt.NewExecutor != nil {
-		if ex, err = opt.NewExecutor(scratch); err != nil {
-			return nil, err
-		}
+	if ex == nil {
+		ex = &Local{Worker: &Worker{Store: p.Store, Kinds: p.Kinds, Out: scratch}}
 	}
-	defer ex.Close()
 	found := make([][]Mismatch, len(jobs))
 	got := make([]map[string]artifacts.Digest, len(jobs))
 	var next, done int

@@ -347,13 +347,9 @@ func TestContainerLimits(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				// A scratch store of the test's own, to see it unmounted.
-				outDir := filepath.Join(t.TempDir(), "out")
-				out, err := artifacts.OpenScratch(outDir)
-				if err != nil {
-					t.Fatal(err)
-				}
-				opt.Runtime, opt.Image, opt.Store, opt.Out = rt, img, st, out
+				// A scratch directory of the test's own, to see it unmounted.
+				outDir := t.TempDir()
+				opt.Runtime, opt.Image, opt.Store, opt.OutDir = rt, img, st, outDir
 				opt.Args = []string{container.BinaryPath, "exec-task", "--self-check-exceed", what}
 				ex, err := container.New(opt)
 				if err != nil {

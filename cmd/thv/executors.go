@@ -75,7 +75,7 @@ func (f *executorFlags) executor(proj *protocol.Project) (pipeline.Executor, str
 		if err != nil {
 			return nil, "", err
 		}
-		ex, err := container.New(f.containerOptions(img, proj.Store, nil))
+		ex, err := container.New(f.containerOptions(img, proj.Store, ""))
 		if err != nil {
 			return nil, "", err
 		}
@@ -103,14 +103,14 @@ func (f *executorFlags) process(cmd []string) *pipeline.Process {
 // verifier returns how thv verify makes its executor, which reads the
 // project store and writes to a scratch store; nil means in process (where
 // no memory ceiling can be applied to one task).
-func (f *executorFlags) verifier(proj *protocol.Project) (func(*artifacts.Store) (pipeline.Executor, error), error) {
+func (f *executorFlags) verifier(proj *protocol.Project) (func(scratchDir string) (pipeline.Executor, error), error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
 	switch f.name {
 	case "process":
-		return func(scratch *artifacts.Store) (pipeline.Executor, error) {
-			cmd, err := pipeline.WorkerCommand(proj.Store.Root(), scratch.Root())
+		return func(scratchDir string) (pipeline.Executor, error) {
+			cmd, err := pipeline.WorkerCommand(proj.Store.Root(), scratchDir)
 			if err != nil {
 				return nil, err
 			}
@@ -121,8 +121,8 @@ func (f *executorFlags) verifier(proj *protocol.Project) (func(*artifacts.Store)
 		if err != nil {
 			return nil, err
 		}
-		return func(scratch *artifacts.Store) (pipeline.Executor, error) {
-			return container.New(f.containerOptions(img, proj.Store, scratch))
+		return func(scratchDir string) (pipeline.Executor, error) {
+			return container.New(f.containerOptions(img, proj.Store, scratchDir))
 		}, nil
 	case "slurm":
 		return nil, fmt.Errorf("thv verify --executor slurm: not supported (its scratch store is not on the shared filesystem); use --executor local, process or container")
@@ -132,8 +132,8 @@ func (f *executorFlags) verifier(proj *protocol.Project) (func(*artifacts.Store)
 
 // containerOptions are the container executor's options from the flags
 // (checked by check).
-func (f *executorFlags) containerOptions(img *container.Image, st, scratch *artifacts.Store) container.Options {
-	return container.Options{Runtime: f.runtime, Image: img, Store: st, Out: scratch, Memory: int64(f.taskMemory), OutLimit: int64(f.outLimit)}
+func (f *executorFlags) containerOptions(img *container.Image, st *artifacts.Store, scratchDir string) container.Options {
+	return container.Options{Runtime: f.runtime, Image: img, Store: st, OutDir: scratchDir, Memory: int64(f.taskMemory), OutLimit: int64(f.outLimit)}
 }
 
 func (f *executorFlags) check() error {

@@ -99,12 +99,14 @@ type Options struct {
 	// Args replace the worker's command line in the image (diagnostics
 	// and tests: thv exec-task --self-check); nil: WorkerArgs().
 	Args []string
-	// Out is the scratch store the workers write to: a fresh one (no
-	// objects), over whose directory New mounts the bounded /out and
-	// which Close unmounts, so its contents are gone after Close. nil: a
-	// temporary one, imported from into Store after every task (a repro).
-	// Given: read by the caller before Close (a verify compares it).
-	Out *artifacts.Store
+	// OutDir is the directory of the scratch store the workers write to:
+	// an empty one, over which New mounts the bounded /out (making the
+	// store's layout inside) and which Close unmounts, so its contents are
+	// gone after Close. "": a temporary one, imported from into Store
+	// after every task (a repro). Given: read by the caller before Close
+	// (a verify compares it), through a store opened after New returns,
+	// since only then is /out mounted there.
+	OutDir string
 	// Memory is each container's memory ceiling in bytes, without swap;
 	// its outputs in /out count toward it. 0: DefaultMemory.
 	Memory int64
@@ -172,25 +174,24 @@ func New(opt Options) (*Executor, error) {
 	}
 	var rnd [4]byte
 	rand.Read(rnd[:])
-	e := &Executor{store: opt.Store, out: opt.Out, Image: opt.Image, lim: lim, cg: findCgroupMounts(),
+	e := &Executor{store: opt.Store, Image: opt.Image, lim: lim, cg: findCgroupMounts(),
 		prefix: fmt.Sprintf("thv-%x-", rnd)}
 	if e.cg.memory == "" {
 		return nil, errors.New("container executor: no memory cgroup controller is mounted (/proc/self/mountinfo): it is what bounds each container's memory")
 	}
-	if e.out == nil {
+	dir := opt.OutDir
+	if dir == "" {
 		if e.tempOut, err = tempdir.New("thv-out-"); err != nil {
 			return nil, err
 		}
-		if e.out, err = artifacts.OpenScratch(e.tempOut.Path()); err != nil {
-			e.tempOut.Remove()
-			return nil, err
+		dir = e.tempOut.Path()
+	} else if ents, err := os.ReadDir(dir); err != nil || len(ents) > 0 {
+		if err == nil {
+			err = fmt.Errorf("it holds %s, which the bounded /out mounted over it would hide: give an empty one", ents[0].Name())
 		}
-	} else if objs, err := e.out.Objects(); err != nil {
-		return nil, fmt.Errorf("container executor: reading the scratch store: %w", err)
-	} else if len(objs) > 0 {
-		return nil, fmt.Errorf("container executor: the scratch store %s holds %d objects, which the bounded /out mounted over it would hide: give it a fresh one", e.out.Root(), len(objs))
+		return nil, fmt.Errorf("container executor: the scratch directory %s: %w", dir, err)
 	}
-	if err := e.mountOut(); err != nil {
+	if err := e.mountOut(dir); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -220,16 +221,17 @@ func New(opt Options) (*Executor, error) {
 	return e, nil
 }
 
-// mountOut mounts the bounded tmpfs over the scratch store's directory,
-// makes the store's layout again inside it and gives it to the
-// containers' user, who must own it (and nothing else).
-func (e *Executor) mountOut() error {
-	dir := e.out.Root()
+// mountOut mounts the bounded tmpfs over the scratch directory, opens the
+// scratch store inside it (a store opened before the mount would hold the
+// directory underneath) and gives it to the containers' user, who must
+// own it (and nothing else).
+func (e *Executor) mountOut(dir string) error {
 	if err := mountOut(dir, e.lim.out); err != nil {
 		return err
 	}
 	e.mounted = dir
-	if _, err := artifacts.OpenScratch(dir); err != nil {
+	var err error
+	if e.out, err = artifacts.OpenScratch(dir); err != nil {
 		return err
 	}
 	if err := chownTree(dir, UID, GID); err != nil {
