@@ -271,7 +271,7 @@ func scriptImage(t *testing.T, script string) []byte {
 // says what a sample cannot show.
 func TestSampleIsUnpredictable(t *testing.T) {
 	bin, honest := tinyBundle(t)
-	seedLine := regexp.MustCompile(`sample: 12 tasks drawn with seed (\d+) \(repeat it: thv verify-bundle \S+ --sample 12 --seed (\d+)\)`)
+	seedLine := regexp.MustCompile(`sample: 12 tasks \(and at least one of each kind\) drawn with seed (\d+) \(repeat it: thv verify-bundle \S+ --sample 12 --seed (\d+)\)`)
 	var seeds []string
 	for range 2 {
 		out, err := run(bin, t.TempDir(), "verify-bundle", honest, "--sample", "12")

@@ -72,7 +72,7 @@ func (f *verifyFlags) options(cmd *cobra.Command) (pipeline.VerifyOptions, error
 // printSample tells how a sample was drawn and how to repeat it.
 func (f *verifyFlags) printSample(w io.Writer, opt pipeline.VerifyOptions, repeat string) {
 	if opt.Sample > 0 {
-		fmt.Fprintf(w, "sample: %d tasks drawn with seed %d (repeat it: %s --sample %d --seed %d)\n", opt.Sample, opt.Seed, repeat, opt.Sample, opt.Seed)
+		fmt.Fprintf(w, "sample: %d tasks (and at least one of each kind) drawn with seed %d (repeat it: %s --sample %d --seed %d)\n", opt.Sample, opt.Seed, repeat, opt.Sample, opt.Seed)
 	}
 }
 
