@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -303,17 +304,45 @@ func (t *stderrLog) String() string {
 	return string(t.head) + string(t.tail)
 }
 
-// WorkerCommand returns the command line that starts a `thv exec-task`
-// worker of this very binary on store, writing its outputs to the scratch
-// store out if out is not "".
-func WorkerCommand(store, out string) ([]string, error) {
+// WorkerArgs are the settings of one worker process, the other side of
+// the process protocol. Command spells them as the worker's command line:
+// the one place in the engine that writes it, for every executor (a
+// process on this host, a container, a cluster node); the binary's
+// exec-task command reads it.
+type WorkerArgs struct {
+	// Store is the store the specs' inputs are read from and, without
+	// Out, their outputs and index entries written to.
+	Store string
+	// Out is a scratch store the outputs go to instead (Store is then
+	// only read); "": none.
+	Out string
+	// MaxMemory is the worker's address-space ceiling in bytes; 0: none.
+	MaxMemory int64
+}
+
+// workerSubcommand is the binary's command that serves the process
+// protocol.
+const workerSubcommand = "exec-task"
+
+// Command returns the command line that starts a worker of the binary bin
+// with these settings: it executes the spec files given, or, with none,
+// serves specs from its standard input until it closes (ServeWorker).
+func (a WorkerArgs) Command(bin string, specFiles ...string) []string {
+	cmd := []string{bin, workerSubcommand, "--store", a.Store}
+	if a.Out != "" {
+		cmd = append(cmd, "--out", a.Out)
+	}
+	if a.MaxMemory > 0 {
+		cmd = append(cmd, "--max-memory", strconv.FormatInt(a.MaxMemory, 10))
+	}
+	return append(cmd, specFiles...)
+}
+
+// SelfCommand is Command for a worker of this very binary.
+func (a WorkerArgs) SelfCommand() ([]string, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("process executor: locating thv: %w", err)
+		return nil, fmt.Errorf("process executor: locating this binary: %w", err)
 	}
-	cmd := []string{exe, "exec-task", "--store", store}
-	if out != "" {
-		cmd = append(cmd, "--out", out)
-	}
-	return cmd, nil
+	return a.Command(exe), nil
 }

@@ -11,15 +11,17 @@ import (
 	"thv/stages/protocol"
 )
 
-// slurmFlags override the slurm section of params.yaml for --executor
-// slurm.
+// slurmFlags override the protocol's Slurm settings (slurmSettings) for
+// --executor slurm.
 type slurmFlags struct {
-	p   slurm.Params
-	cmd *cobra.Command
+	p slurm.Params
 }
 
+// slurmFlagNames are the flags slurmFlags.register adds.
+var slurmFlagNames = []string{"slurm-partition", "slurm-account", "slurm-time", "slurm-mem", "slurm-cpus-per-task", "slurm-arg",
+	"slurm-tasks-per-element", "slurm-max-elements", "slurm-deadline", "slurm-thv"}
+
 func (f *slurmFlags) register(cmd *cobra.Command) {
-	f.cmd = cmd
 	fl := cmd.Flags()
 	fl.StringVar(&f.p.Partition, "slurm-partition", "", "--executor slurm: partition (params.yaml slurm.partition)")
 	fl.StringVar(&f.p.Account, "slurm-account", "", "--executor slurm: account (slurm.account)")
@@ -33,25 +35,18 @@ func (f *slurmFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.p.Thv, "slurm-thv", "", "--executor slurm: the thv binary the nodes run, an absolute path on the shared filesystem (slurm.thv; default: this binary)")
 }
 
-// changed names a --slurm-* flag given on the command line, if any.
-func (f *slurmFlags) changed() string {
-	if f.cmd == nil {
-		return ""
-	}
-	for _, n := range []string{"partition", "account", "time", "mem", "cpus-per-task", "arg", "tasks-per-element", "max-elements", "thv", "deadline"} {
-		if f.cmd.Flags().Changed("slurm-" + n) {
-			return "--slurm-" + n
-		}
-	}
-	return ""
+// slurmSettings are the Slurm settings of the project's protocol: the one
+// place the slurm executor's settings are read from it.
+func slurmSettings(proj *protocol.Project) slurm.Params {
+	return proj.Config.Slurm
 }
 
-// params are the project's slurm section overridden by the flags.
+// params are the protocol's Slurm settings overridden by the flags.
 func (f *slurmFlags) params(proj *protocol.Project) (slurm.Params, error) {
 	if err := f.p.Validate(); err != nil {
 		return slurm.Params{}, fmt.Errorf("--slurm-* flags: %w", err)
 	}
-	return proj.Config.Slurm.Override(f.p), nil
+	return slurmSettings(proj).Override(f.p), nil
 }
 
 // jobs is the default -j of a slurm repro: enough tasks in flight to fill

@@ -18,9 +18,12 @@ import (
 	"thv/pipeline/tempdir"
 )
 
-// WorkerArgs is the command line of the worker inside a container.
+// WorkerArgs is the command line of the worker inside a container: the
+// image's binary on the read-only project store, writing to the bounded
+// scratch store (its memory ceiling is the container's, not the
+// worker's).
 func WorkerArgs() []string {
-	return []string{BinaryPath, "exec-task", "--store", StoreMount, "--out", OutMount}
+	return pipeline.WorkerArgs{Store: StoreMount, Out: OutMount}.Command(BinaryPath)
 }
 
 // containerRuntime starts containers of one image.

@@ -179,14 +179,23 @@ if [ ! -f "$store/VERSION" ] || [ ! -f "$i.spec" ]; then
   exit 2
 fi
 tmp=".$i.result.$SLURM_JOB_ID.tmp"
-%s exec-task --store "$store" "$i.spec" >"$tmp"
+%s "$i.spec" >"$tmp"
 rc=$?
 mv -f "$tmp" "$i.result" || exit 1
 exit $rc
-`, e.run, shellQuote(e.store), shellQuote(e.thv))
+`, e.run, shellQuote(e.store), shellJoin(pipeline.WorkerArgs{Store: e.store}.Command(e.thv)))
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// shellJoin is a command line as one line of sh, every word quoted.
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
+}
 
 // poll asks squeue about the live elements and ends those Slurm is done
 // with.
