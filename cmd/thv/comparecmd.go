@@ -52,7 +52,7 @@ none, 0.`,
 				if err != nil {
 					return fmt.Errorf("--reference: %w", err)
 				}
-				if ref, err = compare.ParseReference(b); err != nil {
+				if ref, err = protocol.ParseReference(b); err != nil {
 					return fmt.Errorf("%s: %w", reference, err)
 				}
 			}
@@ -83,7 +83,7 @@ none, 0.`,
 			}
 			if output != "" {
 				if report == "" {
-					b, err := readOutput(proj, rep, "compare", "compare.md")
+					b, err := readOutput(proj, rep, protocol.CompareID, "compare.md")
 					if err != nil {
 						return err
 					}
@@ -115,7 +115,7 @@ none, 0.`,
 
 // storedComparison reads the outputs of the up-to-date compare task.
 func storedComparison(proj *protocol.Project, rep *pipeline.Report) ([]formats.Comparison, []formats.ClaimCheck, error) {
-	b, err := readOutput(proj, rep, "compare", "comparison.parquet")
+	b, err := readOutput(proj, rep, protocol.CompareID, "comparison.parquet")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -123,7 +123,7 @@ func storedComparison(proj *protocol.Project, rep *pipeline.Report) ([]formats.C
 	if err != nil {
 		return nil, nil, err
 	}
-	if b, err = readOutput(proj, rep, "compare", "claims.parquet"); err != nil {
+	if b, err = readOutput(proj, rep, protocol.CompareID, "claims.parquet"); err != nil {
 		return nil, nil, err
 	}
 	claims, err := formats.DecodeClaims(b)
@@ -135,7 +135,7 @@ func storedComparison(proj *protocol.Project, rep *pipeline.Report) ([]formats.C
 func storedResults(proj *protocol.Project, rep *pipeline.Report) (compare.Results, error) {
 	res := compare.Results{}
 	for _, s := range proj.Config.SortedSettings() {
-		b, err := readOutput(proj, rep, "summarize/"+s.Name, "cells")
+		b, err := readOutput(proj, rep, protocol.SummarizeID(s.Name), "cells")
 		if err != nil {
 			return nil, err
 		}
@@ -155,7 +155,7 @@ func compareWith(proj *protocol.Project, rep *pipeline.Report, ref *compare.Refe
 	}
 	finals := map[string][]formats.Summary{}
 	for _, c := range ref.Cells {
-		b, ok, err := storedOutput(proj, rep, fmt.Sprintf("collect/%s/%s/%s", c.Setting, c.Geometry, c.Algorithm), "final")
+		b, ok, err := storedOutput(proj, rep, protocol.CollectID(c.Setting, c.Geometry, c.Algorithm), "final")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -167,7 +167,7 @@ func compareWith(proj *protocol.Project, rep *pipeline.Report, ref *compare.Refe
 		}
 	}
 	regret := proj.Config.Metrics.FinalRegret
-	return compare.Compare(ref, res, finals, regret), compare.CheckClaims(ref.Claims, res, regret), nil
+	return compare.Compare(ref, res, finals, regret), compare.CheckClaims(ref.Claims, res, regret, protocol.Vocabulary().Geometries), nil
 }
 
 // printComparison prints the counts per setting and metric, the values

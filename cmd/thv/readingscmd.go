@@ -72,7 +72,7 @@ the claims.`,
 			var exec pipeline.Executor
 			var image string
 			var done []compare.ReadingResult
-			ref, err := compare.ParseReference(thvmodule.PaperReference)
+			ref, err := protocol.ParseReference(thvmodule.PaperReference)
 			if err != nil {
 				return err
 			}
@@ -95,7 +95,7 @@ the claims.`,
 						locks = append(locks, filepath.Join(results, "readings", v.Name, fmt.Sprintf("instance-seed=%d.lock", s)))
 					}
 				}
-				r := compare.ReadingResult{Name: v.Name, Why: v.Why, Set: v.Set, InstanceSeeds: len(seeds)}
+				r := compare.ReadingResult{Name: v.Name, Why: v.Why, Set: v.Set, InstanceSeeds: len(seeds), Proposed: cfg.Proposed()}
 				var perInstance []compare.Results
 				var regret string
 				for j, run := range runs {
@@ -140,7 +140,7 @@ the claims.`,
 						if r.Rows, r.Claims, err = storedComparison(proj, status); err != nil {
 							return fmt.Errorf("reading %s: %w", label, err)
 						}
-						r.CompareKey = taskKey(status, "compare")
+						r.CompareKey = taskKey(status, protocol.CompareID)
 					}
 					if len(runs) > 1 {
 						res, err := storedResults(proj, status)
@@ -171,7 +171,7 @@ the claims.`,
 			if err := pipeline.WriteFileAtomic(filepath.Join(results, "readings.md"), []byte(report)); err != nil {
 				return err
 			}
-			printReadings(out, rows)
+			printReadings(out, rows, base.Proposed())
 			fmt.Fprintf(out, "\nreport: %s\n", filepath.Join(results, "readings.md"))
 			return nil
 		},
@@ -208,10 +208,11 @@ func describeSet(set []string) string {
 	return strings.Join(set, ", ")
 }
 
-// printReadings prints the sweep's table.
-func printReadings(w io.Writer, rows []formats.ReadingRow) {
+// printReadings prints the sweep's table; proposed names the proposed
+// method, whose CI ratio has its column.
+func printReadings(w io.Writer, rows []formats.ReadingRow, proposed string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "reading\tagree\tHV\tregret\tagree (a)\tclaims\tCI ratio THV-UCB HV\tCI ratio HV\tCI ratio regret")
+	fmt.Fprintf(tw, "reading\tagree\tHV\tregret\tagree (a)\tclaims\tCI ratio %s HV\tCI ratio HV\tCI ratio regret\n", proposed)
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%d/%d\t%d\t%d\t%d\t%d/%d\t%.2f\t%.2f\t%.2f\n", r.Reading, r.Agree, r.Values, r.AgreeHV, r.AgreeRegret, r.AgreeCI,
 			r.ClaimsHold, r.Claims, r.CIRatioTHVUCBHV, r.CIRatioHV, r.CIRatioRegret)

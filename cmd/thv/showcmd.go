@@ -9,8 +9,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"thv/pipeline"
+	"thv/stages/collect"
+	"thv/stages/figures"
 	"thv/stages/formats"
 	"thv/stages/protocol"
+	runstage "thv/stages/run"
 )
 
 func newShowCommand() *cobra.Command {
@@ -89,9 +92,11 @@ func readOutput(proj *protocol.Project, rep *pipeline.Report, id, name string) (
 }
 
 // printSummary prints the statistics the summarize tasks computed; the
-// benchmarks of THV-UCB's first seed come from its collect tasks.
+// benchmarks of the proposed method's first seed come from its collect
+// tasks.
 func printSummary(w io.Writer, proj *protocol.Project, rep *pipeline.Report) error {
 	cfg := proj.Config
+	proposed := cfg.Proposed()
 	level := cfg.Statistics.Confidence
 	missing := 0
 	for _, s := range cfg.SortedSettings() {
@@ -103,7 +108,7 @@ func printSummary(w io.Writer, proj *protocol.Project, rep *pipeline.Report) err
 		}
 		fmt.Fprintln(w)
 		var cells []formats.Cell
-		b, ok, err := storedOutput(proj, rep, "summarize/"+s.Name, "cells")
+		b, ok, err := storedOutput(proj, rep, protocol.SummarizeID(s.Name), "cells")
 		if err != nil {
 			return err
 		}
@@ -123,8 +128,8 @@ func printSummary(w io.Writer, proj *protocol.Project, rep *pipeline.Report) err
 					continue
 				}
 				fmt.Fprintf(w, " | %.4f±%.3f  %8.1f±%-7.1f", c.HVLast.Mean, c.HVLast.HalfWidth, c.RegretPos.Mean, c.RegretPos.HalfWidth)
-				if a.Name == "THV-UCB" {
-					first, err := firstFinalRun(proj, rep, fmt.Sprintf("collect/%s/%s/%s", s.Name, g, a.Name))
+				if a.Name == proposed {
+					first, err := firstFinalRun(proj, rep, protocol.CollectID(s.Name, g, a.Name))
 					if err != nil {
 						return err
 					}
@@ -136,7 +141,7 @@ func printSummary(w io.Writer, proj *protocol.Project, rep *pipeline.Report) err
 		}
 		if len(extra) > 0 {
 			sort.Strings(extra)
-			fmt.Fprintf(w, "THV-UCB (seed %d benchmarks): %s\n", cfg.Seeds[0], strings.Join(extra, "; "))
+			fmt.Fprintf(w, "%s (seed %d benchmarks): %s\n", proposed, cfg.Seeds[0], strings.Join(extra, "; "))
 		}
 	}
 	if missing > 0 {
@@ -173,7 +178,7 @@ func printEta(w io.Writer, proj *protocol.Project, rep *pipeline.Report) error {
 	fmt.Fprintln(w)
 	cells := map[string][]formats.Cell{}
 	for _, s := range cfg.SortedSettings() {
-		b, err := readOutput(proj, rep, "summarize/"+s.Name, "cells")
+		b, err := readOutput(proj, rep, protocol.SummarizeID(s.Name), "cells")
 		if err != nil {
 			return err
 		}
@@ -203,7 +208,7 @@ func printEta(w io.Writer, proj *protocol.Project, rep *pipeline.Report) error {
 func printTests(w io.Writer, proj *protocol.Project, rep *pipeline.Report) error {
 	fmt.Fprintf(w, "%-14s %-16s %9s %23s %8s %10s %5s  %s\n", "setting", "baseline", "Δ", "bootstrap CI", "Cohen d", "Wilcoxon p", "wins", "test")
 	for _, s := range proj.Config.SortedSettings() {
-		b, err := readOutput(proj, rep, "summarize/"+s.Name, "tests")
+		b, err := readOutput(proj, rep, protocol.SummarizeID(s.Name), "tests")
 		if err != nil {
 			return err
 		}
@@ -223,7 +228,7 @@ func printRuns(w io.Writer, proj *protocol.Project, rep *pipeline.Report, filter
 	fmt.Fprintf(w, "task\t%s\n", strings.Join(formats.SummaryColumns, "\t"))
 	n := 0
 	for _, r := range rep.Results {
-		if r.Task.Kind != "run" || !strings.Contains(r.Task.ID, filter) || r.Status != pipeline.Cached {
+		if r.Task.Kind != runstage.Kind || !strings.Contains(r.Task.ID, filter) || r.Status != pipeline.Cached {
 			continue
 		}
 		d, ok := r.Outputs["summary"]
@@ -312,8 +317,8 @@ func kindGraph(p *pipeline.Plan) graph {
 	}
 	// Edges added when a task expands (collect at η* selection, figures
 	// once the statistics name the algorithms to draw).
-	for _, late := range []string{"collect", "figures"} {
-		if e := [2]string{"run", late}; counts[late] > 0 && !seen[e] {
+	for _, late := range []string{collect.Kind, figures.Kind} {
+		if e := [2]string{runstage.Kind, late}; counts[late] > 0 && !seen[e] {
 			g.edges = append(g.edges, e)
 		}
 	}

@@ -59,15 +59,16 @@ func bestOther(cells []formats.Cell, g, algo, metric string) (own, best *formats
 }
 
 // CheckClaims checks every claim against res, with a claim about
-// final_regret read as our metric regret (formats.RegretMetrics).
-func CheckClaims(claims []Claim, res Results, regret string) []formats.ClaimCheck {
+// final_regret read as our metric regret (formats.RegretMetrics); a claim
+// about every cell is judged over the geometries in this order.
+func CheckClaims(claims []Claim, res Results, regret string, geometries []string) []formats.ClaimCheck {
 	out := make([]formats.ClaimCheck, len(claims))
 	for i, c := range claims {
 		out[i] = formats.ClaimCheck{ID: c.ID, Kind: c.Kind, Text: c.Text}
 		c.Metric = ourMetric(c.Metric, regret)
 		switch c.Kind {
 		case "best":
-			out[i].Holds, out[i].Detail = checkBest(c, res)
+			out[i].Holds, out[i].Detail = checkBest(c, res, geometries)
 		case "margin_grows":
 			out[i].Holds, out[i].Detail = checkMargin(c, res)
 		case "eta_star":
@@ -77,11 +78,11 @@ func CheckClaims(claims []Claim, res Results, regret string) []formats.ClaimChec
 	return out
 }
 
-func checkBest(c Claim, res Results) (bool, string) {
+func checkBest(c Claim, res Results, geometries []string) (bool, string) {
 	var fails []string
 	n := 0
 	for _, s := range res.settingsByD() {
-		for _, g := range Geometries {
+		for _, g := range geometries {
 			own, best := bestOther(res[s], g, c.Algorithm, c.Metric)
 			if own == nil || best == nil {
 				continue

@@ -18,11 +18,13 @@ import (
 // Kind is the name of the stage kind.
 const Kind = "compare"
 
-// Params: the reference, and the settings whose cells are inputs (all of
-// the protocol's: the claims are about every setting).
+// Params: the reference, the names it may use, and the settings whose
+// cells are inputs (all of the protocol's: the claims are about every
+// setting).
 type Params struct {
 	Reference Reference `json:"reference"`
-	Settings  []string  `json:"settings"`
+	Vocabulary
+	Settings []string `json:"settings"`
 	// FinalRegret is our regret the reference's final_regret is compared
 	// with (formats.RegretMetrics; "" means the first, regret_alpha_pos).
 	FinalRegret string `json:"final_regret,omitempty"`
@@ -49,6 +51,9 @@ func FinalInputName(setting, geometry, algo string) string {
 func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, error) {
 	p, err := stage.Start[Params](ctx, params)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.Reference.validate(p.Vocabulary); err != nil {
 		return nil, err
 	}
 	res := Results{}
@@ -83,7 +88,7 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 		ref = ref.OneInstance()
 	}
 	rows := Compare(&ref, res, finals, regret)
-	claims := CheckClaims(ref.Claims, res, regret)
+	claims := CheckClaims(ref.Claims, res, regret, p.Geometries)
 	out := stage.Outputs{}
 	if out["comparison.parquet"], err = formats.EncodeComparisons(rows); err != nil {
 		return nil, err

@@ -1,14 +1,29 @@
 package compare
 
 import (
+	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 
+	"thv/algos"
+	"thv/envs"
 	"thv/stages/formats"
+	"thv/stages/stage"
 )
+
+// paperNames is the vocabulary the protocol gives the stage
+// (protocol.Vocabulary): the paper's algorithms and geometries.
+var paperNames = func() Vocabulary {
+	v := Vocabulary{Algorithms: algos.PaperOrder}
+	for _, g := range envs.Geometries {
+		v.Geometries = append(v.Geometries, string(g))
+	}
+	return v
+}()
 
 const goodRef = `source: test
 tolerance: {relative: 0.05, percentile: [2.5, 97.5], applies: ci}
@@ -21,7 +36,7 @@ cells:
 // TestParseReferenceErrorsNameTheLine: each malformed file is refused with
 // an error naming its line.
 func TestParseReferenceErrorsNameTheLine(t *testing.T) {
-	if _, err := ParseReference([]byte(goodRef)); err != nil {
+	if _, err := ParseReference([]byte(goodRef), paperNames); err != nil {
 		t.Fatalf("good reference: %v", err)
 	}
 	cell := func(s string) string {
@@ -53,7 +68,7 @@ func TestParseReferenceErrorsNameTheLine(t *testing.T) {
 		{"tolerance", strings.Replace(goodRef, "applies: ci", "applies: vibes", 1), `tolerance.applies "vibes"`},
 		{"empty", "", "empty file"},
 	} {
-		_, err := ParseReference([]byte(tc.file))
+		_, err := ParseReference([]byte(tc.file), paperNames)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error containing %q", tc.name, err, tc.want)
 		}
@@ -68,7 +83,7 @@ func TestPaperReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := ParseReference(b)
+	ref, err := ParseReference(b, paperNames)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,19 +182,69 @@ func TestClaims(t *testing.T) {
 		{ID: "eta-random", Kind: "eta_star", Algorithm: "ScalarUCB", Value: 0.01},
 	}
 	want := map[string]bool{"best-hv": false, "best-regret": false, "margin-linear": true, "margin-convex": false, "eta": false, "eta-random": false}
-	for _, c := range CheckClaims(claims, res, formats.RegretMetrics[0]) {
+	for _, c := range CheckClaims(claims, res, formats.RegretMetrics[0], paperNames.Geometries) {
 		if c.Holds != want[c.ID] {
 			t.Errorf("%s: holds = %v (%s), want %v", c.ID, c.Holds, c.Detail, want[c.ID])
 		}
 	}
-	got := CheckClaims(claims[:1], res, formats.RegretMetrics[0])[0].Detail
+	got := CheckClaims(claims[:1], res, formats.RegretMetrics[0], paperNames.Geometries)[0].Detail
 	if !strings.Contains(got, "d3/convex: RandomK 0.55 vs THV-UCB 0.5") {
 		t.Errorf("best-hv detail: %s", got)
 	}
 	delete(res, "d3")
-	for _, c := range CheckClaims(claims[:1], res, formats.RegretMetrics[0]) {
+	for _, c := range CheckClaims(claims[:1], res, formats.RegretMetrics[0], paperNames.Geometries) {
 		if !c.Holds {
 			t.Errorf("best-hv on d2 only: %s", c.Detail)
+		}
+	}
+}
+
+// TestRunChecksItsVocabulary: the stage judges its reference against the
+// names its parameters give, not against a list of its own: a reference
+// naming an algorithm or a geometry outside them is refused before any
+// input is read, and with them it goes on to read its inputs.
+func TestRunChecksItsVocabulary(t *testing.T) {
+	ref, err := ParseReference([]byte(goodRef), paperNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(v Vocabulary) error {
+		p, err := json.Marshal(Params{Reference: *ref, Vocabulary: v, Settings: []string{"d2"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Run(context.Background(), p, stage.Inputs{})
+		return err
+	}
+	if err := run(Vocabulary{Algorithms: []string{"RandomK"}, Geometries: paperNames.Geometries}); err == nil || !strings.Contains(err.Error(), `reference: unknown algorithm "THV-UCB" (known: RandomK)`) {
+		t.Errorf("an algorithm outside the vocabulary: %v", err)
+	}
+	if err := run(Vocabulary{Algorithms: paperNames.Algorithms, Geometries: []string{"convex"}}); err == nil || !strings.Contains(err.Error(), `reference: geometry "linear": want one of convex`) {
+		t.Errorf("a geometry outside the vocabulary: %v", err)
+	}
+	if err := run(paperNames); err == nil || !strings.Contains(err.Error(), "cells/d2") {
+		t.Errorf("with the paper's names the stage reads its inputs: %v", err)
+	}
+	if _, err := ParseReference([]byte(goodRef), Vocabulary{Algorithms: []string{"RandomK"}, Geometries: paperNames.Geometries}); err == nil || !strings.Contains(err.Error(), `line 6: unknown algorithm "THV-UCB" (known: RandomK)`) {
+		t.Errorf("ParseReference with another vocabulary: %v", err)
+	}
+}
+
+// TestClaimsFollowTheGivenGeometries: a claim about every cell is judged
+// over the geometries given, in their order, and only those.
+func TestClaimsFollowTheGivenGeometries(t *testing.T) {
+	res := Results{"d2": cells(map[string]float64{"linear/THV-UCB": 0.1, "linear/RandomK": 0.2, "convex/THV-UCB": 0.1, "convex/RandomK": 0.2}, 0.01)}
+	best := []Claim{{ID: "best", Kind: "best", Algorithm: "THV-UCB", Metric: MetricHV}}
+	for _, c := range []struct {
+		geometries []string
+		want       string
+	}{
+		{[]string{"convex", "linear"}, "not best in 2 of 2 cells: d2/convex: RandomK 0.2 vs THV-UCB 0.1; d2/linear: RandomK 0.2 vs THV-UCB 0.1"},
+		{[]string{"linear", "convex"}, "not best in 2 of 2 cells: d2/linear: RandomK 0.2 vs THV-UCB 0.1; d2/convex: RandomK 0.2 vs THV-UCB 0.1"},
+		{[]string{"linear"}, "not best in 1 of 1 cells: d2/linear: RandomK 0.2 vs THV-UCB 0.1"},
+	} {
+		if got := CheckClaims(best, res, formats.RegretMetrics[0], c.geometries)[0].Detail; got != c.want {
+			t.Errorf("geometries %v: %s\nwant %s", c.geometries, got, c.want)
 		}
 	}
 }

@@ -2,10 +2,10 @@ package compare
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
-	"math"
 	"thv/stages/formats"
 )
 
@@ -15,6 +15,9 @@ type ReadingResult struct {
 	Name, Why  string
 	Set        []string
 	CompareKey string
+	// Proposed is the protocol's proposed method, whose CI ratio is
+	// reported on its own (formats.ReadingRow.CIRatioTHVUCBHV).
+	Proposed string
 	// InstanceSeeds is how many fixed instances Rows are judged over
 	// (AcrossInstances); 0 for a single run, judged by its seeds.
 	InstanceSeeds int
@@ -47,7 +50,7 @@ func (r ReadingResult) Summarize() formats.ReadingRow {
 			switch {
 			case c.Metric == MetricRegret:
 				reg = append(reg, ratio)
-			case c.Algorithm == "THV-UCB":
+			case c.Algorithm == r.Proposed:
 				thv = append(thv, ratio)
 				hv = append(hv, ratio)
 			default:
@@ -71,7 +74,11 @@ func ReadingsMarkdown(results []ReadingResult, band [2]float64) string {
 	var b strings.Builder
 	b.WriteString("# Readings sweep: the paper's open readings against its published values\n\n")
 	fmt.Fprintf(&b, "Written by `thv readings`. Each reading is the protocol with the keys shown set, run on the settings the paper publishes values for; every value of `reference/paper.yaml` is judged as `thv compare` judges it (tolerance (b): a published value agrees if it lies in the [%g, %g] percentile band of our per-instance outcomes — the cell means of the fixed instances for a reading judged over instances, the per-seed outcomes for one judged over its seeds, each seed then its own instance; tolerance (a): the CIs overlap or within the relative tolerance). CI ratio: the median of our 95%% CI half-width over the published one.\n\n", band[0], band[1])
-	b.WriteString("| reading | set | judged over | agree | HV_last100 | Final Regret | agree under (a) | claims hold | CI ratio THV-UCB HV | CI ratio HV | CI ratio regret |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	proposed := "the proposed method"
+	if len(results) > 0 {
+		proposed = results[0].Proposed
+	}
+	fmt.Fprintf(&b, "| reading | set | judged over | agree | HV_last100 | Final Regret | agree under (a) | claims hold | CI ratio %s HV | CI ratio HV | CI ratio regret |\n|---|---|---|---|---|---|---|---|---|---|---|\n", proposed)
 	for _, r := range results {
 		s := r.Summarize()
 		set := "(defaults)"

@@ -27,7 +27,7 @@ func TestFinalRegretReading(t *testing.T) {
 		if len(rows) != 1 || rows[0].Ours != want.ours {
 			t.Errorf("%s: ours %v, want %v", regret, rows[0].Ours, want.ours)
 		}
-		if c := CheckClaims(ref.Claims, res, regret)[0]; c.Holds != want.holds {
+		if c := CheckClaims(ref.Claims, res, regret, paperNames.Geometries)[0]; c.Holds != want.holds {
 			t.Errorf("%s: lowest-regret claim holds = %v (%s), want %v", regret, c.Holds, c.Detail, want.holds)
 		}
 	}
@@ -37,7 +37,7 @@ func TestFinalRegretReading(t *testing.T) {
 // by tolerance (a), missing values left out, claims, and the CI-width
 // ratios' medians.
 func TestReadingSummarize(t *testing.T) {
-	r := ReadingResult{Name: "x", Set: []string{"a=1", "b=2"}, Rows: []formats.Comparison{
+	r := ReadingResult{Name: "x", Set: []string{"a=1", "b=2"}, Proposed: "THV-UCB", Rows: []formats.Comparison{
 		{Algorithm: "THV-UCB", Metric: MetricHV, Agrees: true, WithinCI: true, OursCI: 0.01, PublishedCI: 0.001},
 		{Algorithm: "THV-UCB", Metric: MetricHV, Agrees: false, WithinRel: true, OursCI: 0.004, PublishedCI: 0.002},
 		{Algorithm: "RandomK", Metric: MetricHV, Agrees: true, OursCI: 0.03, PublishedCI: 0.1},

@@ -12,8 +12,6 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-
-	"thv/algos"
 )
 
 // Reference is a file of published results: values per (setting,
@@ -88,8 +86,14 @@ const (
 	MetricRegret = "final_regret" // cumulative α-regret (positive part): lower is better
 )
 
-// Geometries a reference may name.
-var Geometries = []string{"clusters", "concave", "convex", "linear"}
+// Vocabulary is every name a reference may use, given by the caller (the
+// protocol: the algorithms that exist and the geometries of the
+// instances), so that this stage depends on no science package. The claims
+// are judged over the geometries in this order.
+type Vocabulary struct {
+	Algorithms []string `json:"algorithms"`
+	Geometries []string `json:"geometries"`
+}
 
 // MaxReferenceBytes bounds a reference file: it is a table of a paper.
 const MaxReferenceBytes = 4 << 20
@@ -97,9 +101,10 @@ const MaxReferenceBytes = 4 << 20
 var settingName = regexp.MustCompile(`^d[1-9][0-9]?$`)
 
 // ParseReference reads a reference file strictly: unknown fields, wrong
-// types, missing values, unknown algorithms, geometries, metrics or claim
-// kinds, and duplicate cells are errors naming the line.
-func ParseReference(b []byte) (*Reference, error) {
+// types, missing values, algorithms or geometries that v does not name,
+// unknown metrics or claim kinds, and duplicate cells are errors naming
+// the line.
+func ParseReference(b []byte, v Vocabulary) (*Reference, error) {
 	if len(b) > MaxReferenceBytes {
 		return nil, fmt.Errorf("reference: larger than %d bytes", MaxReferenceBytes)
 	}
@@ -115,7 +120,7 @@ func ParseReference(b []byte) (*Reference, error) {
 	if err := dec.Decode(new(any)); !errors.Is(err, io.EOF) {
 		return nil, errors.New("reference: more than one YAML document")
 	}
-	return &ref, ref.validate()
+	return &ref, ref.validate(v)
 }
 
 // UnmarshalYAML decodes a cell strictly and records its line.
@@ -158,7 +163,10 @@ func strictDecode(n *yaml.Node, v any) error {
 	return n.Decode(v)
 }
 
-func (r *Reference) validate() error {
+// validate checks the reference's values and that it names only what v
+// names; an error names the reference's line (a reference that came in a
+// task's parameters has none).
+func (r *Reference) validate(v Vocabulary) error {
 	t := r.Tolerance
 	if !(t.Relative >= 0 && t.Relative < 1) {
 		return fmt.Errorf("reference: tolerance.relative %v: want a fraction in [0, 1)", t.Relative)
@@ -175,14 +183,14 @@ func (r *Reference) validate() error {
 	seen := map[string]int{}
 	for i := range r.Cells {
 		c := &r.Cells[i]
-		at := fmt.Sprintf("reference line %d", c.at)
+		at := lineOf(c.at)
 		if !settingName.MatchString(c.Setting) {
 			return fmt.Errorf("%s: setting %q: want d<dimension>, e.g. d2", at, c.Setting)
 		}
-		if err := checkGeometry(c.Geometry); err != nil {
+		if err := v.checkGeometry(c.Geometry); err != nil {
 			return fmt.Errorf("%s: %v", at, err)
 		}
-		if err := checkAlgorithm(c.Algorithm); err != nil {
+		if err := v.checkAlgorithm(c.Algorithm); err != nil {
 			return fmt.Errorf("%s: %v", at, err)
 		}
 		if c.HVLast100 == nil && c.FinalRegret == nil {
@@ -216,7 +224,7 @@ func (r *Reference) validate() error {
 	ids := map[string]bool{}
 	for i := range r.Claims {
 		c := &r.Claims[i]
-		at := fmt.Sprintf("reference line %d", c.at)
+		at := lineOf(c.at)
 		if c.ID == "" || ids[c.ID] {
 			return fmt.Errorf("%s: claim id %q empty or repeated", at, c.ID)
 		}
@@ -224,7 +232,7 @@ func (r *Reference) validate() error {
 		if math.IsNaN(c.Value) || math.IsInf(c.Value, 0) {
 			return fmt.Errorf("%s: claims[%d].value = %v (claim %s): want a finite number", at, i, c.Value, c.ID)
 		}
-		if err := checkAlgorithm(c.Algorithm); err != nil {
+		if err := v.checkAlgorithm(c.Algorithm); err != nil {
 			return fmt.Errorf("%s: claim %s: %v", at, c.ID, err)
 		}
 		switch c.Kind {
@@ -233,7 +241,7 @@ func (r *Reference) validate() error {
 				return fmt.Errorf("%s: claim %s: metric %q: want %s or %s", at, c.ID, c.Metric, MetricHV, MetricRegret)
 			}
 			if c.Kind == "margin_grows" {
-				if err := checkGeometry(c.Geometry); err != nil {
+				if err := v.checkGeometry(c.Geometry); err != nil {
 					return fmt.Errorf("%s: claim %s: %v", at, c.ID, err)
 				}
 			}
@@ -248,21 +256,28 @@ func (r *Reference) validate() error {
 	return nil
 }
 
-// checkAlgorithm accepts the paper's fourteen algorithm names.
-func checkAlgorithm(name string) error {
-	if slices.Contains(algos.PaperOrder, name) {
-		return nil
+// lineOf is where in the reference file a cell or claim is.
+func lineOf(at int) string {
+	if at == 0 {
+		return "reference"
 	}
-	return fmt.Errorf("unknown algorithm %q (known: %s)", name, strings.Join(algos.PaperOrder, ", "))
+	return fmt.Sprintf("reference line %d", at)
 }
 
-func checkGeometry(g string) error {
-	for _, k := range Geometries {
-		if g == k {
-			return nil
-		}
+// checkAlgorithm accepts the algorithms v names.
+func (v Vocabulary) checkAlgorithm(name string) error {
+	if slices.Contains(v.Algorithms, name) {
+		return nil
 	}
-	return fmt.Errorf("geometry %q: want one of %s", g, strings.Join(Geometries, ", "))
+	return fmt.Errorf("unknown algorithm %q (known: %s)", name, strings.Join(v.Algorithms, ", "))
+}
+
+// checkGeometry accepts the geometries v names.
+func (v Vocabulary) checkGeometry(g string) error {
+	if slices.Contains(v.Geometries, g) {
+		return nil
+	}
+	return fmt.Errorf("geometry %q: want one of %s", g, strings.Join(v.Geometries, ", "))
 }
 
 // Settings lists the settings the reference names, in first-seen order.

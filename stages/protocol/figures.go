@@ -10,11 +10,12 @@ import (
 )
 
 // addFigure adds the trajectory figure of setting s. Which algorithms it
-// draws (THV-UCB and the best of each other learning family, per geometry)
+// draws (the proposed method and the best of each other learning family,
+// per geometry)
 // is known only from the statistics, so the task waits for sum and then
 // depends on the trajectories of those algorithms' final runs.
 func (p *planner) addFigure(s Setting, sum *pipeline.Task) {
-	f := &pipeline.Task{ID: "figures/" + s.Name, Kind: figures.Kind, Trigger: sum, TriggerOutput: "cells"}
+	f := &pipeline.Task{ID: FiguresID(s.Name), Kind: figures.Kind, Trigger: sum, TriggerOutput: "cells"}
 	f.Expand = func(_ *pipeline.Plan, cellsBlob []byte) error {
 		cells, err := formats.DecodeCells(cellsBlob)
 		if err != nil {
@@ -50,7 +51,7 @@ type chosenAlgo struct {
 	etaStar float64
 }
 
-// bestPerFamily returns the proposed method (first in paper order) and, for
+// bestPerFamily returns the proposed method (Config.Proposed) and, for
 // every other learning family, its algorithm of largest mean HV_last on
 // geometry g (the first in paper order on ties). Algorithms that do not
 // learn (RandomK) are left out.
@@ -58,14 +59,15 @@ func bestPerFamily(cfg *Config, cells []formats.Cell, g string) []chosenAlgo {
 	var out []chosenAlgo
 	slot := map[string]int{} // family → index in out
 	hvOf := map[string]float64{}
-	for i, a := range cfg.SortedAlgorithms() {
+	proposed := cfg.Proposed()
+	for _, a := range cfg.SortedAlgorithms() {
 		spec, _ := algos.Lookup(a.Name)
 		cell, ok := formats.CellOf(cells, g, a.Name)
 		if !ok || !spec.Learns {
 			continue
 		}
 		choice := chosenAlgo{a, cell.EtaStar}
-		if i == 0 {
+		if a.Name == proposed {
 			out = append(out, choice)
 			continue
 		}

@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"fmt"
-	"strconv"
 
 	"thv"
 	"thv/algos"
@@ -45,11 +44,11 @@ func NewPlan(cfg *Config) (*pipeline.Plan, error) {
 		}
 		p.algos[a.Name] = algoCode{cost: spec.Cost, root: pipeline.PackageOf(spec.New)}
 	}
-	tablesTask := &pipeline.Task{ID: "tables", Kind: tables.Kind}
+	tablesTask := &pipeline.Task{ID: TablesID, Kind: tables.Kind}
 	var tp tables.Params
 	summaries := map[string]*pipeline.Task{}
 	for _, s := range cfg.SortedSettings() {
-		sum := &pipeline.Task{ID: "summarize/" + s.Name, Kind: summarize.Kind}
+		sum := &pipeline.Task{ID: SummarizeID(s.Name), Kind: summarize.Kind}
 		for _, g := range cfg.Geometries {
 			for _, a := range cfg.SortedAlgorithms() {
 				c, err := p.addAlgorithm(s, g, a)
@@ -89,18 +88,19 @@ func NewPlan(cfg *Config) (*pipeline.Plan, error) {
 // per-seed summaries of every reference cell the protocol has; the others
 // are reported missing.
 func (p *planner) addCompare(reference []byte, summaries map[string]*pipeline.Task) error {
-	ref, err := compare.ParseReference(reference)
+	vocabulary := Vocabulary()
+	ref, err := compare.ParseReference(reference, vocabulary)
 	if err != nil {
 		return err
 	}
-	t := &pipeline.Task{ID: "compare", Kind: compare.Kind}
-	params := compare.Params{Reference: *ref, FinalRegret: p.cfg.Metrics.FinalRegret, OneInstance: p.cfg.Instances.Mode == InstancesFixed}
+	t := &pipeline.Task{ID: CompareID, Kind: compare.Kind}
+	params := compare.Params{Reference: *ref, Vocabulary: vocabulary, FinalRegret: p.cfg.Metrics.FinalRegret, OneInstance: p.cfg.Instances.Mode == InstancesFixed}
 	for _, s := range p.cfg.SortedSettings() {
 		params.Settings = append(params.Settings, s.Name)
 		t.Deps = append(t.Deps, pipeline.Dep{Name: compare.CellsInputName(s.Name), From: summaries[s.Name], Output: "cells"})
 	}
 	for _, c := range ref.Cells {
-		if from, ok := p.plan.Task(fmt.Sprintf("collect/%s/%s/%s", c.Setting, c.Geometry, c.Algorithm)); ok {
+		if from, ok := p.plan.Task(CollectID(c.Setting, c.Geometry, c.Algorithm)); ok {
 			t.Deps = append(t.Deps, pipeline.Dep{Name: compare.FinalInputName(c.Setting, c.Geometry, c.Algorithm), From: from, Output: "final"})
 		}
 	}
@@ -114,7 +114,7 @@ func settingInfo(s Setting, cfg *Config) formats.Setting {
 }
 
 func (p *planner) instance(s Setting, g string, seed uint64) *pipeline.Task {
-	id := "instance/" + s.Name + "/" + g + "/seed=" + strconv.FormatUint(seed, 10)
+	id := InstanceID(s.Name, g, seed)
 	if t, ok := p.plan.Task(id); ok {
 		return t
 	}
@@ -126,7 +126,7 @@ func (p *planner) instance(s Setting, g string, seed uint64) *pipeline.Task {
 }
 
 func (p *planner) benchmark(s Setting, g string, seed uint64) *pipeline.Task {
-	id := "benchmark/" + s.Name + "/" + g + "/seed=" + strconv.FormatUint(seed, 10)
+	id := BenchmarkID(s.Name, g, seed)
 	if t, ok := p.plan.Task(id); ok {
 		return t
 	}
@@ -143,7 +143,7 @@ func (p *planner) benchmark(s Setting, g string, seed uint64) *pipeline.Task {
 // benchmark) if needed. Its code is the run kind's and its algorithm's
 // family package, derived from the registered constructor.
 func (p *planner) run(s Setting, g string, a AlgoConfig, eta float64, seed uint64) (*pipeline.Task, error) {
-	id := "run/" + s.Name + "/" + g + "/" + a.Name + "/eta=" + fmtEta(eta) + "/seed=" + strconv.FormatUint(seed, 10)
+	id := RunID(s.Name, g, a.Name, eta, seed)
 	if t, ok := p.plan.Task(id); ok {
 		return t, nil
 	}
@@ -180,7 +180,7 @@ func algoNames(cfg *Config) []string {
 // addAlgorithm adds the grid runs, the η* selection and the collect task of
 // one algorithm on one (setting, geometry), and returns the collect task.
 func (p *planner) addAlgorithm(s Setting, g string, a AlgoConfig) (*pipeline.Task, error) {
-	collectID := fmt.Sprintf("collect/%s/%s/%s", s.Name, g, a.Name)
+	collectID := CollectID(s.Name, g, a.Name)
 	if len(a.Eta) == 0 { // no η: the final runs are known now
 		c := &pipeline.Task{ID: collectID, Kind: collect.Kind}
 		if err := p.fillCollect(c, s, g, a, 0); err != nil {
@@ -189,7 +189,7 @@ func (p *planner) addAlgorithm(s Setting, g string, a AlgoConfig) (*pipeline.Tas
 		return p.plan.Add(c), nil
 	}
 	sel := &pipeline.Task{
-		ID:     fmt.Sprintf("select/%s/%s/%s", s.Name, g, a.Name),
+		ID:     SelectID(s.Name, g, a.Name),
 		Kind:   etaselect.Kind,
 		Params: etaselect.Params{Algo: a.Name, Etas: a.Eta, Seeds: p.cfg.GridSeeds},
 	}
@@ -227,5 +227,3 @@ func (p *planner) fillCollect(c *pipeline.Task, s Setting, g string, a AlgoConfi
 	}
 	return nil
 }
-
-func fmtEta(e float64) string { return strconv.FormatFloat(e, 'g', -1, 64) }
