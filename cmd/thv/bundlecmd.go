@@ -117,6 +117,8 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 				Tool:      bundle.Tool{Name: "thv", Version: version, GoVersion: runtime.Version()},
 				Published: published,
 				Reproduce: fmt.Sprintf("thv repro --params %s --profile %s --store store", name, profile),
+				Verify:    "thv verify-bundle <this archive> --all",
+				Rebuild:   "cd source && CGO_ENABLED=0 go build -trimpath ./cmd/thv",
 				Progress:  phaseBar(errw, "bundle"),
 			})
 			if err != nil {

@@ -108,7 +108,7 @@ func (c *crate) encode() (metadata, preview []byte, err error) {
 
 	// The run: one CreateAction for the workflow, one per task kind (the
 	// tools), a ControlAction per kind tying the workflow's step to it,
-	// and an OrganizeAction for thv, the engine.
+	// and an OrganizeAction for the tool, the engine.
 	actions := []string{"#run"}
 	for _, k := range c.kinds {
 		actions = append(actions, localID("run", k))
@@ -132,11 +132,15 @@ func (c *crate) encode() (metadata, preview []byte, err error) {
 	}
 	image := "This bundle holds no container image."
 	if c.imageDigest != "" {
-		image = "image/thv-oci.tar is the OCI image (an oci-archive: podman load / docker load) holding the static thv binary that computed the lock's keys, digest " + c.imageDigest + "."
+		image = ImagePath + " is the OCI image (an oci-archive: podman load / docker load) holding the static " + c.opt.Tool.Name + " binary that computed the lock's keys, digest " + c.imageDigest + "."
+	}
+	check := ""
+	if c.opt.Verify != "" {
+		check = " Check it with: " + c.opt.Verify
 	}
 	root := entity{"@id": "./", "@type": "Dataset",
 		"name":        fmt.Sprintf("%s reproduction bundle: %s, profile %s", c.opt.Tool.Name, c.opt.Protocol.Path, c.opt.Profile),
-		"description": fmt.Sprintf("Everything needed to check this run bit for bit: the protocol (%s, profile %s), the lock (%s: every task's key, parameters, inputs and outputs), the results, a store (store/) with every artifact the lock's %d tasks output and their index entries, the source of the module (source/), and a SHA256SUMS manifest. %s Check it with: thv verify-bundle <this archive> --all", c.opt.Protocol.Path, c.opt.Profile, c.opt.LockName, len(c.status.Results), image),
+		"description": fmt.Sprintf("Everything needed to check this run bit for bit: the protocol (%s, profile %s), the lock (%s: every task's key, parameters, inputs and outputs), the results, a store (store/) with every artifact the lock's %d tasks output and their index entries, the source of the module (source/), and a SHA256SUMS manifest. %s%s", c.opt.Protocol.Path, c.opt.Profile, c.opt.LockName, len(c.status.Results), image, check),
 		"conformsTo":  refs([]string{processRun, workflowRun, provenanceRun, workflowCrate}),
 		"mainEntity":  ref(protocol),
 		"hasPart":     refs(parts),
@@ -153,8 +157,9 @@ func (c *crate) encode() (metadata, preview []byte, err error) {
 		add(entity{"@id": pr.id, "@type": "CreativeWork", "name": pr.name, "version": pr.version})
 	}
 
-	// The workflow: the protocol file run by thv. Its steps are the task
-	// kinds, each implemented by a tool (thv's stage of that kind).
+	// The workflow: the protocol file run by the tool. Its steps are the
+	// task kinds, each implemented by a tool (the tool's stage of that
+	// kind).
 	var tools, steps []string
 	for _, k := range c.kinds {
 		tools = append(tools, localID("tool", k))
@@ -170,30 +175,33 @@ func (c *crate) encode() (metadata, preview []byte, err error) {
 	wf["output"] = refs([]string{"#param/lock", "#param/results"})
 	add(wf)
 	add(entity{"@id": "#protocol-language", "@type": "ComputerLanguage", "name": c.opt.Tool.Name + " protocol (YAML)",
-		"description": "A " + c.opt.Tool.Name + " params file: settings, geometries, seeds, algorithms; " + c.opt.Tool.Name + " plans the task DAG from it."})
+		"description": "A " + c.opt.Tool.Name + " protocol file: " + c.opt.Tool.Name + " plans the task DAG from it."})
 	add(entity{"@id": "#param/profile", "@type": "FormalParameter", "additionalType": "Text", "name": "profile", "valueRequired": "True"})
 	add(entity{"@id": "#param/lock", "@type": "FormalParameter", "additionalType": "File", "name": "lock", "encodingFormat": "application/json"})
 	add(entity{"@id": "#param/results", "@type": "FormalParameter", "additionalType": "File", "name": "results", "multipleValues": "True"})
 	add(entity{"@id": "#pv/profile", "@type": "PropertyValue", "name": "profile", "value": c.opt.Profile, "exampleOfWork": ref("#param/profile")})
 
-	thv := entity{"@id": "#thv", "@type": "SoftwareApplication", "name": c.opt.Tool.Name,
+	tool := entity{"@id": "#tool", "@type": "SoftwareApplication", "name": c.opt.Tool.Name,
 		"description": "The engine: plans the protocol's tasks, keys each by SHA-256 over its kind, code identity, parameters and input digests, and runs the stale ones. The lock's \"code\" lists the code units (packages, modules, toolchain) the keys cover. " + image}
 	if c.opt.Tool.Version != "" {
-		thv["softwareVersion"] = c.opt.Tool.Version
+		tool["softwareVersion"] = c.opt.Tool.Version
 	}
 	if c.opt.Tool.GoVersion != "" {
-		thv["softwareRequirements"] = ref("#go")
+		tool["softwareRequirements"] = ref("#go")
 		add(entity{"@id": "#go", "@type": "SoftwareApplication", "name": "Go", "softwareVersion": strings.TrimPrefix(c.opt.Tool.GoVersion, "go"), "url": ref("https://go.dev/")})
 	}
 	if c.hasDir(SourceDir) {
-		thv["isBasedOn"] = ref(SourceDir + "/")
-		add(entity{"@id": SourceDir + "/", "@type": "Dataset", "name": "source of the " + c.opt.Tool.Name + " module",
-			"description": "The module's source as compiled into the binary that made this bundle. Rebuild with: cd source && CGO_ENABLED=0 go build -trimpath ./cmd/thv; the rebuilt thv computes the same keys (thv verify-bundle says so)."})
+		tool["isBasedOn"] = ref(SourceDir + "/")
+		desc := "The module's source as compiled into the binary that made this bundle."
+		if c.opt.Rebuild != "" {
+			desc += " Rebuild with: " + c.opt.Rebuild + "; the rebuilt " + c.opt.Tool.Name + " computes the same keys (its check of this bundle says so)."
+		}
+		add(entity{"@id": SourceDir + "/", "@type": "Dataset", "name": "source of the " + c.opt.Tool.Name + " module", "description": desc})
 	}
-	add(thv)
+	add(tool)
 
 	organize := entity{"@id": "#organize", "@type": "OrganizeAction", "name": "Run of " + c.opt.Tool.Name,
-		"instrument": ref("#thv"), "result": ref("#run"), "actionStatus": ref("http://schema.org/CompletedActionStatus")}
+		"instrument": ref("#tool"), "result": ref("#run"), "actionStatus": ref("http://schema.org/CompletedActionStatus")}
 	var controls []string
 	for _, k := range c.kinds {
 		controls = append(controls, localID("control", k))
@@ -255,7 +263,7 @@ func (c *crate) encode() (metadata, preview []byte, err error) {
 	}
 	slices.Sort(objects)
 	add(entity{"@id": StoreDir + "/", "@type": "Dataset", "name": "artifact store",
-		"description": "A " + c.opt.Tool.Name + " store: objects/<2 hex>/<64 hex> are the artifacts, named by the SHA-256 of their bytes (Parquet tables are read by DuckDB, pandas, Arrow); index/ maps each task key to its outputs. thv verify --store store re-hashes and re-executes them.",
+		"description": "A " + c.opt.Tool.Name + " store: objects/<2 hex>/<64 hex> are the artifacts, named by the SHA-256 of their bytes (Parquet tables are read by DuckDB, pandas, Arrow); index/ maps each task key to its outputs; checking the bundle re-hashes them and re-executes their tasks.",
 		"hasPart":     refs(objects)})
 
 	// One CreateAction per kind: the tool, its tasks' parameters and the
@@ -314,7 +322,7 @@ func (c *crate) encode() (metadata, preview []byte, err error) {
 		add(e)
 		add(entity{"@id": "#image", "@type": "ContainerImage", "additionalType": ref(dockerImage),
 			"name": c.opt.Tool.Name, "sha256": strings.TrimPrefix(c.imageDigest, "sha256:"),
-			"description": "OCI image FROM scratch holding the static " + c.opt.Tool.Name + " binary (/thv); not in a registry: load it from " + ImagePath})
+			"description": "OCI image FROM scratch holding the static " + c.opt.Tool.Name + " binary; not in a registry: load it from " + ImagePath})
 	}
 
 	var buf bytes.Buffer

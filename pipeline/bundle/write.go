@@ -48,6 +48,11 @@ type Options struct {
 	// bundle, shown in the crate and its preview.
 	Reproduce string
 	Progress  func(done, total int) // called as files are written
+	// Verify is the command that checks the bundle, with <this archive>
+	// standing for its file; Rebuild, the one that rebuilds the tool from
+	// source/ in the extracted bundle. The crate shows both ("": not).
+	Verify  string
+	Rebuild string
 }
 
 // File is a file given whole.

@@ -69,15 +69,40 @@ import (
 
 // Config describes the module whose code is fingerprinted.
 type Config struct {
-	Path       string              // module path, "thv"
+	Path       string              // module path, e.g. "example.com/m"
 	Sources    fs.FS               // module-relative tree holding the .go files of the fingerprintable packages
 	ThirdParty map[string][]string // third-party import path (imported directly by an in-module package) → the module paths its package closure spans (generated)
 	Modules    []*debug.Module     // from the build info: path, version, sum (Replace honoured)
 	Toolchain  string              // runtime.Version()
+	Hints      Hints               // the module's own words for the fixes its errors call for
+}
+
+// Hints are how a module does what an error of its code identities calls
+// for, in its own commands; the errors say it generically where one is "".
+type Hints struct {
+	// Build builds the binary in module mode, e.g. "go build ./cmd/tool".
+	Build string
+	// UpdateThirdParty regenerates Config.ThirdParty, e.g. "go generate
+	// ./..." or the test that writes the table.
+	UpdateThirdParty string
+}
+
+func (h Hints) build() string {
+	if h.Build != "" {
+		return h.Build
+	}
+	return "go build, from within the module"
+}
+
+func (h Hints) updateThirdParty() string {
+	if h.UpdateThirdParty != "" {
+		return h.UpdateThirdParty
+	}
+	return "list, for every third-party package an in-module package imports, the modules of its package closure (go list -deps)"
 }
 
 // Unit is one line of an identity: an in-module package and the hash of its
-// normalised code ("thv/hv", sha256 hex), a third-party module and its go.sum
+// normalised code ("example.com/m/hv", sha256 hex), a third-party module and its go.sum
 // hash ("github.com/parquet-go/parquet-go@v0.32.0", "h1:..."; a replaced module
 // is named "old=>new@version"), or the toolchain ("go", "go1.26.8").
 type Unit struct{ Name, Hash string }
@@ -92,10 +117,6 @@ type Identity struct {
 
 // ToolchainUnit is the name of the toolchain's unit.
 const ToolchainUnit = "go"
-
-// UpdateTableHint is how the third-party table of the thv module is
-// regenerated; it is part of the errors that call for it.
-const UpdateTableHint = "go test . -run TestThirdPartyTable -update (in the module root)"
 
 // Module computes identities for one Config. It is safe for concurrent use;
 // results (and errors) are cached, so Config must not change after New.
@@ -156,32 +177,43 @@ func sameReplace(a, b *debug.Module) bool {
 	return a.Path == b.Path && a.Version == b.Version && a.Sum == b.Sum
 }
 
-// ForBinary builds the Config of the running binary from debug.ReadBuildInfo
-// and runtime.Version() (see the package doc for test binaries) and returns
-// its Module.
+// ForBinary returns the Module of the running binary's BinaryConfig, with
+// no hints.
 func ForBinary(sources fs.FS, thirdParty map[string][]string) (*Module, error) {
+	c, err := BinaryConfig(sources, thirdParty, Hints{})
+	if err != nil {
+		return nil, err
+	}
+	return New(c), nil
+}
+
+// BinaryConfig is the Config of the running binary, its modules and
+// toolchain read from debug.ReadBuildInfo and runtime.Version() (see the
+// package doc for test binaries).
+func BinaryConfig(sources fs.FS, thirdParty map[string][]string, hints Hints) (Config, error) {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return nil, errors.New("code identity: the binary has no build info; build it in module mode (go build ./cmd/thv)")
+		return Config{}, fmt.Errorf("code identity: the binary has no build info; build it in module mode (%s)", hints.build())
 	}
 	if bi.Main.Path == "" {
-		return nil, fmt.Errorf("code identity: the build info of %q names no main module; build the binary from within its module (go build ./cmd/thv)", bi.Path)
+		return Config{}, fmt.Errorf("code identity: the build info of %q names no main module; build the binary from within its module (%s)", bi.Path, hints.build())
 	}
 	mods := bi.Deps
 	if len(mods) == 0 && strings.HasSuffix(bi.Path, ".test") {
 		var err error
 		mods, err = GoListModules("", bi.Main.Path)
 		if err != nil {
-			return nil, fmt.Errorf("code identity: test binary %s has no dependency modules in its build info, and the fallback failed: %w", bi.Path, err)
+			return Config{}, fmt.Errorf("code identity: test binary %s has no dependency modules in its build info, and the fallback failed: %w", bi.Path, err)
 		}
 	}
-	return New(Config{
+	return Config{
 		Path:       bi.Main.Path,
 		Sources:    sources,
 		ThirdParty: thirdParty,
 		Modules:    mods,
 		Toolchain:  runtime.Version(),
-	}), nil
+		Hints:      hints,
+	}, nil
 }
 
 // GoListModules returns the modules of the build list of the main module in
@@ -420,10 +452,10 @@ func (m *Module) identity(s *rootSet) (*Identity, error) {
 				if isStandard(imp) {
 					continue // covered by the toolchain unit
 				}
-				return nil, fmt.Errorf("code identity: package %s imports %q, which is not in the third-party table (Config.ThirdParty); regenerate it: %s", pp, imp, UpdateTableHint)
+				return nil, fmt.Errorf("code identity: package %s imports %q, which is not in the third-party table (Config.ThirdParty); regenerate it: %s", pp, imp, m.c.Hints.updateThirdParty())
 			}
 			if len(mps) == 0 {
-				return nil, fmt.Errorf("code identity: the third-party table lists no module for %q (imported by %s); regenerate it: %s", imp, pp, UpdateTableHint)
+				return nil, fmt.Errorf("code identity: the third-party table lists no module for %q (imported by %s); regenerate it: %s", imp, pp, m.c.Hints.updateThirdParty())
 			}
 			for _, mp := range mps {
 				if _, ok := modules[mp]; !ok {
@@ -458,14 +490,14 @@ func (m *Module) identity(s *rootSet) (*Identity, error) {
 
 func (m *Module) moduleUnit(mp string) (Unit, error) {
 	if mp == m.c.Path {
-		return Unit{}, errors.New("the third-party table names the main module; regenerate it: " + UpdateTableHint)
+		return Unit{}, errors.New("the third-party table names the main module; regenerate it: " + m.c.Hints.updateThirdParty())
 	}
 	if m.dups[mp] {
 		return Unit{}, errors.New("listed twice, differently, in Config.Modules")
 	}
 	d, ok := m.mods[mp]
 	if !ok {
-		return Unit{}, fmt.Errorf("not in the build info's modules (Config.Modules): build the binary in module mode from module %s so that it links the package (go build ./cmd/thv), and regenerate the third-party table if it is stale: %s", m.c.Path, UpdateTableHint)
+		return Unit{}, fmt.Errorf("not in the build info's modules (Config.Modules): build the binary in module mode from module %s so that it links the package (%s), and regenerate the third-party table if it is stale: %s", m.c.Path, m.c.Hints.build(), m.c.Hints.updateThirdParty())
 	}
 	if r := d.Replace; r != nil {
 		if r.Version == "" || r.Version == "(devel)" || r.Sum == "" {

@@ -280,7 +280,12 @@ func TestErrors(t *testing.T) {
 		{"cgo in an import group", func(c *Config) {
 			c.Sources.(fstest.MapFS)["d/d.go"] = &fstest.MapFile{Data: []byte("package d\n\nimport (\n\t\"fmt\"\n\n\t// #include <stdio.h>\n\t\"C\"\n)\n")}
 		}, []string{"ex/a"}, []string{"d/d.go", "cgo"}},
-		{"unknown third-party import", nil, []string{"ex/e"}, []string{"github.com/unlisted/pkg", "ex/e", "third-party table", "TestThirdPartyTable -update"}},
+		{"unknown third-party import", nil, []string{"ex/e"}, []string{"github.com/unlisted/pkg", "ex/e", "third-party table", "regenerate it: list, for every third-party package an in-module package imports, the modules of its package closure (go list -deps)"}},
+		{"unknown third-party import, the module's hint", func(c *Config) { c.Hints.UpdateThirdParty = "make thirdparty" }, []string{"ex/e"}, []string{"github.com/unlisted/pkg", "third-party table", "regenerate it: make thirdparty"}},
+		{"missing module, the module's hints", func(c *Config) {
+			c.Modules = c.Modules[:1]
+			c.Hints = Hints{Build: "go build ./cmd/ex", UpdateThirdParty: "make thirdparty"}
+		}, []string{"ex/a"}, []string{"module golang.org/x/sys", "(go build ./cmd/ex)", "if it is stale: make thirdparty"}},
 		{"third-party import with no module", func(c *Config) { c.ThirdParty["github.com/foo/bar"] = nil }, []string{"ex/a"}, []string{"github.com/foo/bar", "no module"}},
 		{"missing module", func(c *Config) { c.Modules = c.Modules[:1] }, []string{"ex/a"}, []string{"module golang.org/x/sys", `import "github.com/foo/bar" of package ex/a`, "build info"}},
 		{"module without sum", func(c *Config) { c.Modules[1].Sum = "" }, []string{"ex/a"}, []string{"golang.org/x/sys", "checksum"}},

@@ -43,9 +43,17 @@ var binaryKinds = sync.OnceValues(func() (*pipeline.Kinds, error) { return Kinds
 // KindsFrom is Kinds with the code identity computed from other sources
 // (tests use it to see what an edit would rerun).
 func KindsFrom(sources fs.FS) (*pipeline.Kinds, error) {
-	code, err := codeid.ForBinary(sources, thv.ThirdParty)
+	c, err := codeid.BinaryConfig(sources, thv.ThirdParty, codeHints)
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.NewKinds(code, kindList...)
+	return pipeline.NewKinds(codeid.New(c), kindList...)
+}
+
+// codeHints are this module's fixes for what a code identity's errors
+// call for: how thv is built, and how its third-party table is
+// regenerated (the root package's test writes it).
+var codeHints = codeid.Hints{
+	Build:            "go build ./cmd/thv",
+	UpdateThirdParty: "go test . -run TestThirdPartyTable -update (in the module root)",
 }
