@@ -320,7 +320,7 @@ func TestSlurmParamsOutsideKeys(t *testing.T) {
 			t.Errorf("params with%s: %v\n%s\nwant an error containing %q", c.section, err, out, c.want)
 		}
 	}
-	if out, err := slurmThvPlain(dir, bin, "repro", "--params", tinyParams(t), "--slurm-partition", "gpu"); err == nil || !strings.Contains(out, "--slurm-partition: only with --executor slurm") {
+	if out, err := slurmThvPlain(dir, bin, "repro", "--params", tinyParams(t), "--slurm-partition", "gpu"); err == nil || !strings.Contains(out, "--slurm-partition gpu: only with --executor slurm") {
 		t.Errorf("--slurm-partition without --executor slurm: %v\n%s", err, out)
 	}
 }
