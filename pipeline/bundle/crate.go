@@ -181,7 +181,7 @@ func (c *crate) encode() (metadata, preview []byte, err error) {
 	add(entity{"@id": "#param/results", "@type": "FormalParameter", "additionalType": "File", "name": "results", "multipleValues": "True"})
 	add(entity{"@id": "#pv/profile", "@type": "PropertyValue", "name": "profile", "value": c.opt.Profile, "exampleOfWork": ref("#param/profile")})
 
-	tool := entity{"@id": "#tool", "@type": "SoftwareApplication", "name": c.opt.Tool.Name,
+	tool := entity{"@id": c.toolID(), "@type": "SoftwareApplication", "name": c.opt.Tool.Name,
 		"description": "The engine: plans the protocol's tasks, keys each by SHA-256 over its kind, code identity, parameters and input digests, and runs the stale ones. The lock's \"code\" lists the code units (packages, modules, toolchain) the keys cover. " + image}
 	if c.opt.Tool.Version != "" {
 		tool["softwareVersion"] = c.opt.Tool.Version
@@ -201,7 +201,7 @@ func (c *crate) encode() (metadata, preview []byte, err error) {
 	add(tool)
 
 	organize := entity{"@id": "#organize", "@type": "OrganizeAction", "name": "Run of " + c.opt.Tool.Name,
-		"instrument": ref("#tool"), "result": ref("#run"), "actionStatus": ref("http://schema.org/CompletedActionStatus")}
+		"instrument": ref(c.toolID()), "result": ref("#run"), "actionStatus": ref("http://schema.org/CompletedActionStatus")}
 	var controls []string
 	for _, k := range c.kinds {
 		controls = append(controls, localID("control", k))
@@ -344,6 +344,14 @@ func (c *crate) encode() (metadata, preview []byte, err error) {
 		return nil, nil, err
 	}
 	return buf.Bytes(), preview, nil
+}
+
+// toolID is the crate's @id of the engine, named after it ("#thv").
+func (c *crate) toolID() string {
+	if c.opt.Tool.Name == "" {
+		return "#tool"
+	}
+	return "#" + url.PathEscape(c.opt.Tool.Name)
 }
 
 // fileEntity describes a file of the bundle with its size, digest and type.
