@@ -194,7 +194,7 @@ func (c *crate) encode() (metadata, preview []byte, err error) {
 		tool["isBasedOn"] = ref(SourceDir + "/")
 		desc := "The module's source as compiled into the binary that made this bundle."
 		if c.opt.Rebuild != "" {
-			desc += " Rebuild with: " + c.opt.Rebuild + "; the rebuilt " + c.opt.Tool.Name + " computes the same keys (its check of this bundle says so)."
+			desc += " Rebuild with: " + c.opt.Rebuild + "; the rebuilt " + c.opt.Tool.Name + " computes the same keys (checking this bundle with it says so)."
 		}
 		add(entity{"@id": SourceDir + "/", "@type": "Dataset", "name": "source of the " + c.opt.Tool.Name + " module", "description": desc})
 	}
