@@ -256,3 +256,19 @@ func validateEntry(e Entry) error {
 	}
 	return nil
 }
+
+// sameBytes reports whether the regular file rel holds exactly data; any
+// error reading it counts as "no".
+func (s *Store) sameBytes(rel string, data []byte) bool {
+	f, err := s.dir.open(rel, os.O_RDONLY|oNonblock, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(data)) {
+		return false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, int64(len(data))+1))
+	return err == nil && bytes.Equal(b, data)
+}

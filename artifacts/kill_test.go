@@ -25,6 +25,10 @@ func TestMain(m *testing.M) {
 		putForever(dir)
 		os.Exit(0)
 	}
+	if path := os.Getenv(writeFileHelperEnv); path != "" {
+		writeFileForever(path)
+		os.Exit(0)
+	}
 	if mode := os.Getenv(lockHelperEnv); mode != "" {
 		lockHelper(mode, os.Getenv(lockHelperDirEnv))
 		os.Exit(0)
@@ -33,7 +37,7 @@ func TestMain(m *testing.M) {
 }
 
 func putForever(dir string) {
-	s, err := Open(dir)
+	s, err := Open(dir, Create)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -71,7 +75,7 @@ func TestKillDuringPuts(t *testing.T) {
 		t.Skip("no test executable:", err)
 	}
 	dir := filepath.Join(t.TempDir(), ".thv")
-	s, err := Open(dir)
+	s, err := Open(dir, Create)
 	if err != nil {
 		t.Fatal(err)
 	}

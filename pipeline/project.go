@@ -218,7 +218,7 @@ func (p *Project) writeRunLog(rep *Report, opt Options) {
 	dir := filepath.Join(p.Store.Root(), "log")
 	err := os.MkdirAll(dir, 0o755)
 	if err == nil {
-		err = WriteFileAtomic(filepath.Join(dir, "repro-"+p.Profile+".tsv"), []byte(b.String()))
+		err = artifacts.WriteFileAtomic(filepath.Join(dir, "repro-"+p.Profile+".tsv"), []byte(b.String()))
 	}
 	if err != nil && opt.Logger != nil {
 		opt.Logger.Warn("writing the run log", "err", err)

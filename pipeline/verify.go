@@ -195,7 +195,7 @@ func (p *Project) Verify(ctx context.Context, opt VerifyOptions) (*VerifyReport,
 		}
 		defer ex.Close()
 	}
-	scratch, err := artifacts.OpenScratch(sd.Path())
+	scratch, err := artifacts.Open(sd.Path(), artifacts.Scratch)
 	if err != nil {
 		return nil, err
 	}

@@ -272,7 +272,7 @@ func TestKilledReproLeavesNoPartialArtifact(t *testing.T) {
 		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		store, err := artifacts.Open(filepath.Join(dir, ".thv"))
+		store, err := artifacts.Open(filepath.Join(dir, ".thv"), artifacts.Create)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -639,7 +639,7 @@ func TestStatusVerifyFindsAFlippedByte(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run record not found: %v", err)
 	}
-	st, _ := artifacts.Open(filepath.Join(dir, ".thv"))
+	st, _ := artifacts.Open(filepath.Join(dir, ".thv"), artifacts.Create)
 	path := st.ObjectPath(d)
 	b, _ := os.ReadFile(path)
 	b[len(b)/2] ^= 1

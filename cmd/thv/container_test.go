@@ -126,7 +126,7 @@ func testImage(t *testing.T) *container.Image {
 // returns what it printed.
 func probeIn(t *testing.T, rt string, img *container.Image, opt container.Options) sandboxProbe {
 	t.Helper()
-	st, err := artifacts.Open(t.TempDir())
+	st, err := artifacts.Open(t.TempDir(), artifacts.Create)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +343,7 @@ func TestContainerLimits(t *testing.T) {
 			cwd := dirNames(t, ".")
 			exceed := func(t *testing.T, opt container.Options, what, task, want string) {
 				t.Helper()
-				st, err := artifacts.Open(t.TempDir())
+				st, err := artifacts.Open(t.TempDir(), artifacts.Create)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -381,7 +381,7 @@ func TestContainerLimits(t *testing.T) {
 			t.Run("time", func(t *testing.T) {
 				// A task stopped by its caller (cancelled, or over its
 				// time): its container goes at once, not at Close.
-				st, err := artifacts.Open(t.TempDir())
+				st, err := artifacts.Open(t.TempDir(), artifacts.Create)
 				if err != nil {
 					t.Fatal(err)
 				}

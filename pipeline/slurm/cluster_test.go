@@ -79,7 +79,7 @@ var fakeDigest = artifacts.Digest{1, 2, 3}
 func newTestExecutor(t *testing.T, c *slurmtest.Cluster, p Params, maxArray int) *Executor {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := artifacts.Open(filepath.Join(dir, "store"))
+	st, err := artifacts.Open(filepath.Join(dir, "store"), artifacts.Create)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestClusterReapsDeadRuns(t *testing.T) {
 // an error before anything runs, naming it.
 func TestClusterRefusesBadOptions(t *testing.T) {
 	c := needCluster(t)
-	st, err := artifacts.Open(filepath.Join(t.TempDir(), "store"))
+	st, err := artifacts.Open(filepath.Join(t.TempDir(), "store"), artifacts.Create)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +397,7 @@ func TestClusterStreamsResults(t *testing.T) {
 // tasks_per_element amortises (docs/performance.md).
 func BenchmarkClusterElement(b *testing.B) {
 	c := needCluster(b)
-	st, err := artifacts.Open(filepath.Join(b.TempDir(), "store"))
+	st, err := artifacts.Open(filepath.Join(b.TempDir(), "store"), artifacts.Create)
 	if err != nil {
 		b.Fatal(err)
 	}
