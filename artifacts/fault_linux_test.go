@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"thv/internal/testenv"
 )
 
 // mountOrSkip runs mount and registers its unmount. Where mounting is
@@ -22,10 +24,7 @@ import (
 func mountOrSkip(t *testing.T, what string, target string, mount func() error) {
 	t.Helper()
 	if err := mount(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("cannot mount %s at %s in CI: %v (the fault tests need root or CAP_SYS_ADMIN)", what, target, err)
-		}
-		t.Skipf("cannot mount %s at %s: %v", what, target, err)
+		testenv.Missing(t, "cannot mount %s at %s: %v (the fault tests need root or CAP_SYS_ADMIN)", what, target, err)
 	}
 	t.Cleanup(func() {
 		if err := syscall.Unmount(target, syscall.MNT_DETACH); err != nil {

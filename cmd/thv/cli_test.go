@@ -20,6 +20,7 @@ import (
 
 	"thv/algos"
 	"thv/artifacts"
+	"thv/internal/testenv"
 	"thv/pipeline"
 	"thv/stages/protocol"
 )
@@ -250,7 +251,7 @@ func TestKilledReproLeavesNoPartialArtifact(t *testing.T) {
 	total := countFiles(filepath.Join(clean, ".thv", "objects"))
 
 	kills := 20
-	if os.Getenv("CI") != "" {
+	if testenv.CI() {
 		kills = 6
 	}
 	dir := t.TempDir()

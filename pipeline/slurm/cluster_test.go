@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"thv/artifacts"
+	"thv/internal/testenv"
 	"thv/pipeline"
 	"thv/pipeline/slurm/slurmtest"
 )
@@ -40,10 +41,7 @@ func TestMain(m *testing.M) {
 func needCluster(t testing.TB) *slurmtest.Cluster {
 	t.Helper()
 	if why := slurmtest.Missing(); why != "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s (CI installs Slurm and runs as root)", why)
-		}
-		t.Skip(why)
+		testenv.Missing(t, "%s (CI installs Slurm and runs as root)", why)
 	}
 	clusterOnce.Do(func() {
 		cluster, clusterErr = slurmtest.Up(filepath.Join(os.TempDir(), fmt.Sprintf("thv-slurm-pkg-%d", os.Getpid())), 16817)
