@@ -188,13 +188,13 @@ func encodeEntry(e Entry) ([]byte, error) {
 // every common file system.
 const maxNameLen = 255
 
-// CheckName reports whether name is safe as an output name, that is, as
-// one component of a file path on any system: not empty, not "." or "..",
+// CheckName checks that name is safe as an output name, that is, as one
+// component of a file path on any system: not empty, not "." or "..",
 // valid UTF-8 of at most 255 bytes, with no '/', '\\', ':', NUL or other
 // control character, and no invisible format character (such as U+202E,
-// which reverses the text shown after it). Output names become file names (results/, bundles),
-// so a name read from disk (an index entry, a lock) is checked before use;
-// the error says what is wrong with it.
+// which reverses the text shown after it). Output names become file names
+// (results/, bundles), so a name read from disk (an index entry, a lock)
+// is checked before use; the error says what is wrong with it.
 func CheckName(name string) error {
 	switch {
 	case name == "":

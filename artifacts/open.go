@@ -19,7 +19,7 @@ const layoutVersion = "thv-store 1"
 // a THV store.
 var ErrNotStore = errors.New("not a THV store")
 
-// A Mode says what Open may do to the store directory and how the Store
+// Mode says what Open may do to the store directory and how the Store
 // writes.
 type Mode int
 

@@ -27,6 +27,8 @@ type CorruptError struct {
 	MoveErr error  // why it could not be moved, if it could not
 }
 
+// Error names the file, the digest or key, what was wrong and where the
+// file is now.
 func (e *CorruptError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "artifacts: corrupt %s %s at %s: %s", e.What, e.Name, e.Path, e.Reason)

@@ -14,8 +14,8 @@ import (
 	"thv/artifacts"
 )
 
-// The lock file (thv.lock for the paper profile, thv.<profile>.lock for
-// others) records, for every task of the DAG, its key, parameters, input and
+// A lock file (the protocol names it: thv.lock for the paper's profile)
+// records, for every task of the DAG, its key, parameters, input and
 // output digests, plus the hash of every code unit (in-module package,
 // third-party module, toolchain) its tasks ran. It is meant to be
 // committed: a fresh clone can tell what the artifacts should be, and
