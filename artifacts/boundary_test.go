@@ -613,3 +613,21 @@ func TestOpenExistingOrMissing(t *testing.T) {
 		t.Fatalf("foreign directory: %v", err)
 	}
 }
+
+// TestOpenUnknownMode: a mode that is none of the constants is an error
+// naming it, and creates nothing.
+func TestOpenUnknownMode(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "none")
+	_, err := Open(dir, Mode(9))
+	if err == nil || !strings.Contains(err.Error(), "unknown mode Mode(9)") {
+		t.Fatalf("Open with Mode(9): %v", err)
+	}
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("an unknown mode created the directory: %v", err)
+	}
+	for m, want := range map[Mode]string{Create: "Create", Scratch: "Scratch", Existing: "Existing", ExistingOrMissing: "ExistingOrMissing"} {
+		if m.String() != want {
+			t.Errorf("%d.String() = %q, want %q", int(m), m.String(), want)
+		}
+	}
+}

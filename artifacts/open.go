@@ -46,11 +46,12 @@ const (
 
 	// Existing opens a store that exists without creating or removing
 	// anything: no directory, no VERSION file, no subdirectory, no lock
-	// file, no cleaning of temp files. It is for commands that only read
-	// (status, show, dag, gc --dry-run, a worker's inputs) and works on a
-	// read-only store (a read-only mount, or directories without write
-	// permission), where Get, Has, Verify, GetEntry, Objects and GCDryRun
-	// work while Put and PutEntry fail with an error wrapping ErrReadOnly.
+	// file, no cleaning of temp files. It is for readers of a store that
+	// must be there (a worker reading its inputs from the project store)
+	// and works on a read-only store (a read-only mount, or directories
+	// without write permission), where Get, Has, Verify, GetEntry, Objects
+	// and GCDryRun work while Put and PutEntry fail with an error wrapping
+	// ErrReadOnly.
 	// A missing directory, an empty one or one without a VERSION file is
 	// an error wrapping ErrNotStore (and fs.ErrNotExist when the directory
 	// does not exist).
@@ -58,9 +59,10 @@ const (
 
 	// ExistingOrMissing is Existing, except that a directory that does not
 	// exist yet is an empty store rather than an error: reads find
-	// nothing there and writes fail. It lets `thv status` on a fresh
-	// clone list every task as new without creating .thv/. (The handle
-	// stays empty if another process creates the store meanwhile.)
+	// nothing there and writes fail. It is for commands that only read
+	// (status, show, dag, gc --dry-run): `thv status` on a fresh clone
+	// lists every task as new without creating .thv/. (The handle stays
+	// empty if another process creates the store meanwhile.)
 	ExistingOrMissing
 )
 
