@@ -14,9 +14,9 @@ import (
 	"time"
 )
 
-// Every file THV writes whole (a store's objects, index entries and
-// VERSION; a lock file; the files of results/; a bundle) is written by one
-// routine, atomicDir.write: to a temp file, locked with flock(2) while it is
+// The files THV must never show half-written (a store's objects, index
+// entries and VERSION; a lock file; the files of results/; a bundle) are
+// written by one routine, atomicDir.write: to a temp file, locked with flock(2) while it is
 // written, fsynced, renamed over the file's name, and the directory
 // fsynced, so that a reader sees the old file or the new one, never a part,
 // even if the writer is killed at any instruction or the power fails. And
