@@ -1,7 +1,6 @@
 package artifacts
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -239,26 +237,7 @@ func TestKilledWriteFileAtomic(t *testing.T) {
 	})
 	r := rand.New(rand.NewPCG(3, 4))
 	for round := range 3 {
-		cmd := exec.Command(exe, "-test.run=^$")
-		cmd.Env = append(os.Environ(), writeFileHelperEnv+"="+p)
-		cmd.Stderr = os.Stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("round %d: helper said %q, %v", round, line, err)
-		}
-		time.Sleep(time.Duration(20+r.IntN(80)) * time.Millisecond)
-		cmd.Process.Kill()
-		if err := cmd.Wait(); err == nil {
-			t.Fatalf("round %d: the helper was not killed", round)
-		}
+		killHelper(t, exe, writeFileHelperEnv+"="+p, r)
 		if b, err := os.ReadFile(p); err != nil || !sealed(b) {
 			t.Fatalf("round %d: after the kill the file is not whole (%d bytes, %v)", round, len(b), err)
 		}
