@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"thv/internal/testenv"
 )
 
 // hashedDirs are the trees whose code decides the artifacts (sources.go):
@@ -177,21 +179,5 @@ func TestHashedCodeCallsPortableMath(t *testing.T) {
 // with CI=true, where a missing tool is an error).
 func requireGo(t *testing.T) string {
 	t.Helper()
-	return requireTool(t, "go", filepath.Join(os.Getenv("GOROOT"), "bin", "go"), "/usr/local/go/bin/go")
-}
-
-// requireTool returns the first of names found (on PATH or as a path);
-// without one the test is skipped, or fails with CI=true.
-func requireTool(t *testing.T, names ...string) string {
-	t.Helper()
-	for _, n := range names {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s not found (CI=true: a missing tool is an error)", names[0])
-	}
-	t.Skipf("%s not found", names[0])
-	return ""
+	return testenv.LookPath(t, "go", filepath.Join(os.Getenv("GOROOT"), "bin", "go"), "/usr/local/go/bin/go")
 }

@@ -93,7 +93,7 @@ func TestOpenRefusesForeignDirectory(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "dir")
 			tc.setup(t, dir)
 			before := tree(t, dir)
-			s, err := Open(dir)
+			s, err := Open(dir, Create)
 			if tc.refuse == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -128,9 +128,9 @@ func TestOpenRefusesForeignDirectory(t *testing.T) {
 	}
 }
 
-// TestOpenExistingCreatesNothing: OpenExisting fails clearly where there is
-// no store, and on a store changes nothing, not even a removed
-// subdirectory or an abandoned temp file.
+// TestOpenExistingCreatesNothing: Open in mode Existing fails clearly
+// where there is no store, and on a store changes nothing, not even a
+// removed subdirectory or an abandoned temp file.
 func TestOpenExistingCreatesNothing(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -147,9 +147,9 @@ func TestOpenExistingCreatesNothing(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "store")
 			tc.setup(t, dir)
 			before := tree(t, dir)
-			_, err := OpenExisting(dir)
+			_, err := Open(dir, Existing)
 			if err == nil {
-				t.Fatal("OpenExisting succeeded")
+				t.Fatal("Open(Existing) succeeded")
 			}
 			abs, _ := filepath.Abs(dir)
 			for _, w := range append(tc.want, abs) {
@@ -164,7 +164,7 @@ func TestOpenExistingCreatesNothing(t *testing.T) {
 				t.Errorf("error %v does not wrap fs.ErrNotExist", err)
 			}
 			if after := tree(t, dir); !slices.Equal(before, after) {
-				t.Errorf("OpenExisting changed %s:\nbefore %v\nafter  %v", dir, before, after)
+				t.Errorf("Open(Existing) changed %s:\nbefore %v\nafter  %v", dir, before, after)
 			}
 		})
 	}
@@ -182,7 +182,7 @@ func TestOpenExistingCreatesNothing(t *testing.T) {
 		os.RemoveAll(filepath.Join(s.Root(), "index"))
 		before := tree(t, s.Root())
 
-		r, err := OpenExisting(s.Root())
+		r, err := Open(s.Root(), Existing)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +200,7 @@ func TestOpenExistingCreatesNothing(t *testing.T) {
 			t.Errorf("GCDryRun = %+v, %v", st, err)
 		}
 		if after := tree(t, s.Root()); !slices.Equal(before, after) {
-			t.Errorf("OpenExisting and reads changed the store:\nbefore %v\nafter  %v", before, after)
+			t.Errorf("Open(Existing) and reads changed the store:\nbefore %v\nafter  %v", before, after)
 		}
 	})
 }
@@ -229,7 +229,7 @@ func TestOpenCleansAbandonedTemp(t *testing.T) {
 	if err := os.Symlink(outside, link); err != nil {
 		t.Fatal(err)
 	}
-	live, _, err := s.createTemp(strings.Repeat("2d", 32))
+	live, _, err := s.atomic().createTemp(strings.Repeat("2d", 32))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestOpenCleansAbandonedTemp(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if _, err := Open(s.Root()); err != nil {
+	if _, err := Open(s.Root(), Create); err != nil {
 		t.Fatal(err)
 	}
 	got := listFiles(t, tdir)
@@ -263,7 +263,7 @@ func TestTempNames(t *testing.T) {
 	h := strings.Repeat("9a", 32)
 	for _, base := range []string{h, h + ".json", "VERSION"} {
 		for range 20 {
-			f, _, err := s.createTemp(base)
+			f, _, err := s.atomic().createTemp(base)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -587,11 +587,11 @@ func jsonString(s string) (string, error) {
 
 func utf8Valid(s string) bool { return utf8.ValidString(s) }
 
-// TestOpenForReadingAbsent: a store that does not exist reads as empty
+// TestOpenExistingOrMissing: a store that does not exist reads as empty
 // and is not created; an existing foreign directory is still refused.
-func TestOpenForReadingAbsent(t *testing.T) {
+func TestOpenExistingOrMissing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "none")
-	s, err := OpenForReading(dir)
+	s, err := Open(dir, ExistingOrMissing)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -609,7 +609,25 @@ func TestOpenForReadingAbsent(t *testing.T) {
 	}
 	foreign := t.TempDir()
 	os.WriteFile(filepath.Join(foreign, "draft.txt"), []byte("x"), 0o644)
-	if _, err := OpenForReading(foreign); !errors.Is(err, ErrNotStore) {
+	if _, err := Open(foreign, ExistingOrMissing); !errors.Is(err, ErrNotStore) {
 		t.Fatalf("foreign directory: %v", err)
+	}
+}
+
+// TestOpenUnknownMode: a mode that is none of the constants is an error
+// naming it, and creates nothing.
+func TestOpenUnknownMode(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "none")
+	_, err := Open(dir, Mode(9))
+	if err == nil || !strings.Contains(err.Error(), "unknown mode Mode(9)") {
+		t.Fatalf("Open with Mode(9): %v", err)
+	}
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("an unknown mode created the directory: %v", err)
+	}
+	for m, want := range map[Mode]string{Create: "Create", Scratch: "Scratch", Existing: "Existing", ExistingOrMissing: "ExistingOrMissing"} {
+		if m.String() != want {
+			t.Errorf("%d.String() = %q, want %q", int(m), m.String(), want)
+		}
 	}
 }

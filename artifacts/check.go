@@ -23,6 +23,7 @@ type Problem struct {
 	Err  error
 }
 
+// String says what failed, naming the object or entry.
 func (p Problem) String() string { return fmt.Sprintf("%s %s: %v", p.What, p.Name, p.Err) }
 
 // Check re-hashes every object of the store and reads every index entry,

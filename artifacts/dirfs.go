@@ -68,9 +68,9 @@ type dirFS interface {
 // operation that met a symbolic link on its path.
 var errSymlink = errors.New("is a symbolic link, which the store never follows (it never creates links either: remove it)")
 
-// absentDir is the dirFS of a store directory that does not exist
-// (OpenForReading of a fresh clone): everything is missing, nothing can be
-// created.
+// absentDir is the dirFS of a store directory that does not exist (Open
+// in mode ExistingOrMissing on a fresh clone): everything is missing,
+// nothing can be created.
 type absentDir struct{ name string }
 
 func (d absentDir) notExist(op, rel string) error {
@@ -87,6 +87,25 @@ func (d absentDir) mkdir(rel string, _ fs.FileMode) error { return d.notExist("m
 func (d absentDir) rename(oldrel, _ string) error         { return d.notExist("rename", oldrel) }
 func (d absentDir) remove(rel string) error               { return d.notExist("remove", rel) }
 func (d absentDir) abs(rel string) string                 { return joinRel(d.name, rel) }
+
+// plainDir is an ordinary directory as a dirFS, for files outside a store
+// (WriteFileAtomic): paths are joined to its name and links followed, as
+// everywhere but in a store.
+type plainDir struct{ name string }
+
+func (d plainDir) open(rel string, flag int, perm fs.FileMode) (*os.File, error) {
+	return os.OpenFile(d.abs(rel), flag, perm)
+}
+func (d plainDir) openDir(rel string) (*os.File, error)     { return os.Open(d.abs(rel)) }
+func (d plainDir) lstat(rel string) (fs.FileInfo, error)    { return os.Lstat(d.abs(rel)) }
+func (d plainDir) mkdir(rel string, perm fs.FileMode) error { return os.Mkdir(d.abs(rel), perm) }
+func (d plainDir) rename(oldrel, newrel string) error       { return os.Rename(d.abs(oldrel), d.abs(newrel)) }
+func (d plainDir) remove(rel string) error                  { return os.Remove(d.abs(rel)) }
+func (d plainDir) abs(rel string) string                    { return joinRel(d.name, rel) }
+func (d plainDir) isRegular(rel string) bool {
+	fi, err := os.Lstat(d.abs(rel))
+	return err == nil && fi.Mode().IsRegular()
+}
 
 // joinRel is the absolute path of rel below the store directory root.
 func joinRel(root, rel string) string {

@@ -23,12 +23,13 @@
 //
 // # Boundaries
 //
-// [Open] creates a store only in a missing or empty directory (or in what an
-// interrupted creation left); it refuses any other directory without VERSION
-// ([ErrNotStore]), so that an ordinary directory is never adopted and its
-// files never garbage-collected. [OpenExisting] creates nothing at all and
-// is for read-only commands; it works on a read-only store, where writes fail
-// with [ErrReadOnly]. [Store.GC] removes only files the store creates,
+// [Open] in mode [Create] creates a store only in a missing or empty
+// directory (or in what an interrupted creation left); it refuses any other
+// directory without VERSION ([ErrNotStore]), so that an ordinary directory
+// is never adopted and its files never garbage-collected. Mode [Existing]
+// creates nothing at all and is for read-only commands; it works on a
+// read-only store, where writes fail with [ErrReadOnly]. [Store.GC] removes
+// only files the store creates,
 // recognised by name and type (64-hex objects, 64-hex.json entries, its own
 // temp-file names), never follows or removes a symbolic link, and counts
 // what it left alone. Output names must be single safe path components
@@ -40,7 +41,7 @@
 // VERSION, LOCK) resolves its path from the open store directory without
 // following a link in any component (openat2 with RESOLVE_BENEATH and
 // RESOLVE_NO_SYMLINKS on Linux, an os.Root with an Lstat of each component
-// elsewhere; see dirfs.go). A link on the path fails the operation with an
+// elsewhere). A link on the path fails the operation with an
 // error naming it: a `corrupt -> /etc` link leaves a corrupt file where it
 // is (reported, never returned), a `tmp -> $HOME` link makes writes fail
 // and GC leave it alone, an `objects/ab -> /srv` link is neither read nor
@@ -60,9 +61,15 @@
 // writer is killed at any instruction: a partial file can only ever be in
 // tmp/. Writers hold an exclusive flock on their temp file while they write;
 // [Open] and [Store.GC] remove only temp files with the store's own names
-// whose lock they can take, that is, files whose writer has died. Objects are written before the index entry that
-// names them, and [Store.PutEntry] refuses an entry whose outputs are absent,
-// so a crash leaves at worst unreferenced objects, which GC removes.
+// whose lock they can take, that is, files whose writer has died. Objects
+// are written before the index entry that names them, and [Store.PutEntry]
+// refuses an entry whose outputs are absent, so a crash leaves at worst
+// unreferenced objects, which GC removes.
+//
+// Files outside a store that must never be seen half-written (a lock file,
+// results/, a bundle) are written the same way, by the same code:
+// [WriteFileAtomic] puts the temp file beside the file, and
+// [RemoveAbandonedTemps] is the sweeper of such directories.
 //
 // # Verification
 //
@@ -78,11 +85,12 @@
 //
 // # Concurrency
 //
-// A Store holds no mutable state (all paths are computed from the open
-// store directory, one file descriptor held for the Store's life), so it
-// is safe for concurrent use by goroutines, and Put and PutEntry are safe
-// across processes (two writers of the same object rename identical bytes into
-// place; the last rename wins, which is harmless).
+// A Store is safe for concurrent use by goroutines: every path is computed
+// from the open store directory (one file descriptor, held for the Store's
+// life), and its one piece of mutable state, its hold on the store lock, is
+// guarded by a mutex. Put and PutEntry are safe across processes too (two
+// writers of the same object rename identical bytes into place; the last
+// rename wins, which is harmless).
 //
 // GC must not run while a pipeline pass writes and reads the store: an
 // object written after the caller computed its keep set would be removed

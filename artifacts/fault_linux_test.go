@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"thv/internal/testenv"
 )
 
 // mountOrSkip runs mount and registers its unmount. Where mounting is
@@ -22,10 +24,7 @@ import (
 func mountOrSkip(t *testing.T, what string, target string, mount func() error) {
 	t.Helper()
 	if err := mount(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("cannot mount %s at %s in CI: %v (the fault tests need root or CAP_SYS_ADMIN)", what, target, err)
-		}
-		t.Skipf("cannot mount %s at %s: %v", what, target, err)
+		testenv.Missing(t, "cannot mount %s at %s: %v (the fault tests need root or CAP_SYS_ADMIN)", what, target, err)
 	}
 	t.Cleanup(func() {
 		if err := syscall.Unmount(target, syscall.MNT_DETACH); err != nil {
@@ -37,7 +36,7 @@ func mountOrSkip(t *testing.T, what string, target string, mount func() error) {
 // fillStore writes a store with two objects and an entry and returns them.
 func fillStore(t *testing.T, dir string) (*Store, []Digest, Key) {
 	t.Helper()
-	s, err := Open(dir)
+	s, err := Open(dir, Create)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,8 +63,8 @@ func fillStore(t *testing.T, dir string) (*Store, []Digest, Key) {
 func checkReadOnlyStore(t *testing.T, dir string, ds []Digest, k Key) {
 	t.Helper()
 	before := tree(t, dir)
-	for name, open := range map[string]func(string) (*Store, error){"OpenExisting": OpenExisting, "Open": Open} {
-		s, err := open(dir)
+	for name, mode := range map[string]Mode{"Existing": Existing, "Create": Create} {
+		s, err := Open(dir, mode)
 		if err != nil {
 			t.Fatalf("%s of a read-only store: %v", name, err)
 		}
@@ -139,7 +138,7 @@ func TestReadOnlyMount(t *testing.T) {
 	// Corrupt an object through the writable path; the read-only view
 	// reports it, cannot move it, and says so.
 	flipByte(t, s.ObjectPath(ds[0]), 0)
-	r, err := OpenExisting(ro)
+	r, err := Open(ro, Existing)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +185,7 @@ func TestReadOnlyPermissions(t *testing.T) {
 	})
 	if os.Geteuid() == 0 {
 		t.Log("running as root: chmod does not stop root's writes; TestReadOnlyMount covers the read-only store")
-		r, err := OpenExisting(src)
+		r, err := Open(src, Existing)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 )
 
@@ -105,7 +104,7 @@ func (s *Store) GC(keep map[Digest]bool, keepKeys map[Key]bool) (GCStats, error)
 
 // GCDryRun counts what GC(keep, keepKeys) would remove and leave, with the
 // same rules, and changes nothing. It takes no lock and works on a
-// read-only store (OpenExisting).
+// read-only store (Open in mode Existing).
 func (s *Store) GCDryRun(keep map[Digest]bool, keepKeys map[Key]bool) (GCStats, error) {
 	return s.gc(keep, keepKeys, false)
 }
@@ -170,71 +169,6 @@ func (s *Store) storeDir(dir string, st *GCStats, errs *[]error) []fs.DirEntry {
 		appendErr(errs, err)
 	}
 	return ents
-}
-
-// sweepTemp removes (or, with remove false, counts) the store's own temp
-// files in tmp/ whose writer has died. errs may be nil (Open's best-effort
-// cleaning).
-func (s *Store) sweepTemp(st *GCStats, errs *[]error, remove bool) {
-	for _, de := range s.storeDir(tmpDir, st, errs) {
-		rel := tmpDir + sep + de.Name()
-		p := s.dir.abs(rel)
-		switch {
-		case de.Type()&fs.ModeSymlink != 0:
-			st.leftAlone(p, true)
-			continue
-		case !de.Type().IsRegular() || !isTempName(de.Name()):
-			st.leftAlone(p, false)
-			continue
-		}
-		fi, err := de.Info()
-		if err != nil {
-			appendErr(errs, err)
-			continue
-		}
-		removed, err := s.removeIfAbandoned(rel, fi, remove)
-		switch {
-		case err != nil:
-			appendErr(errs, err)
-		case removed:
-			st.TmpRemoved++
-			st.BytesFreed += fi.Size()
-		default:
-			st.TmpLive++
-		}
-	}
-}
-
-// removeIfAbandoned removes the temp file rel (whose Lstat is fi) if no
-// writer holds its lock (tempAbandoned); with remove false it only reports
-// whether it would. It follows no link, and leaves a file that is not the
-// one listed.
-func (s *Store) removeIfAbandoned(rel string, fi fs.FileInfo, remove bool) (bool, error) {
-	f, err := s.dir.open(rel, os.O_RDONLY|oNonblock, 0)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	cur, err := f.Stat()
-	if err != nil {
-		return false, err
-	}
-	if !cur.Mode().IsRegular() || !os.SameFile(cur, fi) {
-		return false, nil // replaced since listed: not what we looked at
-	}
-	if ok, err := tempAbandoned(f, fi); !ok || err != nil {
-		return false, err
-	}
-	if !remove {
-		return true, nil
-	}
-	if !flockSupported {
-		f.Close() // no lock to hold, and Windows cannot remove an open file
-	}
-	if err := s.dir.remove(rel); err != nil {
-		return false, err
-	}
-	return true, nil
 }
 
 // appendErr collects err unless errs is nil or err says the file vanished

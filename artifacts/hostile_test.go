@@ -172,13 +172,13 @@ func TestTmpLinkedOut(t *testing.T) {
 		storetest.Symlink(t, outside, filepath.Join(s.Root(), "tmp"))
 		before := storetest.Tree(t, outside)
 
-		_, err := Open(s.Root())
+		_, err := Open(s.Root(), Create)
 		if err == nil || !strings.Contains(err.Error(), filepath.Join(s.Root(), "tmp")+" is a symbolic link") {
 			t.Errorf("Open = %v, want the link tmp named", err)
 		}
 		storetest.Unchanged(t, "Open", outside, before)
-		if _, err := OpenScratch(s.Root()); err == nil {
-			t.Error("OpenScratch accepted a store whose tmp/ is a link")
+		if _, err := Open(s.Root(), Scratch); err == nil {
+			t.Error("Open(Scratch) accepted a store whose tmp/ is a link")
 		}
 
 		st, err := s.GC(nil, nil)
@@ -265,7 +265,7 @@ func TestFanOutLinkedOut(t *testing.T) {
 // it, as a worker would leave it.
 func scratchWith(t *testing.T, data []byte) (*Store, Digest, Key) {
 	t.Helper()
-	s, err := OpenScratch(filepath.Join(t.TempDir(), "out"))
+	s, err := Open(filepath.Join(t.TempDir(), "out"), Scratch)
 	if err != nil {
 		t.Fatal(err)
 	}

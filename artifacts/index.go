@@ -188,13 +188,13 @@ func encodeEntry(e Entry) ([]byte, error) {
 // every common file system.
 const maxNameLen = 255
 
-// CheckName reports whether name is safe as an output name, that is, as
-// one component of a file path on any system: not empty, not "." or "..",
+// CheckName checks that name is safe as an output name, that is, as one
+// component of a file path on any system: not empty, not "." or "..",
 // valid UTF-8 of at most 255 bytes, with no '/', '\\', ':', NUL or other
 // control character, and no invisible format character (such as U+202E,
-// which reverses the text shown after it). Output names become file names (results/, bundles),
-// so a name read from disk (an index entry, a lock) is checked before use;
-// the error says what is wrong with it.
+// which reverses the text shown after it). Output names become file names
+// (results/, bundles), so a name read from disk (an index entry, a lock)
+// is checked before use; the error says what is wrong with it.
 func CheckName(name string) error {
 	switch {
 	case name == "":
@@ -255,4 +255,20 @@ func validateEntry(e Entry) error {
 		}
 	}
 	return nil
+}
+
+// sameBytes reports whether the regular file rel holds exactly data; any
+// error reading it counts as "no".
+func (s *Store) sameBytes(rel string, data []byte) bool {
+	f, err := s.dir.open(rel, os.O_RDONLY|oNonblock, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(data)) {
+		return false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, int64(len(data))+1))
+	return err == nil && bytes.Equal(b, data)
 }

@@ -25,6 +25,10 @@ func TestMain(m *testing.M) {
 		putForever(dir)
 		os.Exit(0)
 	}
+	if path := os.Getenv(writeFileHelperEnv); path != "" {
+		writeFileForever(path)
+		os.Exit(0)
+	}
 	if mode := os.Getenv(lockHelperEnv); mode != "" {
 		lockHelper(mode, os.Getenv(lockHelperDirEnv))
 		os.Exit(0)
@@ -33,7 +37,7 @@ func TestMain(m *testing.M) {
 }
 
 func putForever(dir string) {
-	s, err := Open(dir)
+	s, err := Open(dir, Create)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -71,7 +75,7 @@ func TestKillDuringPuts(t *testing.T) {
 		t.Skip("no test executable:", err)
 	}
 	dir := filepath.Join(t.TempDir(), ".thv")
-	s, err := Open(dir)
+	s, err := Open(dir, Create)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,31 +101,8 @@ func TestKillDuringPuts(t *testing.T) {
 	})
 
 	r := rand.New(rand.NewPCG(1, 2))
-	for round := range 3 {
-		cmd := exec.Command(exe, "-test.run=^$")
-		cmd.Env = append(os.Environ(), helperEnv+"="+dir)
-		cmd.Stderr = os.Stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		line, err := bufio.NewReader(out).ReadString('\n')
-		if err != nil || line != "ready\n" {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("round %d: helper said %q, %v", round, line, err)
-		}
-		time.Sleep(time.Duration(20+r.IntN(80)) * time.Millisecond)
-		if err := cmd.Process.Kill(); err != nil { // SIGKILL: no cleanup runs
-			t.Fatal(err)
-		}
-		err = cmd.Wait()
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != -1 {
-			t.Fatalf("round %d: helper did not die by the signal: %v", round, err)
-		}
+	for range 3 {
+		killHelper(t, exe, helperEnv+"="+dir, r)
 	}
 	close(stop)
 	readerWG.Wait()
@@ -159,6 +140,37 @@ func TestKillDuringPuts(t *testing.T) {
 		if err := s.Verify(d); err != nil {
 			t.Errorf("after GC: %v", err)
 		}
+	}
+}
+
+// killHelper starts the test binary as the helper that env selects, waits
+// until it says it is writing ("ready"), lets it write for 20 to 100 ms and
+// SIGKILLs it, checking that it died by the signal.
+func killHelper(t *testing.T, exe, env string, r *rand.Rand) {
+	t.Helper()
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), env)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "ready\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("helper %s said %q, %v", env, line, err)
+	}
+	time.Sleep(time.Duration(20+r.IntN(80)) * time.Millisecond)
+	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no cleanup runs
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != -1 {
+		t.Fatalf("helper %s did not die by the signal: %v", env, err)
 	}
 }
 

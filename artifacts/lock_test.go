@@ -36,7 +36,7 @@ func lockHelper(mode, dir string) {
 		fmt.Fprintln(os.Stderr, "lock helper:", err)
 		os.Exit(2)
 	}
-	s, err := Open(dir)
+	s, err := Open(dir, Create)
 	if err != nil {
 		fail(err)
 	}
@@ -65,7 +65,7 @@ func lockHelper(mode, dir string) {
 			fail(err)
 		}
 	case "temp":
-		f, _, err := s.createTemp(strings.Repeat("7c", 32))
+		f, _, err := s.atomic().createTemp(strings.Repeat("7c", 32))
 		if err != nil {
 			fail(err)
 		}
@@ -256,7 +256,7 @@ func TestStoreLockTwoHandles(t *testing.T) {
 	}
 	withSharedLockWait(t, 100*time.Millisecond)
 	a := openTemp(t)
-	b, err := Open(a.Root())
+	b, err := Open(a.Root(), Create)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func TestOpenCleansTempOfKilledWriter(t *testing.T) {
 	if !isTempName(filepath.Base(h.detail)) {
 		t.Fatalf("helper's temp file %q", h.detail)
 	}
-	if _, err := Open(s.Root()); err != nil {
+	if _, err := Open(s.Root(), Create); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(h.detail); err != nil {
@@ -332,7 +332,7 @@ func TestOpenCleansTempOfKilledWriter(t *testing.T) {
 	if _, err := os.Stat(h.detail); err != nil {
 		t.Fatalf("the killed writer's temp file is gone before Open: %v", err)
 	}
-	if _, err := Open(s.Root()); err != nil {
+	if _, err := Open(s.Root(), Create); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(h.detail); err == nil {

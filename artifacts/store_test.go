@@ -18,7 +18,7 @@ import (
 
 func openTemp(t testing.TB) *Store {
 	t.Helper()
-	s, err := Open(filepath.Join(t.TempDir(), ".thv"))
+	s, err := Open(filepath.Join(t.TempDir(), ".thv"), Create)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestParseDigest(t *testing.T) {
 
 func TestOpenLayoutAndVersion(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
-	s, err := Open(dir)
+	s, err := Open(dir, Create)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestOpenLayoutAndVersion(t *testing.T) {
 	if err != nil || string(v) != layoutVersion+"\n" {
 		t.Errorf("VERSION = %q, %v", v, err)
 	}
-	if _, err := Open(dir); err != nil {
+	if _, err := Open(dir, Create); err != nil {
 		t.Errorf("reopen: %v", err)
 	}
 
@@ -120,14 +120,14 @@ func TestOpenLayoutAndVersion(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "VERSION"), []byte("thv-store 99\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open(dir)
+	_, err = Open(dir, Create)
 	if err == nil || !strings.Contains(err.Error(), `"thv-store 99"`) || !strings.Contains(err.Error(), layoutVersion) {
 		t.Errorf("Open of unknown version: err = %v", err)
 	}
 
 	file := filepath.Join(t.TempDir(), "plainfile")
 	os.WriteFile(file, nil, 0o644)
-	if _, err := Open(file); err == nil {
+	if _, err := Open(file, Create); err == nil {
 		t.Error("Open of a plain file succeeded")
 	}
 }
@@ -514,7 +514,7 @@ func TestConcurrentOpenAndPutEntry(t *testing.T) {
 	k := Key(sha256.Sum256([]byte("k")))
 	for range 8 {
 		wg.Go(func() {
-			s, err := Open(dir)
+			s, err := Open(dir, Create)
 			if err != nil {
 				t.Error(err)
 				return
@@ -530,7 +530,7 @@ func TestConcurrentOpenAndPutEntry(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	s, err := Open(dir)
+	s, err := Open(dir, Create)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -629,7 +629,7 @@ func fileSize(t *testing.T, p string) int64 {
 }
 
 func TestObjectsListsWhatIsStored(t *testing.T) {
-	s, err := Open(t.TempDir())
+	s, err := Open(t.TempDir(), Create)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -680,10 +680,10 @@ func TestDecodeLowerHex(t *testing.T) {
 func TestScratchStore(t *testing.T) {
 	foreign := t.TempDir()
 	os.WriteFile(filepath.Join(foreign, "notes.txt"), []byte("mine"), 0o644)
-	if _, err := OpenScratch(foreign); !errors.Is(err, ErrNotStore) {
-		t.Fatalf("OpenScratch on a foreign directory: %v", err)
+	if _, err := Open(foreign, Scratch); !errors.Is(err, ErrNotStore) {
+		t.Fatalf("Open(Scratch) on a foreign directory: %v", err)
 	}
-	s, err := OpenScratch(t.TempDir())
+	s, err := Open(t.TempDir(), Scratch)
 	if err != nil {
 		t.Fatal(err)
 	}

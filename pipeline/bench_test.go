@@ -42,7 +42,7 @@ func BenchmarkEngine(b *testing.B) {
 			var st *artifacts.Store
 			open := func(sub string) {
 				var err error
-				if st, err = artifacts.Open(filepath.Join(dir, sub)); err != nil {
+				if st, err = artifacts.Open(filepath.Join(dir, sub), artifacts.Create); err != nil {
 					b.Fatal(err)
 				}
 			}

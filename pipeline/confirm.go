@@ -57,7 +57,7 @@ func confirmOutputs(st *artifacts.Store, spec *Spec, outs map[string]artifacts.D
 // error naming it and is left where it is (a scratch store is never
 // quarantined into, so nothing the worker arranged can make the host move,
 // write or remove a file), the entry is read strictly and must name exactly
-// the outputs the worker reported (workerEntry), and every object is
+// the outputs the worker reported, and every object is
 // re-hashed as it is read (Store.Get) before it is put, objects before the
 // entry, as everywhere.
 func ImportOutputs(dst, src *artifacts.Store, key artifacts.Key, kind string, outputs map[string]artifacts.Digest) error {

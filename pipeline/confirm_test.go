@@ -73,7 +73,7 @@ func TestImportOutputsFromHostileScratch(t *testing.T) {
 		}, "is a symbolic link, which the store never follows"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			scratch, err := artifacts.OpenScratch(filepath.Join(t.TempDir(), "out"))
+			scratch, err := artifacts.Open(filepath.Join(t.TempDir(), "out"), artifacts.Scratch)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +87,7 @@ func TestImportOutputsFromHostileScratch(t *testing.T) {
 			host := t.TempDir()
 			os.WriteFile(filepath.Join(host, "victim"), []byte("host file"), 0o600)
 			tc.damage(t, scratch, host)
-			dst, err := artifacts.Open(filepath.Join(t.TempDir(), ".thv"))
+			dst, err := artifacts.Open(filepath.Join(t.TempDir(), ".thv"), artifacts.Create)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -178,7 +178,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	dir := t.TempDir()
-	st, err := artifacts.Open(filepath.Join(dir, "store"))
+	st, err := artifacts.Open(filepath.Join(dir, "store"), artifacts.Create)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,8 @@ type Executor interface {
 
 // Worker executes specs against a store with the stage kinds it knows. It
 // is the body of every executor: in process for Local, behind `thv
-// exec-task` for Process (and, later, in a container or on a cluster node).
+// exec-task` for Process and the executors built on it (in a container, on
+// a Slurm node).
 //
 // With Out set, outputs and the index entry go to Out instead of Store, and
 // inputs are read from Store, then Out: Store may then be read-only (a

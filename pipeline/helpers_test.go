@@ -40,13 +40,13 @@ func TestMain(m *testing.M) {
 }
 
 func serveTestWorker(dir string) error {
-	st, err := artifacts.Open(dir)
+	st, err := artifacts.Open(dir, artifacts.Create)
 	if err != nil {
 		return err
 	}
 	w := &Worker{Store: st}
 	if out := os.Getenv(workerOutEnv); out != "" {
-		if w.Out, err = artifacts.OpenScratch(out); err != nil {
+		if w.Out, err = artifacts.Open(out, artifacts.Scratch); err != nil {
 			return err
 		}
 	}

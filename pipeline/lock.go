@@ -8,17 +8,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
-	"time"
 
 	"thv/artifacts"
 )
 
-// The lock file (thv.lock for the paper profile, thv.<profile>.lock for
-// others) records, for every task of the DAG, its key, parameters, input and
+// A lock file (the protocol names it: thv.lock for the paper's profile)
+// records, for every task of the DAG, its key, parameters, input and
 // output digests, plus the hash of every code unit (in-module package,
 // third-party module, toolchain) its tasks ran. It is meant to be
 // committed: a fresh clone can tell what the artifacts should be, and
@@ -187,13 +184,13 @@ func (l *Lock) Record(id string) (*Record, bool) {
 	return r, ok
 }
 
-// Write writes the lock atomically (temp file, fsync, rename).
+// Write writes the lock to path atomically (artifacts.WriteFileAtomic).
 func (l *Lock) Write(path string) error {
 	b, err := l.encode()
 	if err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(path, b); err != nil {
+	if err := artifacts.WriteFileAtomic(path, b); err != nil {
 		return err
 	}
 	l.digest = artifacts.Sum(b)
@@ -224,56 +221,4 @@ func (l *Lock) encode() ([]byte, error) {
 	w.WriteString("]}\n")
 	w.Flush()
 	return buf.Bytes(), nil
-}
-
-// RemoveAbandonedTemps removes from dir the temporary files that an
-// interrupted WriteFileAtomic left: ".<name>.tmp*" for the given name, or
-// for any name if name is "". Only regular files, and only those older than
-// a minute — a concurrent writer's are younger.
-func RemoveAbandonedTemps(dir, name string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		base, ok := strings.CutPrefix(e.Name(), ".")
-		if !ok || !e.Type().IsRegular() {
-			continue
-		}
-		i := strings.LastIndex(base, ".tmp")
-		if i <= 0 || name != "" && base[:i] != name {
-			continue
-		}
-		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Minute {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-	}
-}
-
-// WriteFileAtomic writes data to path through a temporary file in the same
-// directory (fsync, chmod 0644, rename): readers see the old or the new
-// content, never a part.
-func WriteFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

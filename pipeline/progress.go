@@ -31,7 +31,9 @@ type Progress struct {
 	nextLine int
 }
 
-// NewProgress writes to w; live selects the redrawn single-line bar.
+// NewProgress returns a Progress that writes to w for a pass of jobs
+// parallel executions (the ETA's divisor); live selects the redrawn
+// single-line bar.
 func NewProgress(w io.Writer, live bool, jobs int) *Progress {
 	now := time.Now()
 	return &Progress{w: w, live: live, jobs: max(1, jobs), start: now, last: now}

@@ -22,7 +22,7 @@ type Project struct {
 	LockPath string
 	Profile  string // recorded in the lock
 	// IgnoreSeal makes every pass read each task's record from the
-	// store's index, even when the lock is sealed in the store (seal.go):
+	// store's index, even when the lock is sealed in the store:
 	// verification honours no seal.
 	IgnoreSeal bool
 
@@ -121,8 +121,9 @@ func (p *Project) Status(ctx context.Context) (*Report, error) {
 	return p.runner().Run(ctx, Options{DryRun: true, Jobs: 1})
 }
 
-// Outputs returns the output digests of an up-to-date task, read from a
-// status pass.
+// Outputs returns the output digests of the task id if rep found it up to
+// date without running it (Cached), as a status pass finds every current
+// task; a task this pass executed has them in its Result.
 func (rep *Report) Outputs(id string) (map[string]artifacts.Digest, bool) {
 	for _, r := range rep.Results {
 		if r.Task.ID == id && r.Status == Cached {
@@ -218,7 +219,7 @@ func (p *Project) writeRunLog(rep *Report, opt Options) {
 	dir := filepath.Join(p.Store.Root(), "log")
 	err := os.MkdirAll(dir, 0o755)
 	if err == nil {
-		err = WriteFileAtomic(filepath.Join(dir, "repro-"+p.Profile+".tsv"), []byte(b.String()))
+		err = artifacts.WriteFileAtomic(filepath.Join(dir, "repro-"+p.Profile+".tsv"), []byte(b.String()))
 	}
 	if err != nil && opt.Logger != nil {
 		opt.Logger.Warn("writing the run log", "err", err)
@@ -233,6 +234,8 @@ type Damage struct {
 	Err          error
 }
 
+// String names the task, the output (if the damage is not to the index
+// entry) and what is wrong.
 func (d Damage) String() string {
 	if d.Output == "" {
 		return fmt.Sprintf("%s: %v", d.Task, d.Err)

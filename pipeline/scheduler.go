@@ -14,10 +14,11 @@ import (
 	"thv/artifacts"
 )
 
-// Status of a task after a pass over the DAG.
+// Status is the state of a task after a pass over the DAG.
 type Status int
 
-// Task statuses.
+// The statuses of a task: Pending before the pass decides; then one of the
+// others.
 const (
 	Pending   Status = iota
 	Cached           // up to date: outputs found in the store
@@ -29,6 +30,7 @@ const (
 	Cancelled        // the pass was cancelled before the task could run
 )
 
+// String returns the status as thv prints it: "cached", "executed", ….
 func (s Status) String() string {
 	return [...]string{"pending", "cached", "executed", "failed", "blocked", "stale", "waiting", "cancelled"}[s]
 }
@@ -55,7 +57,7 @@ type Result struct {
 	Err     error         // why it failed (without the task ID: callers name it)
 	Elapsed time.Duration // execution time (unhashed, for reports only)
 	// Dispute is set when the lock and the store disagreed about this
-	// task's outputs (dispute.go); Computed is filled once it re-ran.
+	// task's outputs; Computed is filled once it re-ran.
 	Dispute *Dispute
 
 	parts keyParts // what the key was computed from
@@ -73,7 +75,7 @@ type Report struct {
 	Cancelled int
 	// Disputes lists, in plan order, the tasks whose lock record and
 	// store index disagreed or whose lock record their re-execution did
-	// not reproduce (dispute.go).
+	// not reproduce.
 	Disputes []*Dispute
 }
 

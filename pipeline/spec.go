@@ -57,16 +57,21 @@ type InputError struct {
 	Err    error
 }
 
+// Error names the input by role and digest, with the store's error.
 func (e *InputError) Error() string {
 	return fmt.Sprintf("input %s (%s): %v", e.Role, e.Digest, e.Err)
 }
 
+// Unwrap returns the store's error (errors.Is(err, artifacts.ErrNotFound)
+// for a missing input).
 func (e *InputError) Unwrap() error { return e.Err }
 
 // CodeMismatchError reports a worker whose own code identity for a spec
 // differs from the scheduler's: it runs a different thv binary.
 type CodeMismatchError struct{ Want, Have string }
 
+// Error gives both identities and the fix: one thv build for scheduling and
+// execution.
 func (e *CodeMismatchError) Error() string {
 	return fmt.Sprintf("code identity mismatch: the scheduler expects %s, this worker's code is %s: run the same thv build for scheduling and execution", e.Want, e.Have)
 }

@@ -88,7 +88,7 @@ func (r *VerifyReport) EscapeChance() (float64, string) {
 	return p, kind
 }
 
-// KindVerdict counts the tasks of one kind.
+// KindVerdict counts what Verify did with the tasks of one kind.
 type KindVerdict struct {
 	Kind                                     string
 	Tasks, Checked, Agreed, Differed, Failed int
@@ -103,6 +103,8 @@ type Mismatch struct {
 	Err                error
 }
 
+// String names the task and what differs: an output's digests (the
+// lock's and the re-execution's), or the failure.
 func (m Mismatch) String() string {
 	switch {
 	case m.Err != nil:
@@ -195,7 +197,7 @@ func (p *Project) Verify(ctx context.Context, opt VerifyOptions) (*VerifyReport,
 		}
 		defer ex.Close()
 	}
-	scratch, err := artifacts.OpenScratch(sd.Path())
+	scratch, err := artifacts.Open(sd.Path(), artifacts.Scratch)
 	if err != nil {
 		return nil, err
 	}

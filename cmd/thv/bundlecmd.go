@@ -1,17 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -281,7 +277,7 @@ run.`,
 			if _, ok := manifest[bundle.ImagePath]; ok {
 				fmt.Fprintf(out, "%s: not checked and never run (a bundle's own binary is evidence for nothing: this thv re-executes with its own build)\n", bundle.ImagePath)
 			}
-			params, lockName, err := bundleProtocol(manifest)
+			params, lockName, err := manifest.Protocol()
 			if err != nil {
 				return fmt.Errorf("%s rejected: %w", args[0], err)
 			}
@@ -296,7 +292,7 @@ run.`,
 			if err := noOverrides(protocolData); err != nil {
 				return err
 			}
-			if err := crateAgrees(dir, manifest); err != nil {
+			if err := bundle.CheckCrate(dir, manifest); err != nil {
 				return fmt.Errorf("%s rejected: %w", args[0], err)
 			}
 			proj, err := protocol.Open(protocol.Options{
@@ -388,65 +384,12 @@ func reasonText(r string) string {
 	return ": " + r
 }
 
-// bundleProtocol finds the protocol file and the lock at the top of an
-// extracted bundle: one of each.
-func bundleProtocol(m bundle.Manifest) (params, lock string, err error) {
-	var yamls, locks []string
-	for p := range m {
-		switch {
-		case strings.Contains(p, "/"):
-		case strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml"):
-			yamls = append(yamls, p)
-		case strings.HasSuffix(p, ".lock"):
-			locks = append(locks, p)
-		}
-	}
-	if len(yamls) != 1 || len(locks) != 1 {
-		return "", "", fmt.Errorf("a bundle holds one protocol file (.yaml) and one lock (.lock) at its top, this one %d and %d", len(yamls), len(locks))
-	}
-	return yamls[0], locks[0], nil
-}
-
-// crateAgrees checks that every digest the RO-Crate gives for a file of
-// the bundle is the manifest's.
-func crateAgrees(dir string, m bundle.Manifest) error {
-	data, err := os.ReadFile(filepath.Join(dir, bundle.CrateName))
-	if err != nil {
-		return err
-	}
-	var crate struct {
-		Graph []struct {
-			ID     string `json:"@id"`
-			SHA256 string `json:"sha256"`
-		} `json:"@graph"`
-	}
-	if err := json.Unmarshal(data, &crate); err != nil {
-		return fmt.Errorf("%s: %v", bundle.CrateName, err)
-	}
-	for _, e := range crate.Graph {
-		if e.SHA256 == "" || strings.HasPrefix(e.ID, "#") {
-			continue
-		}
-		p, err := url.PathUnescape(e.ID)
-		if err != nil {
-			return fmt.Errorf("%s: @id %q: %v", bundle.CrateName, e.ID, err)
-		}
-		sum, ok := m[p]
-		if !ok {
-			return fmt.Errorf("%s describes %s, which the bundle does not hold", bundle.CrateName, e.ID)
-		}
-		if fmt.Sprintf("%x", sum) != e.SHA256 {
-			return fmt.Errorf("%s gives %s the SHA-256 %s, %s says %x", bundle.CrateName, e.ID, e.SHA256, bundle.ManifestName, sum)
-		}
-	}
-	return nil
-}
-
 // resultsAgree exports the results from the bundle's store and compares
-// them with the bundle's results/, file by file: copies of store objects
-// byte for byte, the figures' PNGs, drawn at export on whatever CPU wrote
-// the bundle, through the curves they name and their pixels
-// (protocol.SameResult). It returns a note per PNG drawn elsewhere.
+// them with the bundle's results/ (bundle.CheckResults), file by file as
+// protocol.SameResult does: copies of store objects byte for byte, the
+// figures' PNGs, drawn at export on whatever CPU wrote the bundle, through
+// the curves they name and their pixels. It returns a note per PNG drawn
+// elsewhere.
 func resultsAgree(proj *protocol.Project, status *pipeline.Report, dir string) (notes []string, err error) {
 	freshDir, err := tempdir.New("thv-verify-bundle-results-")
 	if err != nil {
@@ -458,45 +401,5 @@ func resultsAgree(proj *protocol.Project, status *pipeline.Report, dir string) (
 	if _, err := proj.ExportResults(status); err != nil {
 		return nil, err
 	}
-	want, err := listFiles(fresh)
-	if err != nil {
-		return nil, err
-	}
-	got, err := listFiles(filepath.Join(dir, bundle.ResultsDir))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	for _, p := range want {
-		a, _ := os.ReadFile(filepath.Join(fresh, p))
-		b, err := os.ReadFile(filepath.Join(dir, bundle.ResultsDir, p))
-		if err != nil {
-			return nil, fmt.Errorf("results/%s is missing: the store's outputs give it", p)
-		}
-		note, err := protocol.SameResult(p, a, b)
-		if err != nil {
-			return nil, err
-		}
-		if note != "" {
-			notes = append(notes, note)
-		}
-	}
-	for _, p := range got {
-		if !slices.Contains(want, p) {
-			return nil, fmt.Errorf("results/%s is no output of the bundle's tasks", p)
-		}
-	}
-	return notes, nil
-}
-
-func listFiles(root string) ([]string, error) {
-	var out []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		out = append(out, filepath.ToSlash(rel))
-		return nil
-	})
-	return out, err
+	return bundle.CheckResults(dir, fresh, protocol.SameResult)
 }

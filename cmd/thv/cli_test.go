@@ -20,6 +20,7 @@ import (
 
 	"thv/algos"
 	"thv/artifacts"
+	"thv/internal/testenv"
 	"thv/pipeline"
 	"thv/stages/protocol"
 )
@@ -250,7 +251,7 @@ func TestKilledReproLeavesNoPartialArtifact(t *testing.T) {
 	total := countFiles(filepath.Join(clean, ".thv", "objects"))
 
 	kills := 20
-	if os.Getenv("CI") != "" {
+	if testenv.CI() {
 		kills = 6
 	}
 	dir := t.TempDir()
@@ -272,7 +273,7 @@ func TestKilledReproLeavesNoPartialArtifact(t *testing.T) {
 		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		store, err := artifacts.Open(filepath.Join(dir, ".thv"))
+		store, err := artifacts.Open(filepath.Join(dir, ".thv"), artifacts.Create)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -639,7 +640,7 @@ func TestStatusVerifyFindsAFlippedByte(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run record not found: %v", err)
 	}
-	st, _ := artifacts.Open(filepath.Join(dir, ".thv"))
+	st, _ := artifacts.Open(filepath.Join(dir, ".thv"), artifacts.Create)
 	path := st.ObjectPath(d)
 	b, _ := os.ReadFile(path)
 	b[len(b)/2] ^= 1

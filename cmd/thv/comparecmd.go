@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"thv/artifacts"
 	"thv/pipeline"
 	"thv/pipeline/userfile"
 	"thv/stages/compare"
@@ -89,7 +90,7 @@ none, 0.`,
 					}
 					report = string(b)
 				}
-				if err := pipeline.WriteFileAtomic(output, []byte(report)); err != nil {
+				if err := artifacts.WriteFileAtomic(output, []byte(report)); err != nil {
 					return err
 				}
 			}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"thv/artifacts"
+	"thv/internal/testenv"
 	"thv/pipeline"
 	"thv/pipeline/container"
 	"thv/stages/protocol"
@@ -35,10 +36,7 @@ func requireRuntime(t *testing.T, name string) {
 		err = os.ErrPermission
 	}
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("container runtime %s: %v (CI installs it and runs as root: apt-get install runc podman)", name, err)
-		}
-		t.Skipf("container runtime %s not usable here: %v", name, err)
+		testenv.Missing(t, "container runtime %s not usable here: %v (it needs root; apt-get install runc podman)", name, err)
 	}
 }
 
@@ -126,7 +124,7 @@ func testImage(t *testing.T) *container.Image {
 // returns what it printed.
 func probeIn(t *testing.T, rt string, img *container.Image, opt container.Options) sandboxProbe {
 	t.Helper()
-	st, err := artifacts.Open(t.TempDir())
+	st, err := artifacts.Open(t.TempDir(), artifacts.Create)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +341,7 @@ func TestContainerLimits(t *testing.T) {
 			cwd := dirNames(t, ".")
 			exceed := func(t *testing.T, opt container.Options, what, task, want string) {
 				t.Helper()
-				st, err := artifacts.Open(t.TempDir())
+				st, err := artifacts.Open(t.TempDir(), artifacts.Create)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -381,7 +379,7 @@ func TestContainerLimits(t *testing.T) {
 			t.Run("time", func(t *testing.T) {
 				// A task stopped by its caller (cancelled, or over its
 				// time): its container goes at once, not at Close.
-				st, err := artifacts.Open(t.TempDir())
+				st, err := artifacts.Open(t.TempDir(), artifacts.Create)
 				if err != nil {
 					t.Fatal(err)
 				}

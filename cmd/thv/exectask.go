@@ -65,11 +65,11 @@ needed; the caller imports them (--executor container) or compares them
 			var st, out *artifacts.Store
 			var err error
 			if outDir == "" {
-				st, err = artifacts.Open(storeDir)
+				st, err = artifacts.Open(storeDir, artifacts.Create)
 			} else {
-				st, err = artifacts.OpenExisting(storeDir)
+				st, err = artifacts.Open(storeDir, artifacts.Existing)
 				if err == nil {
-					out, err = artifacts.OpenScratch(outDir)
+					out, err = artifacts.Open(outDir, artifacts.Scratch)
 				}
 			}
 			if err != nil {

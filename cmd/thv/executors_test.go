@@ -77,7 +77,7 @@ func TestAddingAnExecutorIsOneRow(t *testing.T) {
 				return nil, err
 			}
 			return func(scratchDir string) (pipeline.Executor, error) {
-				out, err := artifacts.OpenScratch(scratchDir)
+				out, err := artifacts.Open(scratchDir, artifacts.Scratch)
 				if err != nil {
 					return nil, err
 				}

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path"
@@ -351,13 +352,17 @@ func TestLaunderedStoreCannotRewriteTheLock(t *testing.T) {
 // readTree maps every file under root to its bytes.
 func readTree(t *testing.T, root string) map[string]string {
 	t.Helper()
-	files, err := listFiles(root)
+	m := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		m[filepath.ToSlash(rel)] = string(must(os.ReadFile(p)))
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	m := map[string]string{}
-	for _, f := range files {
-		m[f] = string(must(os.ReadFile(filepath.Join(root, f))))
 	}
 	return m
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"thv/pipeline"
+	"thv/artifacts"
 	"thv/pipeline/container"
 )
 
@@ -61,7 +61,7 @@ The binary must be static and path-free: build it with make build
 			if err != nil {
 				return err
 			}
-			if err := pipeline.WriteFileAtomic(output, b); err != nil {
+			if err := artifacts.WriteFileAtomic(output, b); err != nil {
 				return err
 			}
 			fmt.Fprintf(out, "wrote %s (oci-archive, %.1f MB)\n", output, float64(len(b))/1e6)

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	thvmodule "thv"
+	"thv/artifacts"
 	"thv/pipeline"
 	"thv/stages/compare"
 	"thv/stages/formats"
@@ -165,10 +166,10 @@ the claims.`,
 				return err
 			}
 			report := compare.ReadingsMarkdown(done, ref.Tolerance.Percentile)
-			if err := pipeline.WriteFileAtomic(filepath.Join(results, "readings.parquet"), pq); err != nil {
+			if err := artifacts.WriteFileAtomic(filepath.Join(results, "readings.parquet"), pq); err != nil {
 				return err
 			}
-			if err := pipeline.WriteFileAtomic(filepath.Join(results, "readings.md"), []byte(report)); err != nil {
+			if err := artifacts.WriteFileAtomic(filepath.Join(results, "readings.md"), []byte(report)); err != nil {
 				return err
 			}
 			printReadings(out, rows, base.Proposed())

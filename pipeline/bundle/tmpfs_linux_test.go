@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"thv/internal/testenv"
 )
 
 // mountTmpfs mounts a tmpfs with the options (size=1m, nr_inodes=8, …)
@@ -24,10 +26,7 @@ func mountTmpfs(t *testing.T, opts string, flags ...uintptr) string {
 		flag |= f
 	}
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", flag, opts); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("mounting a tmpfs (%s): %v (CI=true: CI runs as root, and the test needs a small file system)", opts, err)
-		}
-		t.Skipf("mounting a tmpfs (%s) needs root: %v", opts, err)
+		testenv.Missing(t, "mounting a tmpfs (%s) needs root: %v (the test needs a small file system; CI runs as root)", opts, err)
 	}
 	t.Cleanup(func() {
 		if err := syscall.Unmount(dir, 0); err != nil {

@@ -377,8 +377,8 @@ func mediaTypeOf(name string) string {
 }
 
 // writeArchive writes the items, the manifest and the crate first and the
-// rest sorted by path, to a temp file renamed to out when complete. It
-// returns the archive's SHA-256 and size.
+// rest sorted by path, to out, atomically (artifacts.WriteFileAtomicFunc).
+// It returns the archive's SHA-256 and size.
 func (b *builder) writeArchive(ctx context.Context, out string, progress func(done, total int)) (sum [32]byte, size int64, err error) {
 	rank := func(p string) int {
 		if i := slices.Index(metaFirst, p); i >= 0 {
@@ -398,63 +398,48 @@ func (b *builder) writeArchive(ctx context.Context, out string, progress func(do
 		}
 		return 0
 	})
-	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*")
-	if err != nil {
-		return sum, 0, err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
+	// A killed writer's temp file is removed by the next bundle to out.
+	artifacts.RemoveAbandonedTemps(filepath.Dir(out), filepath.Base(out))
+	var counted *countWriter
 	h := sha256.New()
-	counted := &countWriter{w: io.MultiWriter(f, h)}
-	gz, err := gzip.NewWriterLevel(counted, gzip.DefaultCompression)
+	err = artifacts.WriteFileAtomicFunc(out, func(w io.Writer) error {
+		h.Reset()
+		counted = &countWriter{w: io.MultiWriter(w, h)}
+		gz, err := gzip.NewWriterLevel(counted, gzip.DefaultCompression)
+		if err != nil {
+			return err
+		}
+		tw := tar.NewWriter(gz)
+		for i, it := range b.items {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			data := it.data
+			if data == nil && it.open != nil {
+				if data, err = it.open(); err != nil {
+					return fmt.Errorf("bundle: %s: %w", it.path, err)
+				}
+				if int64(len(data)) != it.size || sha256.Sum256(data) != it.sum {
+					return fmt.Errorf("bundle: %s changed while the bundle was being made", it.path)
+				}
+			}
+			hdr := &tar.Header{Typeflag: tar.TypeReg, Name: it.path, Size: it.size, Mode: it.mode, ModTime: epoch}
+			if err := tw.WriteHeader(hdr); err != nil {
+				return err
+			}
+			if _, err := tw.Write(data); err != nil {
+				return err
+			}
+			if progress != nil {
+				progress(i+1, len(b.items))
+			}
+		}
+		if err := tw.Close(); err != nil {
+			return err
+		}
+		return gz.Close()
+	})
 	if err != nil {
-		return sum, 0, err
-	}
-	tw := tar.NewWriter(gz)
-	for i, it := range b.items {
-		if err := ctx.Err(); err != nil {
-			return sum, 0, err
-		}
-		data := it.data
-		if data == nil && it.open != nil {
-			if data, err = it.open(); err != nil {
-				return sum, 0, fmt.Errorf("bundle: %s: %w", it.path, err)
-			}
-			if int64(len(data)) != it.size || sha256.Sum256(data) != it.sum {
-				return sum, 0, fmt.Errorf("bundle: %s changed while the bundle was being made", it.path)
-			}
-		}
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: it.path, Size: it.size, Mode: it.mode, ModTime: epoch}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return sum, 0, err
-		}
-		if _, err := tw.Write(data); err != nil {
-			return sum, 0, err
-		}
-		if progress != nil {
-			progress(i+1, len(b.items))
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return sum, 0, err
-	}
-	if err := gz.Close(); err != nil {
-		return sum, 0, err
-	}
-	if err := f.Sync(); err != nil {
-		return sum, 0, err
-	}
-	if err := f.Close(); err != nil {
-		return sum, 0, err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return sum, 0, err
-	}
-	if err := os.Rename(f.Name(), out); err != nil {
 		return sum, 0, err
 	}
 	copy(sum[:], h.Sum(nil))

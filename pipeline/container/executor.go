@@ -234,7 +234,7 @@ func (e *Executor) mountOut(dir string) error {
 	}
 	e.mounted = dir
 	var err error
-	if e.out, err = artifacts.OpenScratch(dir); err != nil {
+	if e.out, err = artifacts.Open(dir, artifacts.Scratch); err != nil {
 		return err
 	}
 	if err := chownTree(dir, UID, GID); err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"thv/artifacts"
+	"thv/internal/testenv"
 	"thv/pipeline"
 	"thv/pipeline/slurm/slurmtest"
 )
@@ -40,10 +41,7 @@ func TestMain(m *testing.M) {
 func needCluster(t testing.TB) *slurmtest.Cluster {
 	t.Helper()
 	if why := slurmtest.Missing(); why != "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s (CI installs Slurm and runs as root)", why)
-		}
-		t.Skip(why)
+		testenv.Missing(t, "%s (CI installs Slurm and runs as root)", why)
 	}
 	clusterOnce.Do(func() {
 		cluster, clusterErr = slurmtest.Up(filepath.Join(os.TempDir(), fmt.Sprintf("thv-slurm-pkg-%d", os.Getpid())), 16817)
@@ -79,7 +77,7 @@ var fakeDigest = artifacts.Digest{1, 2, 3}
 func newTestExecutor(t *testing.T, c *slurmtest.Cluster, p Params, maxArray int) *Executor {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := artifacts.Open(filepath.Join(dir, "store"))
+	st, err := artifacts.Open(filepath.Join(dir, "store"), artifacts.Create)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +273,7 @@ func TestClusterReapsDeadRuns(t *testing.T) {
 // an error before anything runs, naming it.
 func TestClusterRefusesBadOptions(t *testing.T) {
 	c := needCluster(t)
-	st, err := artifacts.Open(filepath.Join(t.TempDir(), "store"))
+	st, err := artifacts.Open(filepath.Join(t.TempDir(), "store"), artifacts.Create)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +395,7 @@ func TestClusterStreamsResults(t *testing.T) {
 // tasks_per_element amortises (docs/performance.md).
 func BenchmarkClusterElement(b *testing.B) {
 	c := needCluster(b)
-	st, err := artifacts.Open(filepath.Join(b.TempDir(), "store"))
+	st, err := artifacts.Open(filepath.Join(b.TempDir(), "store"), artifacts.Create)
 	if err != nil {
 		b.Fatal(err)
 	}

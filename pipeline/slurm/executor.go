@@ -288,7 +288,7 @@ func (e *Executor) Close() error {
 	if e.failed {
 		// A dead run is reaped by the next one; this one ended cleanly
 		// and only keeps its files.
-		pipeline.WriteFileAtomic(filepath.Join(e.dir, doneFile), nil)
+		artifacts.WriteFileAtomic(filepath.Join(e.dir, doneFile), nil)
 		e.log.Warn("slurm: kept the files of this run for inspection (spec, result, stdout and stderr of every element)", "dir", e.dir)
 		return nil
 	}

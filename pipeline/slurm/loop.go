@@ -115,13 +115,13 @@ func (e *Executor) submit(groups [][]*request) {
 		}
 		// Atomic, and closed before sbatch: a node opening it later sees
 		// it whole (close-to-open consistency on NFS).
-		if err := pipeline.WriteFileAtomic(filepath.Join(dir, strconv.Itoa(i)+".spec"), b.Bytes()); err != nil {
+		if err := artifacts.WriteFileAtomic(filepath.Join(dir, strconv.Itoa(i)+".spec"), b.Bytes()); err != nil {
 			fail(fmt.Errorf("slurm executor: writing specs: %w", err))
 			return
 		}
 	}
 	script := filepath.Join(dir, "element.sh")
-	if err := pipeline.WriteFileAtomic(script, []byte(e.script())); err != nil {
+	if err := artifacts.WriteFileAtomic(script, []byte(e.script())); err != nil {
 		fail(fmt.Errorf("slurm executor: %w", err))
 		return
 	}

@@ -22,7 +22,7 @@ const workerEnv = "THV_PROTOCOL_TEST_WORKER"
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(workerEnv); dir != "" {
 		err := func() error {
-			st, err := artifacts.Open(dir)
+			st, err := artifacts.Open(dir, artifacts.Create)
 			if err != nil {
 				return err
 			}

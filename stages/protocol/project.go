@@ -73,11 +73,11 @@ func open(cfg *Config, opt Options, lockPath string) (*Project, error) {
 	if storeDir == "" {
 		storeDir = filepath.Join(dir, ".thv")
 	}
-	openStore := artifacts.Open
+	mode := artifacts.Create
 	if opt.ReadOnly {
-		openStore = artifacts.OpenForReading
+		mode = artifacts.ExistingOrMissing
 	}
-	store, err := openStore(storeDir)
+	store, err := artifacts.Open(storeDir, mode)
 	if err != nil {
 		return nil, fmt.Errorf("opening the store: %w", err)
 	}
@@ -164,8 +164,8 @@ func (p *Project) Repro(ctx context.Context, opt pipeline.Options) (*pipeline.Re
 // lock write or export left next to this protocol's lock and in results/.
 func (p *Project) removeAbandonedTemps() {
 	lockDir, lockName := filepath.Split(p.LockPath)
-	pipeline.RemoveAbandonedTemps(lockDir, lockName)
+	artifacts.RemoveAbandonedTemps(lockDir, lockName)
 	for _, sub := range []string{"", "tables", "figures"} {
-		pipeline.RemoveAbandonedTemps(filepath.Join(p.ResultsDir(), sub), "")
+		artifacts.RemoveAbandonedTemps(filepath.Join(p.ResultsDir(), sub), "")
 	}
 }

@@ -52,7 +52,7 @@ func (p *Project) ExportResults(rep *pipeline.Report) ([]string, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return written, err
 		}
-		if err := pipeline.WriteFileAtomic(path, b); err != nil {
+		if err := artifacts.WriteFileAtomic(path, b); err != nil {
 			return written, err
 		}
 		written = append(written, path)
@@ -75,7 +75,7 @@ func (p *Project) ExportResults(rep *pipeline.Report) ([]string, error) {
 		"(they need booktabs, graphicx, amsmath; `\\citep` comes from natbib).\n")
 	path := filepath.Join(root, "README.md")
 	if old, err := os.ReadFile(path); err != nil || old == nil || string(old) != idx.String() {
-		if err := pipeline.WriteFileAtomic(path, []byte(idx.String())); err != nil {
+		if err := artifacts.WriteFileAtomic(path, []byte(idx.String())); err != nil {
 			return written, err
 		}
 		written = append(written, path)

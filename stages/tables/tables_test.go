@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"thv/internal/testenv"
 	"thv/stages/formats"
 	"thv/stages/stage"
 	"thv/stages/summarize"
@@ -164,10 +165,7 @@ func rowOf(t *testing.T, tex, prefix string) string {
 func TestTablesCompile(t *testing.T) {
 	pdflatex, err := exec.LookPath("pdflatex")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("pdflatex not found: CI must install texlive-latex-base and texlive-latex-recommended")
-		}
-		t.Skip("pdflatex not installed (apt-get install texlive-latex-base texlive-latex-recommended)")
+		testenv.Missing(t, "pdflatex not installed (apt-get install texlive-latex-base texlive-latex-recommended)")
 	}
 	_, _, out := renderTestTables(t)
 	dir := t.TempDir()

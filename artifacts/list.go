@@ -1,0 +1,95 @@
+package artifacts
+
+import (
+	"errors"
+	"io/fs"
+	"strings"
+	"sync"
+)
+
+// Objects lists the digests of the objects present in the store, from
+// directory listings only (no hashing, one read per fan-out directory): a
+// cheap presence index for checking thousands of outputs at once. Objects
+// are verified when read, as always.
+func (s *Store) Objects() (map[Digest]bool, error) {
+	names, err := s.listFanout(objectsDir, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[Digest]bool, len(names))
+	for _, h := range names {
+		out[Digest(h)] = true
+	}
+	return out, nil
+}
+
+// Keys lists the keys of the index entries present in the store, from
+// directory listings only, in no particular order.
+func (s *Store) Keys() ([]Key, error) {
+	names, err := s.listFanout(indexDir, ".json")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Key, len(names))
+	for i, h := range names {
+		out[i] = Key(h)
+	}
+	return out, nil
+}
+
+// listFanout lists the regular files <dir>/<2 hex>/<64 hex><suffix>. The
+// fan-out directories are listed in parallel (unsorted reads): on the no-op
+// path of a large pipeline this listing is a good part of the wall time.
+func (s *Store) listFanout(dir, suffix string) ([][32]byte, error) {
+	top, err := readDirRel(s.dir, dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	const workers = 4
+	found := make([][][32]byte, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(top); i += workers {
+				if !top[i].IsDir() {
+					continue
+				}
+				f, err := s.dir.openDir(dir + sep + top[i].Name())
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				names, err := f.ReadDir(-1)
+				f.Close()
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				for _, e := range names {
+					base, ok := strings.CutSuffix(e.Name(), suffix)
+					if !ok || !e.Type().IsRegular() {
+						continue
+					}
+					if h, ok := parseHexName(base); ok {
+						found[w] = append(found[w], h)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var out [][32]byte
+	for _, f := range found {
+		out = append(out, f...)
+	}
+	return out, nil
+}
