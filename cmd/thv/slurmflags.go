@@ -46,12 +46,26 @@ func (f *slurmFlags) changed() string {
 	return ""
 }
 
-// params are the project's slurm section overridden by the flags.
+// params are the project's executors.slurm section overridden by the
+// flags.
 func (f *slurmFlags) params(proj *protocol.Project) (slurm.Params, error) {
 	if err := f.p.Validate(); err != nil {
 		return slurm.Params{}, fmt.Errorf("--slurm-* flags: %w", err)
 	}
-	return proj.Config.Slurm.Override(f.p), nil
+	file, err := slurm.DecodeParams(proj.Config.Executors["slurm"])
+	if err != nil {
+		return slurm.Params{}, fmt.Errorf("executors.slurm.%w", err)
+	}
+	return file.Override(f.p), nil
+}
+
+// The executors.slurm section of params.yaml is checked whenever a
+// protocol is loaded, whatever the executor of the run.
+func init() {
+	protocol.RegisterExecutor("slurm", func(section map[string]any) error {
+		_, err := slurm.DecodeParams(section)
+		return err
+	})
 }
 
 // jobs is the default -j of a slurm repro: enough tasks in flight to fill
