@@ -59,6 +59,11 @@ func strictHook(from, to reflect.Value) (any, error) {
 	case map[string]any:
 		switch to.Kind() {
 		case reflect.Struct:
+			for _, v := range x {
+				if _, ok := v.(unset); ok {
+					return withoutUnset(x), nil
+				}
+			}
 			return x, nil
 		case reflect.Map:
 			m := make(map[string]any, len(x))
@@ -76,6 +81,17 @@ func strictHook(from, to reflect.Value) (any, error) {
 		return x, nil // a map's key
 	}
 	return nil, fmt.Errorf("unexpected value %T", in)
+}
+
+// withoutUnset is m without its unset keys.
+func withoutUnset(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if _, ok := v.(unset); !ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // valueError is an error of strictHook; decodeError adds the key.

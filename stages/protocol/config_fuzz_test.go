@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"thv"
@@ -16,7 +17,8 @@ var fuzzProfiles = []string{"", "quick", "short", "x"}
 // (maxParamsKeys, maxKeyDepth), which the former loader did not have.
 var viperKeyLimit = regexp.MustCompile(`: line \d+: (a key more than \d+ levels deep|more than \d+ keys) .*the limit on a params file$`)
 
-// FuzzLoadConfig: on any params file, profile and --set override the loader
+// FuzzLoadConfig: on any params file, profile and --set overrides (one or
+// more, NUL-separated) the loader
 // never panics and returns either an error of bounded length, the same
 // twice, or a Config that is valid (every number finite and in range). Its
 // verdict is the former loader's (legacyLoad, the decoder of the YAML node
@@ -32,7 +34,7 @@ func FuzzLoadConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte, profile uint8, set string) {
 		opt := LoadOptions{Profile: fuzzProfiles[int(profile)%len(fuzzProfiles)]}
 		if set != "" {
-			opt.Set = []string{set}
+			opt.Set = strings.Split(set, "\x00") // several --set, NUL-separated
 		}
 		cfg, err := loadConfig(src, "p.yaml", opt, noEnv)
 		if err != nil {

@@ -106,8 +106,12 @@ func loadConfig(src []byte, name string, opt LoadOptions, env func(string) (stri
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	// --set: viper's overrides, on top of everything.
+	var below []string // the keys of the layers under the overrides
+	if len(opt.Set) > 0 {
+		below = v.AllKeys()
+	}
 	for _, kv := range opt.Set {
-		if err := applySet(v, kv, name); err != nil {
+		if err := applySet(v, kv, name, below); err != nil {
 			return nil, err
 		}
 	}
@@ -243,7 +247,7 @@ func nest(key string, v any) map[string]any {
 // Viper's overrides hold the values: one Set per leaf of a mapping (so
 // that it merges), or, inside a list, the whole list with the element
 // changed (viper's keys stop at lists).
-func applySet(v *viper.Viper, kv, name string) error {
+func applySet(v *viper.Viper, kv, name string, below []string) error {
 	key, val, ok := strings.Cut(kv, "=")
 	label := clipN(kv, 80) // a --set value may be long: never echo it whole
 	if !ok || key == "" {
@@ -262,7 +266,7 @@ func applySet(v *viper.Viper, kv, name string) error {
 		return fmt.Errorf("--set %s: no value after =", label)
 	}
 	if listAt < 0 {
-		setOver(v, strings.Join(path, "."), old, n)
+		setOver(v, strings.Join(path, "."), old, n, below)
 		return nil
 	}
 	// Inside the copy of the list: the element's parent, then the element.
@@ -288,7 +292,7 @@ func applySet(v *viper.Viper, kv, name string) error {
 // copy of that list.
 func lookup(v *viper.Viper, path []string) (listAt int, list, old any) {
 	for i := 1; i <= len(path); i++ {
-		x := v.Get(strings.Join(path[:i], "."))
+		x := get(v, strings.Join(path[:i], "."))
 		if i == len(path) {
 			return -1, nil, x
 		}
@@ -342,8 +346,9 @@ func index(list []any, seg string) int {
 
 // setOver sets key to n in viper's overrides, merging a mapping into a
 // mapping: one Set per leaf, so that the keys n does not give keep their
-// values from below.
-func setOver(v *viper.Viper, key string, old, n any) {
+// values from below. A mapping given for a value replaces it, so the keys
+// of the layers below (below) that it does not give are unset.
+func setOver(v *viper.Viper, key string, old, n any, below []string) {
 	switch nv := n.(type) {
 	case emptyMapping:
 		if isMapping(old) {
@@ -352,12 +357,57 @@ func setOver(v *viper.Viper, key string, old, n any) {
 	case map[string]any:
 		if isMapping(old) {
 			for k, x := range nv {
-				setOver(v, key+"."+k, v.Get(key+"."+k), x)
+				setOver(v, key+"."+k, get(v, key+"."+k), x, below)
 			}
 			return
 		}
 	}
-	v.Set(key, n)
+	v.Set(key, unsetBelow(key, n, below))
+}
+
+// unsetBelow is mapping n given for key, with unset for every key of
+// below under key that n does not give.
+func unsetBelow(key string, n any, below []string) any {
+	if !isMapping(n) {
+		return n
+	}
+	var out map[string]any
+	for _, k := range below {
+		rest, ok := strings.CutPrefix(k, key+".")
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out, _ = deepCopy(n).(map[string]any)
+			if out == nil {
+				out = map[string]any{} // n is an emptyMapping
+			}
+		}
+		m := out
+		for _, seg := range strings.Split(rest, ".") {
+			x, ok := m[seg]
+			if !ok {
+				m[seg] = unset{}
+				break
+			}
+			if m, ok = x.(map[string]any); !ok {
+				break // a value of n's hides the rest
+			}
+		}
+	}
+	if out == nil {
+		return n
+	}
+	return out
+}
+
+// get is v.Get(key), or nil where a key is unset.
+func get(v *viper.Viper, key string) any {
+	x := v.Get(key)
+	if _, ok := x.(unset); ok {
+		return nil
+	}
+	return x
 }
 
 // mergeValue is n merged into old, inside a list: a mapping into a mapping

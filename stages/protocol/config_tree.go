@@ -56,6 +56,13 @@ type scalar struct {
 // hook treats both as absent, as viper treats a mapping with no value.
 type emptyMapping struct{}
 
+// unset marks, in viper's overrides, a key of the layers below that a
+// --set giving a mapping for a value did not give: viper merges an
+// override's mapping with the mappings below it, where such a --set
+// replaces. It holds no value, and the decode hook drops it before
+// mapstructure sees the key.
+type unset struct{}
+
 // parseTree parses YAML into the value tree whose top node is at nesting
 // level `level`, refusing more than MaxParamsBytes, nesting deeper than
 // MaxParamsDepth, more than maxParamsValues values (aliases expanded),
@@ -259,11 +266,11 @@ func isMapping(v any) bool {
 }
 
 // holdsNoValue reports whether v is a mapping that holds no value at any
-// depth: an emptyMapping, or a map of them. Viper drops such mappings, and
-// so does the decode hook.
+// depth: an emptyMapping (or unset), or a map of them. Viper drops such
+// mappings, and so does the decode hook.
 func holdsNoValue(v any) bool {
 	switch v := v.(type) {
-	case emptyMapping:
+	case emptyMapping, unset:
 		return true
 	case map[string]any:
 		for _, x := range v {

@@ -11,8 +11,9 @@ import (
 	"thv/stages/formats"
 )
 
-// normalize restores the paper's algorithm names (keys are lower-cased)
-// and the readings' defaults, and validates everything a run needs, before
+// normalize restores the paper's algorithm names (the registry's spelling),
+// fills in the defaults (instances.mode, init_ties, metrics.final_regret,
+// the generator's readings) and validates everything a run needs, before
 // anything runs.
 func (c *Config) normalize() error {
 	if len(c.Settings) == 0 {
