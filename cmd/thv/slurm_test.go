@@ -278,10 +278,11 @@ func waitJobs(t *testing.T, c *slurmtest.Cluster, name, state string, n int) []s
 	return nil
 }
 
-// TestSlurmParamsOutsideKeys: the slurm section of params.yaml is checked
-// strictly but enters no plan or key: a finished project stays up to date
-// when it is added, whatever it says. --slurm-* flags need --executor
-// slurm. No cluster is needed.
+// TestSlurmParamsOutsideKeys: the executors.slurm section of params.yaml is
+// checked strictly, whatever the executor, but enters no plan or key: a
+// finished project stays up to date when it is added, whatever it says. A
+// section under another name, or at the top level where it was before, is
+// refused. --slurm-* flags need --executor slurm. No cluster is needed.
 func TestSlurmParamsOutsideKeys(t *testing.T) {
 	bin := buildThv(t, moduleRoot(t))
 	dir := t.TempDir()
@@ -293,7 +294,7 @@ func TestSlurmParamsOutsideKeys(t *testing.T) {
 	}
 	// Same file name, so the same lock file (thv-tiny.lock).
 	withSlurm := filepath.Join(t.TempDir(), "tiny.yaml")
-	section := "\nslurm:\n  partition: gpu\n  account: lab\n  time: \"2:00:00\"\n  mem: 4G\n  cpus_per_task: 2\n  sbatch_args: [--qos=short]\n  tasks_per_element: 8\n  max_elements: 50\n  thv: /shared/bin/thv\n"
+	section := "\nexecutors:\n  slurm:\n    partition: gpu\n    account: lab\n    time: \"2:00:00\"\n    mem: 4G\n    cpus_per_task: 2\n    sbatch_args: [--qos=short]\n    tasks_per_element: 8\n    max_elements: 50\n    thv: /shared/bin/thv\n"
 	if err := os.WriteFile(withSlurm, append(tiny, section...), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -305,10 +306,12 @@ func TestSlurmParamsOutsideKeys(t *testing.T) {
 		t.Fatal("adding a slurm section changed the lock")
 	}
 	for _, c := range []struct{ section, want string }{
-		{"\nslurm:\n  partion: gpu\n", "slurm.partion: unknown key"},
-		{"\nslurm:\n  time: 1h\n", `slurm.time = "1h"`},
-		{"\nslurm:\n  sbatch_args: [--array=0-9]\n", "thv sets --array itself"},
-		{"\nslurm:\n  max_elements: many\n", "slurm.max_elements"},
+		{"\nexecutors:\n  slurm:\n    partion: gpu\n", "executors.slurm.partion: unknown key"},
+		{"\nexecutors:\n  slurm:\n    time: 1h\n", `executors.slurm.time = "1h"`},
+		{"\nexecutors:\n  slurm:\n    sbatch_args: [--array=0-9]\n", "thv sets --array itself"},
+		{"\nexecutors:\n  slurm:\n    max_elements: many\n", "executors.slurm.max_elements"},
+		{"\nexecutors:\n  slrum:\n    partition: gpu\n", "executors.slrum: no executor of that name takes settings (known: slurm)"},
+		{"\nslurm:\n  partition: gpu\n", "slurm: the Slurm executor's settings moved to executors.slurm"},
 	} {
 		if err := os.WriteFile(withSlurm, append(tiny, c.section...), 0o644); err != nil {
 			t.Fatal(err)

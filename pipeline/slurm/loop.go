@@ -288,9 +288,9 @@ func (e *Executor) hint(el *element, st elemState) string {
 	case st.State == "FAILED" && (st.Exit == 126 || st.Exit == 127):
 		return fmt.Sprintf(" (exit %d: the nodes cannot run %s; put the thv binary on the shared filesystem and give its path with --slurm-thv or slurm.thv)", st.Exit, e.thv)
 	case st.State == "TIMEOUT":
-		return fmt.Sprintf(" (the element ran out of its time limit %s: raise slurm.time or lower slurm.tasks_per_element)", e.p.Time)
+		return fmt.Sprintf(" (the element ran out of its time limit %s: raise executors.slurm.time (--slurm-time) or lower executors.slurm.tasks_per_element)", e.p.Time)
 	case st.State == "OUT_OF_MEMORY":
-		return " (raise slurm.mem)"
+		return " (raise executors.slurm.mem or --slurm-mem)"
 	}
 	if _, err := os.Stat(filepath.Join(el.dir, strconv.Itoa(el.index)+".err")); errors.Is(err, os.ErrNotExist) {
 		return fmt.Sprintf(" (no stderr file: the element never started, or the nodes do not see %s; the store must be on a filesystem the nodes share, at the same path)", el.dir)

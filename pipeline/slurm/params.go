@@ -1,16 +1,24 @@
 package slurm
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"math"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-viper/mapstructure/v2"
 )
 
-// Params are the cluster settings of `--executor slurm`: the `slurm:`
-// section of params.yaml, overridden by --slurm-* flags. They say where
-// tasks run, never what they compute: no task key or plan reads them.
+// Params are the cluster settings of `--executor slurm`: the
+// `executors.slurm` section of params.yaml (DecodeParams), overridden by
+// --slurm-* flags. They say where tasks run, never what they compute: no
+// task key or plan reads them.
 type Params struct {
 	Partition       string   `mapstructure:"partition"`         // sbatch --partition ("" = the cluster's default)
 	Account         string   `mapstructure:"account"`           // sbatch --account
@@ -129,6 +137,186 @@ func (p Params) Validate() error {
 		}
 	}
 	return nil
+}
+
+// DecodeParams decodes the executors.slurm section of params.yaml, as the
+// protocol hands it over (plain values: keys lower-case, numbers int,
+// uint64 or float64), strictly, and validates it: an unknown key, a value
+// of the wrong type, a fraction, a number out of range or a string for a
+// number is an error, never coerced. Its errors name the key without the
+// executors.slurm prefix.
+func DecodeParams(section map[string]any) (Params, error) {
+	for _, k := range slices.Sorted(maps.Keys(section)) {
+		if err := noNulls(section[k], k); err != nil {
+			return Params{}, err
+		}
+	}
+	var p Params
+	d, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		Result:      &p,
+		ErrorUnused: true,
+		DecodeHook:  mapstructure.DecodeHookFuncValue(strictHook),
+	})
+	if err != nil {
+		return Params{}, err
+	}
+	if err := d.Decode(section); err != nil {
+		return Params{}, decodeError(err)
+	}
+	if err := p.Validate(); err != nil {
+		return Params{}, err
+	}
+	return p, nil
+}
+
+// noNulls refuses a null (which mapstructure would skip) anywhere in v.
+func noNulls(v any, key string) error {
+	switch v := v.(type) {
+	case nil:
+		return fmt.Errorf("%s: no value (null): give one, or remove the key", key)
+	case []any:
+		for i, x := range v {
+			if err := noNulls(x, fmt.Sprintf("%s[%d]", key, i)); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if err := noNulls(v[k], key+"."+k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// maxInt bounds the integer settings, as the protocol bounds its own.
+const maxInt = math.MaxInt32
+
+// strictHook admits a value for a field of Params only if it is of the
+// field's kind: a string for a string, an integer (or a float that is
+// exactly one, of at most maxInt) for an int, a list for a list.
+func strictHook(from, to reflect.Value) (any, error) {
+	in := from.Interface()
+	bad := func(format string, args ...any) error {
+		return &valueError{v: in, msg: fmt.Sprintf(format, args...)}
+	}
+	switch to.Kind() {
+	case reflect.Struct:
+		if _, ok := in.(map[string]any); !ok {
+			return nil, bad("want a mapping, got %s", kindOf(in))
+		}
+	case reflect.Slice:
+		if _, ok := in.([]any); !ok {
+			return nil, bad("want a list, got %s", kindOf(in))
+		}
+	case reflect.String:
+		if _, ok := in.(string); !ok {
+			return nil, bad("want a string, got %s", kindOf(in))
+		}
+	case reflect.Int:
+		outOfRange := bad("out of range: an integer of at most %d in absolute value", maxInt)
+		switch x := in.(type) {
+		case int:
+			if x > maxInt || x < -maxInt {
+				return nil, outOfRange
+			}
+		case uint64:
+			return nil, outOfRange
+		case float64:
+			switch {
+			case math.IsNaN(x) || math.IsInf(x, 0) || x != math.Trunc(x):
+				return nil, bad("want an integer")
+			case math.Abs(x) > maxInt:
+				return nil, outOfRange
+			}
+			return int(x), nil
+		default:
+			return nil, bad("want an integer, got %s", kindOf(in))
+		}
+	}
+	return in, nil
+}
+
+// valueError is an error of strictHook; decodeError adds the key.
+type valueError struct {
+	v   any // the value, if any
+	msg string
+}
+
+func (e *valueError) Error() string { return e.msg }
+
+func kindOf(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "a mapping"
+	case []any:
+		return "a list"
+	case bool:
+		return "a boolean"
+	case string:
+		return "a string"
+	case int, uint64, float64:
+		return "a number"
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+// decodeError is mapstructure's first error (by key) naming the key as
+// params.yaml writes it (sbatch_args[0]) and the value.
+func decodeError(err error) error {
+	var all []*mapstructure.DecodeError
+	gather(err, &all)
+	if len(all) == 0 {
+		return err
+	}
+	slices.SortStableFunc(all, func(a, b *mapstructure.DecodeError) int { return strings.Compare(a.Name(), b.Name()) })
+	key, cause := all[0].Name(), all[0].Unwrap()
+	if unknown, ok := strings.CutPrefix(cause.Error(), "has invalid keys: "); ok {
+		first, _, _ := strings.Cut(unknown, ", ")
+		return fmt.Errorf("%s: unknown key (known: %s)", first, strings.Join(keys(), ", "))
+	}
+	var ve *valueError
+	if !errors.As(cause, &ve) {
+		return fmt.Errorf("%s: %v", key, cause)
+	}
+	switch v := ve.v.(type) {
+	case nil, map[string]any, []any:
+		return fmt.Errorf("%s: %s", key, ve.msg)
+	case string:
+		q := strconv.Quote(v)
+		if len(v) > 40 {
+			q = strconv.Quote(strings.ToValidUTF8(v[:40], "")) + "…"
+		}
+		return fmt.Errorf("%s = %s: %s", key, q, ve.msg)
+	default:
+		return fmt.Errorf("%s = %v: %s", key, v, ve.msg)
+	}
+}
+
+func gather(err error, all *[]*mapstructure.DecodeError) {
+	switch e := err.(type) {
+	case *mapstructure.DecodeError:
+		*all = append(*all, e)
+	case interface{ Unwrap() []error }:
+		for _, x := range e.Unwrap() {
+			gather(x, all)
+		}
+	default:
+		if u := errors.Unwrap(err); u != nil {
+			gather(u, all)
+		}
+	}
+}
+
+// keys are the keys of the section.
+func keys() []string {
+	t := reflect.TypeFor[Params]()
+	var out []string
+	for i := range t.NumField() {
+		out = append(out, t.Field(i).Tag.Get("mapstructure"))
+	}
+	return out
 }
 
 // ParseTime reads a Slurm time limit: minutes, minutes:seconds,

@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +102,51 @@ func TestParseQueue(t *testing.T) {
 	for _, bad := range []string{"12_0 COMPLETED", "12_0|FAILED|x|y"} {
 		if _, err := parseQueue(bad); err == nil {
 			t.Errorf("parseQueue(%q): no error", bad)
+		}
+	}
+}
+
+// TestDecodeParams: the executors.slurm section decodes strictly, with
+// errors naming the key (without the prefix) and the value, and validates.
+func TestDecodeParams(t *testing.T) {
+	section := map[string]any{
+		"partition": "gpu", "account": "lab", "time": "2:00:00", "mem": "4G", "cpus_per_task": 2,
+		"sbatch_args": []any{"--qos=short"}, "tasks_per_element": 8.0, "max_elements": 50, "thv": "/shared/bin/thv", "deadline": "12:00:00",
+	}
+	got, err := DecodeParams(section)
+	want := Params{Partition: "gpu", Account: "lab", Time: "2:00:00", Mem: "4G", CPUsPerTask: 2, SbatchArgs: []string{"--qos=short"},
+		TasksPerElement: 8, MaxElements: 50, Thv: "/shared/bin/thv", Deadline: "12:00:00"}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("DecodeParams = %+v, %v; want %+v", got, err, want)
+	}
+	if p, err := DecodeParams(nil); err != nil || !reflect.DeepEqual(p, Params{}) {
+		t.Fatalf("no section: %+v, %v", p, err)
+	}
+	for _, c := range []struct {
+		section map[string]any
+		want    string // the whole error
+	}{
+		{map[string]any{"partion": "gpu"}, "partion: unknown key (known: partition, account, time, mem, cpus_per_task, sbatch_args, tasks_per_element, max_elements, thv, deadline)"},
+		{map[string]any{"time": "1h"}, `time = "1h": want a Slurm time limit: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS`},
+		{map[string]any{"time": 30}, "time = 30: want a string, got a number"},
+		{map[string]any{"time": nil}, "time: no value (null): give one, or remove the key"},
+		{map[string]any{"max_elements": "many"}, `max_elements = "many": want an integer, got a string`},
+		{map[string]any{"max_elements": true}, "max_elements = true: want an integer, got a boolean"},
+		{map[string]any{"cpus_per_task": 2.5}, "cpus_per_task = 2.5: want an integer"},
+		{map[string]any{"cpus_per_task": 1 << 40}, "cpus_per_task = 1099511627776: out of range: an integer of at most 2147483647 in absolute value"},
+		{map[string]any{"cpus_per_task": uint64(1) << 63}, "cpus_per_task = 9223372036854775808: out of range: an integer of at most 2147483647 in absolute value"},
+		{map[string]any{"cpus_per_task": []any{2}}, "cpus_per_task: want an integer, got a list"},
+		{map[string]any{"cpus_per_task": -1}, "cpus_per_task = -1: must be ≥ 1 (or absent for the default)"},
+		{map[string]any{"sbatch_args": "--qos=short"}, `sbatch_args = "--qos=short": want a list, got a string`},
+		{map[string]any{"sbatch_args": []any{"--qos=short", 5}}, "sbatch_args[1] = 5: want a string, got a number"},
+		{map[string]any{"sbatch_args": []any{nil}}, "sbatch_args[0]: no value (null): give one, or remove the key"},
+		{map[string]any{"sbatch_args": []any{"--array=0-3"}}, `sbatch_args[0] = "--array=0-3": thv sets --array itself (use the slurm keys partition, account, time, mem, cpus_per_task instead where they exist)`},
+		{map[string]any{"partition": map[string]any{"a": 1}}, "partition: want a string, got a mapping"},
+		{map[string]any{"max_elements": strings.Repeat("x", 39) + "é"}, `max_elements = "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"…: want an integer, got a string`},
+	} {
+		_, err := DecodeParams(c.section)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%v:\n got %v\nwant %s", c.section, err, c.want)
 		}
 	}
 }

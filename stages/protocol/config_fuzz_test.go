@@ -3,6 +3,7 @@ package protocol
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -12,11 +13,19 @@ import (
 
 var fuzzProfiles = []string{"", "quick", "short", "x"}
 
-// FuzzLoadConfig: on any params file, profile and --set override the loader
-// never panics and returns either an error of bounded length or a Config
-// that is valid (every number finite and in range). Without --set, a Config
-// it accepts is exactly the one the legacy viper loader gives for the same
-// file: the strict decoder refuses more, but never decodes differently.
+// viperKeyLimit matches the errors of the limits on viper's keys
+// (maxParamsKeys, maxKeyDepth), which the former loader did not have.
+var viperKeyLimit = regexp.MustCompile(`: line \d+: (a key more than \d+ levels deep|more than \d+ keys) .*the limit on a params file$`)
+
+// FuzzLoadConfig: on any params file, profile and --set overrides (one or
+// more, NUL-separated) the loader
+// never panics and returns either an error of bounded length, the same
+// twice, or a Config that is valid (every number finite and in range). Its
+// verdict is the former loader's (legacyLoad, the decoder of the YAML node
+// tree that viper's layering replaced), and a Config it accepts is exactly
+// the one the former loader gives. The one exception: the limits on
+// viper's keys refuse what the former loader accepted (a file of more than
+// 16,384 keys, or keys more than 16 levels deep).
 func FuzzLoadConfig(f *testing.F) {
 	f.Add(thv.DefaultParams, uint8(0), "")
 	f.Add(thv.DefaultParams, uint8(1), "settings.d3.T=300")
@@ -25,12 +34,18 @@ func FuzzLoadConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte, profile uint8, set string) {
 		opt := LoadOptions{Profile: fuzzProfiles[int(profile)%len(fuzzProfiles)]}
 		if set != "" {
-			opt.Set = []string{set}
+			opt.Set = strings.Split(set, "\x00") // several --set, NUL-separated
 		}
 		cfg, err := loadConfig(src, "p.yaml", opt, noEnv)
 		if err != nil {
 			if n := len(err.Error()); n > 4096 {
 				t.Fatalf("error of %d bytes: %.200s…", n, err)
+			}
+			if _, again := loadConfig(src, "p.yaml", opt, noEnv); again == nil || again.Error() != err.Error() {
+				t.Fatalf("second load: %v; first: %v", again, err)
+			}
+			if _, old := legacyLoad(src, "p.yaml", opt, noEnv); old == nil && !viperKeyLimit.MatchString(err.Error()) {
+				t.Fatalf("refused (%v), but the former loader accepts it", err)
 			}
 			return
 		}
@@ -41,18 +56,12 @@ func FuzzLoadConfig(f *testing.F) {
 		if err != nil || fmt.Sprintf("%#v", *again) != fmt.Sprintf("%#v", *cfg) {
 			t.Fatalf("second load differs: %v", err)
 		}
-		if set != "" {
-			return
-		}
-		old, err := legacyLoadBytes(src, "p.yaml", opt)
+		old, err := legacyLoad(src, "p.yaml", opt, noEnv)
 		if err != nil {
-			if strings.Contains(err.Error(), "excessive aliasing") {
-				return // yaml.v3 refuses what our own value limit allows
-			}
-			t.Fatalf("accepted, but the legacy loader says: %v", err)
+			t.Fatalf("accepted, but the former loader says: %v", err)
 		}
 		if got, want := fmt.Sprintf("%#v", *cfg), fmt.Sprintf("%#v", *old); got != want {
-			t.Fatalf("Config differs from the legacy loader's:\n got %s\nwant %s", got, want)
+			t.Fatalf("Config differs from the former loader's:\n got %s\nwant %s", got, want)
 		}
 	})
 }

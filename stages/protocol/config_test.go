@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"thv"
+	"thv/pipeline/slurm"
 )
 
 func tinyYAML(t testing.TB) string {
@@ -34,10 +37,15 @@ func envOf(kv ...string) func(string) (string, bool) {
 	}
 }
 
-// TestLoadConfigAsBefore: every params file, profile and override that
-// loaded before the strict decoder loads to exactly the same Config (the
-// legacy viper loader is the oracle), and the paper's values are there.
+// TestLoadConfigAsBefore: every params file, profile and override loads to
+// exactly the Config the former loader gives (legacyLoadConfig, the
+// decoder of the YAML node tree that viper's layering replaced), and the
+// paper's values are there.
 func TestLoadConfigAsBefore(t *testing.T) {
+	withExecutors := filepath.Join(t.TempDir(), "tiny.yaml")
+	if err := os.WriteFile(withExecutors, []byte(tinyYAML(t)+"executors:\n  slurm: {partition: short, time: \"30\", cpus_per_task: 2.0}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		file, profile string
 		set           []string
@@ -62,6 +70,20 @@ func TestLoadConfigAsBefore(t *testing.T) {
 		{file: "testdata/tiny.yaml", env: []string{"THV_SEEDS", "0,1,2", "THV_REFERENCE", "0.25", "THV_SETTINGS_D2_SIGMA", "0"}},
 		{file: "testdata/tiny.yaml", env: []string{"THV_SEEDS", "3", "THV_SETTINGS_D3_T", "300"}, set: []string{"settings.d3.T=200"}},
 		{file: "", profile: "quick", env: []string{"THV_GRID_SEEDS", "7"}},
+		{file: "", profile: "scale", set: []string{"settings.d2.T=2500", "algorithms.THV-UCB.params.delta=0.1"}, env: []string{"THV_SEEDS", "0,1,2,3"}},
+		{file: "", profile: "quick", set: []string{"algorithms.ScalarUCB.eta=[0.2]", "statistics={confidence: 0.9}", "readings.settings=[d3]"}},
+		{file: "", set: []string{"instances.mode=fixed", "instances.seed=4", "metrics.final_regret=regret_exact", "init_ties=random"}},
+		{file: "", set: []string{"settings={d3: {T: 400}}", "geometries=[linear]"}, env: []string{"THV_SETTINGS_D2_SIGMA", "0.1", "THV_REFERENCE", "-0.25"}},
+		{file: "testdata/tiny.yaml", set: []string{"algorithms.1={eta: [0.3]}", "algorithms.thv-ucb.params={clip: 0}"}},
+		{file: "testdata/tiny.yaml", set: []string{"settings.d3={d: 3, n: 12, k: 3, T: 150, sigma: 0.01}"}},
+		{file: "testdata/tiny.yaml", set: []string{"metrics=5", "metrics={hv_window: 50, final_regret: regret_exact}", "metrics={hv_window: 60}"}},
+		{file: "testdata/tiny.yaml", set: []string{"settings.d3=[1]", "settings.d3={d: 3, n: 10, k: 2, T: 150, sigma: 0.01}", "settings.d2={}"}},
+		{file: "testdata/tiny.yaml", set: []string{"profiles.short.seeds=[5]"}, profile: "short"},
+		{file: "testdata/tiny.yaml", env: []string{"THV_PROFILES_SHORT_SEEDS", "[4]", "THV_INSTANCES_MODE", "fixed"}, profile: "short"},
+		{file: "testdata/tiny.yaml", env: []string{"THV_REFERENCE", " ", "THV_MIN_PULLS", "# nothing"}},
+		{file: withExecutors},
+		{file: withExecutors, set: []string{"executors={slurm: {partition: gpu, time: '2:00:00', sbatch_args: [--qos=short]}}"}},
+		{file: withExecutors, set: []string{"executors.slurm={mem: 4G}", "executors.slurm.cpus_per_task=4"}, env: []string{"THV_EXECUTORS_SLURM_PARTITION", "debug"}},
 	} {
 		t.Run(fmt.Sprintf("%s %s %v %v", c.file, c.profile, c.set, c.env), func(t *testing.T) {
 			for i := 0; i+1 < len(c.env); i += 2 {
@@ -77,7 +99,7 @@ func TestLoadConfigAsBefore(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, want) {
-				t.Errorf("Config differs from the legacy loader's:\n got %#v\nwant %#v", *got, *want)
+				t.Errorf("Config differs from the former loader's:\n got %#v\nwant %#v", *got, *want)
 			}
 		})
 	}
@@ -87,6 +109,65 @@ func TestLoadConfigAsBefore(t *testing.T) {
 	}
 	if s := cfg.Settings["d3"]; s.T != 3000 || s.Sigma != 0.035 || len(cfg.Seeds) != 10 || len(cfg.Algorithms) != 14 || cfg.Profiles["quick"] == nil {
 		t.Errorf("embedded params: %+v", cfg)
+	}
+}
+
+// The real executor's check of executors.slurm, as thv registers it.
+func init() {
+	RegisterExecutor("slurm", func(section map[string]any) error {
+		_, err := slurm.DecodeParams(section)
+		return err
+	})
+}
+
+// TestExecutorsSection: the executors section is kept undecoded, as plain
+// values, and checked by the executor registered under its name: its
+// errors name the key under executors, an unknown executor names the
+// known ones, and the file, a THV_* variable or --set reach it alike.
+func TestExecutorsSection(t *testing.T) {
+	tiny := tinyYAML(t)
+	load := func(section string, set []string, env ...string) (*Config, error) {
+		return loadConfig([]byte(tiny+section), "p.yaml", LoadOptions{Set: set}, envOf(env...))
+	}
+	cfg, err := load("executors:\n  slurm: {partition: gpu, time: \"2:00:00\", cpus_per_task: 2, sbatch_args: [--qos=short]}\n",
+		[]string{"executors.slurm={mem: 4G}"}, "THV_EXECUTORS_SLURM_PARTITION", "debug")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]any{"slurm": {"partition": "debug", "time": "2:00:00", "cpus_per_task": 2, "sbatch_args": []any{"--qos=short"}, "mem": "4G"}}
+	if !reflect.DeepEqual(cfg.Executors, want) {
+		t.Errorf("executors: %#v\nwant %#v", cfg.Executors, want)
+	}
+	if p, err := slurm.DecodeParams(cfg.Executors["slurm"]); err != nil || p.Partition != "debug" || p.CPUsPerTask != 2 || p.Mem != "4G" {
+		t.Errorf("slurm.DecodeParams: %+v, %v", p, err)
+	}
+	if cfg, err := load("", nil); err != nil || cfg.Executors != nil {
+		t.Errorf("no section: %v, %#v", err, cfg)
+	}
+	for _, c := range []struct {
+		section string
+		set     []string
+		env     []string
+		want    string // the whole error after "p.yaml (profile paper): "
+	}{
+		{section: "executors: {slrum: {partition: gpu}}\n", want: "executors.slrum: no executor of that name takes settings (known: slurm)"},
+		{section: "executors: {slurm: 5}\n", want: "executors.slurm = 5: want a mapping, got a number"},
+		{section: "executors: [slurm]\n", want: "executors: want a mapping, got a list"},
+		{section: "executors: {slurm: {partion: gpu}}\n", want: "executors.slurm.partion: unknown key (known: partition, account, time, mem, cpus_per_task, sbatch_args, tasks_per_element, max_elements, thv, deadline)"},
+		{section: "executors: {slurm: {time: 1h}}\n", want: `executors.slurm.time = "1h": want a Slurm time limit: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS`},
+		{section: "executors: {slurm: {time: 30}}\n", want: "executors.slurm.time = 30: want a string, got a number"},
+		{section: "executors: {slurm: {time: ~}}\n", want: "executors.slurm.time: no value (null): give one, or remove the key"},
+		{section: "executors: {slurm: {sbatch_args: [~]}}\n", want: "executors.slurm.sbatch_args[0]: no value (null): give one, or remove the key"},
+		{section: "executors: {slurm: {cpus_per_task: 2.5}}\n", want: "executors.slurm.cpus_per_task = 2.5: want an integer"},
+		{section: "executors: {slurm: {max_elements: many}}\n", want: `executors.slurm.max_elements = "many": want an integer, got a string`},
+		{section: "executors: {slurm: {sbatch_args: [--array=0-9]}}\n", want: `executors.slurm.sbatch_args[0] = "--array=0-9": thv sets --array itself (use the slurm keys partition, account, time, mem, cpus_per_task instead where they exist)`},
+		{section: "executors: {slurm: {time: \"30\"}}\n", env: []string{"THV_EXECUTORS_SLURM_TIME", "1h"}, want: `executors.slurm.time = "1h": want a Slurm time limit: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS`},
+		{section: "executors: {slurm: {time: \"30\"}}\n", set: []string{"executors.slurm={mem: 4 GB}"}, want: `executors.slurm.mem = "4 GB": want a size as sbatch --mem takes it, e.g. 2000 (MB) or 4G`},
+	} {
+		_, err := load(c.section, c.set, c.env...)
+		if got := strings.TrimPrefix(fmt.Sprint(err), "p.yaml (profile paper): "); got != c.want {
+			t.Errorf("%s%v %v:\n got %s\nwant %s", c.section, c.set, c.env, got, c.want)
+		}
 	}
 }
 
@@ -159,8 +240,10 @@ func TestLoadConfigBadInput(t *testing.T) {
 		{name: "dotted key", yaml: with("min_pulls: 2", "min.pulls: 2"), want: `line 8: key "min.pulls" contains a dot (dots separate the levels of a key)`},
 		{name: "merge key", yaml: with("metrics:\n", "base: &b {hv_window: 100}\nmetrics:\n  <<: *b\n"), want: "line 12: merge keys (<<) are not supported: write the keys out"},
 		{name: "timestamp", yaml: with("results: results", "results: 2026-01-01"), want: `line 23: !!timestamp values are not supported (quote "2026-01-01" to make it a string)`},
-		{name: "unknown key", yaml: with("min_pulls: 2", "min_pull: 2"), want: "min_pull: unknown key (known: settings, geometries, seeds, grid_seeds, instances, min_pulls, init_ties, reference, metrics, algorithms, statistics, figures, outputs, readings, profiles, slurm)"},
-		{name: "unknown setting key", yaml: withD3("T: 120, sigma: 0.035, tau: 1"), want: "settings.d3.tau: unknown key (known: d, n, k, t, sigma)"},
+		{name: "unknown key", yaml: with("min_pulls: 2", "min_pull: 2"), want: "min_pull: unknown key (known: settings, geometries, seeds, grid_seeds, instances, min_pulls, init_ties, reference, metrics, algorithms, statistics, figures, outputs, readings, profiles, executors)"},
+		{name: "slurm section at the top", yaml: tiny + "slurm:\n  partition: gpu\n", want: "slurm: the Slurm executor's settings moved to executors.slurm (docs/cluster.md): write `executors: {slurm: {...}}` with the same keys"},
+		{name: "unknown key with no value", yaml: tiny + "profiles_x: {}\n", want: "profiles_x: unknown key (known: settings, geometries, seeds, grid_seeds, instances, min_pulls, init_ties, reference, metrics, algorithms, statistics, figures, outputs, readings, profiles, executors)"},
+		{name: "unknown setting key", yaml: withD3("T: 120, sigma: 0.035, tau: 1"), want: "settings.d3.tau: unknown key (known: d, n, k, T, sigma)"},
 		{name: "null", yaml: with("reference: 0.0", "reference:"), want: "reference: no value (null): give one, or remove the key"},
 		{name: "null in a profile", yaml: with("seeds: [0]", "seeds: ~"), want: "profiles.short.seeds: no value (null): give one, or remove the key"},
 		// Integers: never truncated, wrapped or made from booleans or strings.
@@ -215,6 +298,8 @@ func TestLoadConfigBadInput(t *testing.T) {
 		{name: "set eta", yaml: tiny, set: []string{"algorithms.0.eta=[.nan]"}, want: "algorithms[0].eta[0] = .nan: want a finite number (from --set algorithms.0.eta=[.nan])"},
 		{name: "set unknown key", yaml: tiny, set: []string{"settings.d3.tau=1"}, want: `--set "settings.d3.tau=1": "settings.d3.tau" is not a key of p.yaml`},
 		{name: "set index out of range", yaml: tiny, set: []string{"seeds.5=1"}, want: `--set "seeds.5=1": "seeds.5" is not a key of p.yaml`},
+		{name: "set replaces a mapping", yaml: tiny, set: []string{"metrics=5", "metrics={final_regret: regret_exact}"}, want: "metrics.hv_window = 0: must be ≥ 1"},
+		{name: "set replaced key", yaml: tiny, set: []string{"settings.d3=7", "settings.d3={T: 150}", "settings.d3.sigma=0"}, want: `--set "settings.d3.sigma=0": "settings.d3.sigma" is not a key of p.yaml`},
 		{name: "set no =", yaml: tiny, set: []string{"seeds"}, want: `--set "seeds": want key=value, e.g. --set settings.d3.T=300`},
 		{name: "set no value", yaml: tiny, set: []string{"seeds="}, want: `--set "seeds=": no value after =`},
 		{name: "set not YAML", yaml: tiny, set: []string{"seeds=[0"}, want: `--set "seeds=[0": not valid YAML: yaml: line 1: did not find expected ',' or ']'`},
@@ -290,17 +375,82 @@ func TestParamsFileLimits(t *testing.T) {
 	}
 }
 
-// TestDepthOfTheProtocol: the paper's params.yaml is far from the limits.
+// TestDepthOfTheProtocol: the paper's params.yaml is far from the limits:
+// its nesting 6 levels below MaxParamsDepth (inside a list, where only
+// that limit applies), its keys 10 levels below maxKeyDepth, and its
+// number of keys a sixteenth of maxParamsKeys.
 func TestDepthOfTheProtocol(t *testing.T) {
 	if len(thv.DefaultParams) > MaxParamsBytes/16 {
 		t.Errorf("params.yaml is %d bytes", len(thv.DefaultParams))
 	}
-	root, err := parseParams(thv.DefaultParams, MaxParamsDepth-6, "")
-	if err != nil {
+	if _, err := parseTree(thv.DefaultParams, MaxParamsDepth-6, "", false); err != nil {
 		t.Errorf("params.yaml nested 6 levels below the limit: %v", err)
 	}
-	if root == nil {
-		t.Fatal("no root")
+	if _, err := parseTree(thv.DefaultParams, maxKeyDepth-10, "", true); err != nil {
+		t.Errorf("params.yaml's keys 10 levels below the limit: %v", err)
+	}
+	p := treeParser{}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(thv.DefaultParams, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.node(doc.Content[0], 1, true); err != nil || p.keys > maxParamsKeys/16 || p.keys < 40 {
+		t.Errorf("params.yaml: %d keys, %v", p.keys, err)
+	}
+}
+
+// TestViperKeyLimits: a file with more keys than maxParamsKeys, or keys
+// deeper than maxKeyDepth, is refused before viper sees it, and the
+// largest file within the limits loads in well under the time the values
+// limit allows the former decoder (viper's work grows with the keys times
+// the square of their depth).
+func TestViperKeyLimits(t *testing.T) {
+	// n keys, each d levels deep, under profiles (whose content is free):
+	// a mapping of 100 leaves aliased n/100 times.
+	keys := func(n, d int) string {
+		var b strings.Builder
+		b.WriteString("settings: {d2: {d: 2, n: 12, k: 2, T: 120, sigma: 0.05}}\nprofiles:\n  x: ")
+		for range d - 4 {
+			b.WriteString("{x: ")
+		}
+		b.WriteString("{")
+		for i := range n / 100 {
+			if i == 0 {
+				b.WriteString("n0: &a {")
+				for j := range 100 {
+					fmt.Fprintf(&b, "k%d: %d, ", j, j)
+				}
+				b.WriteString("}, ")
+				continue
+			}
+			fmt.Fprintf(&b, "n%d: *a, ", i)
+		}
+		b.WriteString("}" + strings.Repeat("}", max(0, d-4)) + "\n")
+		return b.String()
+	}
+	for _, c := range []struct {
+		name string
+		src  string
+		want string // "" for a file within the limits
+	}{
+		{"deep", keys(100, maxKeyDepth+1), "line 3: a key more than 16 levels deep (settings.d3.T is 3), the limit on a params file"},
+		{"many", keys(maxParamsKeys+100, 4), "line 3: more than 16384 keys (paths of mapping keys to a value, as settings.d3.T), the limit on a params file"},
+		{"deep list", "a: [" + strings.Repeat("{a: ", 25) + "1" + strings.Repeat("}", 25) + "]\n", "unknown key"},
+		{"most", keys(maxParamsKeys-200, maxKeyDepth), ""},
+	} {
+		start := time.Now()
+		_, err := loadConfig([]byte(c.src), "p.yaml", LoadOptions{}, noEnv)
+		d := time.Since(start)
+		if d > 10*time.Second { // about 0.5 s; generous: the machine may be busy
+			t.Errorf("%s: took %v", c.name, d)
+		}
+		switch {
+		case c.want == "" && err != nil && !strings.Contains(err.Error(), "geometries"):
+			t.Errorf("%s: %v", c.name, err) // the file is no protocol, but passes the limits
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+		t.Logf("%s: %v", c.name, d)
 	}
 }
 
@@ -348,5 +498,22 @@ func TestInstancesReading(t *testing.T) {
 	_, err := LoadConfig(LoadOptions{ParamsFile: "testdata/tiny.yaml", Set: []string{"instances.mode=shared"}})
 	if err == nil || !strings.Contains(err.Error(), `instances.mode = "shared": want per_seed`) {
 		t.Fatalf("bad mode: %v", err)
+	}
+}
+
+// BenchmarkLoadConfig: the paper's protocol, as every thv command loads it
+// (viper's layering), and as the former loader did.
+func BenchmarkLoadConfig(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		load func(LoadOptions) (*Config, error)
+	}{{"viper", LoadConfig}, {"former", legacyLoadConfig}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := c.load(LoadOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
