@@ -169,6 +169,20 @@ func TestHashesMatchParser(t *testing.T) {
 	}
 }
 
+// oddHeaders are files with unusual package clauses and import declarations.
+var oddHeaders = []string{
+	"package p",
+	"package p; import \"fmt\"",
+	"package p; import (\"fmt\"; . \"strings\"; _ \"os\"; x \"io\")",
+	"package p\nimport ()\nimport (\n)\nimport \"fmt\"\nimport (\n\t\"io\" // c\n\t/* d */ \"os\"\n)\n",
+	"package p\n\nimport (\n\t\"fmt\"\n\n\t\"strings\"\n)\n\nimport \"os\"\n\nvar _ = fmt.Sprint\nvar _ = strings.Cut\nvar _ = os.Exit",
+	"\ufeffpackage p // BOM\n",
+	"/* a */ package /* b */ p /* c */ ; import /* d */ ( /* e */ f /* f */ `fmt` /* g */ ) /* h */",
+	"package p\nimport `fmt`\n",
+	"package p\nimport \"\\x66mt\"\n",
+	"package p\n\n//go:build x\n\nimport \"fmt\"\n\nfunc f() {\n\tfmt.Println(1)\n}\n",
+}
+
 // TestNormaliseMatchesParser compares normalise with the reference on every
 // Go file (test files too) of thv.Sources, of this package, of the fake
 // module, and of some of the standard library's source, and on odd headers.
@@ -208,18 +222,7 @@ func TestNormaliseMatchesParser(t *testing.T) {
 	for _, dir := range []string{"go", "strconv", "net/http"} {
 		add(os.DirFS(filepath.Join(runtime.GOROOT(), "src", dir)), "goroot/"+dir+"/", goroot)
 	}
-	for i, src := range []string{
-		"package p",
-		"package p; import \"fmt\"",
-		"package p; import (\"fmt\"; . \"strings\"; _ \"os\"; x \"io\")",
-		"package p\nimport ()\nimport (\n)\nimport \"fmt\"\nimport (\n\t\"io\" // c\n\t/* d */ \"os\"\n)\n",
-		"package p\n\nimport (\n\t\"fmt\"\n\n\t\"strings\"\n)\n\nimport \"os\"\n\nvar _ = fmt.Sprint\nvar _ = strings.Cut\nvar _ = os.Exit",
-		"\ufeffpackage p // BOM\n",
-		"/* a */ package /* b */ p /* c */ ; import /* d */ ( /* e */ f /* f */ `fmt` /* g */ ) /* h */",
-		"package p\nimport `fmt`\n",
-		"package p\nimport \"\\x66mt\"\n",
-		"package p\n\n//go:build x\n\nimport \"fmt\"\n\nfunc f() {\n\tfmt.Println(1)\n}\n",
-	} {
+	for i, src := range oddHeaders {
 		files = append(files, file{fmt.Sprintf("inline-%d.go", i), []byte(src)})
 	}
 	var n normaliser // reused across files, as a Module's
@@ -267,31 +270,35 @@ func TestKeyword(t *testing.T) {
 	}
 }
 
+// fuzzSeeds are the seed corpus of the fuzz target: every kind of token,
+// and files that do not scan.
+var fuzzSeeds = []string{
+	"package p\n\nimport (\n\t\"fmt\"\n\tx \"strings\"\n)\n\nfunc f() { fmt.Println(x.Repeat(\"a\\n\", 0x1F), 'c', '\\'', `raw`, 1.5e-3, 07, 0o7, 1_0, .5, 1i) }\n",
+	"package p\n//go:build linux\n/* a\nb */ var x = 1 /* c */ + 2 // d\nvar s = \"\\u00e9\\U0001F600\\x41\\101\" + \"é\"\n",
+	"package p; var a, b = 3 &^ 2, 4 << 1 >> 1; func g() (int, bool) { a <<= 1; b >>= 1; a &^= 1; ch <- 1; return a, b != 3 && !false || a <= b }",
+	"package p\nvar (x = 'é'; y = '\\377'; z = \"\\uD800\")\n",
+	"package p\nvar x = 0x\n",
+	"package p\nvar x = 1e\n",
+	"package p\nvar x = `unterminated\n",
+	"package p\nvar x = \"a\nb\"\n",
+	"package p\nvar x = '' + 'ab'\n",
+	"\ufeffpackage p\n",
+	"package p\r\nvar x = 1\r\n",
+	"package p\nvar café = 1\n",
+	"package p\nvar x = a...b\n",
+	"package p\nvar x = 1.String()\n",
+	"package p\n/* unterminated",
+	"package p\nvar x = #\n",
+	"//+build", // IsPlusBuild accepts it without the space: once a slice out of range
+	"//+build linux\n\npackage p\n",
+	"package p\nvar x = []int{0o17, 0O7, 0b101, 0B1, 0755, 0, 00, 0x_1, 0o8, 0b2, 08, 09.5, 0o, 0b, 1_000, 0e1, 0.5e+1, 1.}\n",
+}
+
 // FuzzTokenise checks that tokenise, when it accepts a file, gives the token
 // stream and imports of go/scanner, and that it accepts no file that
 // go/scanner rejects.
 func FuzzTokenise(f *testing.F) {
-	for _, src := range []string{
-		"package p\n\nimport (\n\t\"fmt\"\n\tx \"strings\"\n)\n\nfunc f() { fmt.Println(x.Repeat(\"a\\n\", 0x1F), 'c', '\\'', `raw`, 1.5e-3, 07, 0o7, 1_0, .5, 1i) }\n",
-		"package p\n//go:build linux\n/* a\nb */ var x = 1 /* c */ + 2 // d\nvar s = \"\\u00e9\\U0001F600\\x41\\101\" + \"é\"\n",
-		"package p; var a, b = 3 &^ 2, 4 << 1 >> 1; func g() (int, bool) { a <<= 1; b >>= 1; a &^= 1; ch <- 1; return a, b != 3 && !false || a <= b }",
-		"package p\nvar (x = 'é'; y = '\\377'; z = \"\\uD800\")\n",
-		"package p\nvar x = 0x\n",
-		"package p\nvar x = 1e\n",
-		"package p\nvar x = `unterminated\n",
-		"package p\nvar x = \"a\nb\"\n",
-		"package p\nvar x = '' + 'ab'\n",
-		"\ufeffpackage p\n",
-		"package p\r\nvar x = 1\r\n",
-		"package p\nvar café = 1\n",
-		"package p\nvar x = a...b\n",
-		"package p\nvar x = 1.String()\n",
-		"package p\n/* unterminated",
-		"package p\nvar x = #\n",
-		"//+build", // IsPlusBuild accepts it without the space: once a slice out of range
-		"//+build linux\n\npackage p\n",
-		"package p\nvar x = []int{0o17, 0O7, 0b101, 0B1, 0755, 0, 00, 0x_1, 0o8, 0b2, 08, 09.5, 0o, 0b, 1_000, 0e1, 0.5e+1, 1.}\n",
-	} {
+	for _, src := range fuzzSeeds {
 		f.Add([]byte(src))
 	}
 	if files, err := fs.Glob(os.DirFS("."), "*.go"); err == nil {
