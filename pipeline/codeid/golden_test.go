@@ -139,6 +139,9 @@ func packageFacts(t *testing.T, module string, fsys fs.FS) map[string]string {
 		if p.err != nil {
 			t.Fatalf("%s: %v", pp, p.err)
 		}
+		if sources := hex.EncodeToString(raw.Sum(nil)); p.sources != sources {
+			t.Errorf("%s: the Module's digest of the sources (its memo's) is %s, want %s", pp, p.sources, sources)
+		}
 		facts["package "+hex.EncodeToString(raw.Sum(nil))] = strings.Join(append([]string{p.hash, pp}, p.imports...), " ")
 	}
 	return facts

@@ -21,7 +21,9 @@ import (
 // declarations, which give its imports, must be well formed (by go/parser's
 // grammar); and its brackets must match, which catches truncated files.
 //
-// Tokens come from go/scanner, the only Go scanner here.
+// Tokens come from go/scanner, the only Go scanner here: a process that
+// would scan the same files again takes their hashes from its binary's memo
+// instead (see the package doc).
 type normaliser struct {
 	out     []byte   // the normalised stream of the last file normalised
 	imports []string // the imports of the files normalised since it was last emptied
