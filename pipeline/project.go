@@ -54,7 +54,11 @@ func PrefetchListing(store *artifacts.Store) <-chan map[artifacts.Digest]bool {
 func (p *Project) UseListing(ch <-chan map[artifacts.Digest]bool) { p.listing = ch }
 
 func (p *Project) runner() *Runner {
-	r := &Runner{Plan: p.Plan, Kinds: p.Kinds, Store: p.Store, Lock: p.Lock, listing: p.listing, trustLock: !p.IgnoreSeal && sealed(p.Store, p.Lock)}
+	kinds := p.Kinds
+	if !p.IgnoreSeal {
+		kinds = kinds.memoised(p.Store) // verification uses no memo (codememo.go)
+	}
+	r := &Runner{Plan: p.Plan, Kinds: kinds, Store: p.Store, Lock: p.Lock, listing: p.listing, trustLock: !p.IgnoreSeal && sealed(p.Store, p.Lock)}
 	p.listing = nil
 	return r
 }
@@ -76,6 +80,9 @@ func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
 	rep, runErr := r.Run(ctx, opt)
 	if opt.DryRun {
 		return rep, runErr
+	}
+	if err := r.Kinds.saveMemo(p.Store); err != nil && opt.Logger != nil {
+		opt.Logger.Warn("keeping the code identity memo in the store", "err", err)
 	}
 	lock, wrote := p.Lock, false
 	if rep.Executed > 0 || !p.lockCurrent(rep) {
@@ -191,6 +198,7 @@ func (p *Project) GC(ctx context.Context, dryRun bool) (artifacts.GCStats, error
 	if !p.Lock.digest.IsZero() {
 		keepKeys[sealKey(p.Lock.digest)] = true // the current lock's seal
 	}
+	p.Kinds.keepMemo(p.Store, keep, keepKeys) // this binary's memo (codememo.go)
 	for _, r := range rep.Results {
 		if r.Status != Cached {
 			continue
