@@ -35,9 +35,12 @@ import (
 // process and container executors) computes its own identities, so a task
 // it executes under a forged memo's key fails the worker's key check.
 //
-// A read-only store serves its memo but gets none; a dry run writes none;
-// gc keeps the running binary's memo and removes those of other binaries,
-// as it removes the seals of other locks.
+// A repro writes the memo after a complete pass (when it would seal its
+// lock), if it computed a package hash the store's memo did not have; a
+// dry run, a pass with failures and a read-only store write none, and a
+// read-only store still serves its memo. gc keeps the running binary's
+// memo and removes those of other binaries, as it removes the seals of
+// other locks.
 
 const memoKind = "code-memo"
 

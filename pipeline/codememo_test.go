@@ -110,6 +110,17 @@ func TestCodeMemo(t *testing.T) {
 		t.Fatal("the lock changed")
 	}
 
+	// A pass with a failure keeps no memo, as it seals no lock.
+	failing := newEnv(t)
+	plan := NewPlan()
+	plan.Add(&Task{ID: "broken", Kind: "fail"})
+	if rep, _ := failing.memoProject(memoModule(fsys, memoBinary), plan).Repro(context.Background(), Options{Jobs: 1}); rep == nil || rep.Failed != 1 {
+		t.Fatalf("the failing pass: %+v", rep)
+	}
+	if _, ok := failing.memoEntry(memoBinary); ok {
+		t.Fatal("a pass with a failure kept a memo")
+	}
+
 	// A binary without a build ID keeps no memo, and uses none.
 	noID := fakeKinds(t, memoModule(fsys, ""))
 	if noID.memoised(e.store) != noID {

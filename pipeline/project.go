@@ -81,9 +81,6 @@ func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
 	if opt.DryRun {
 		return rep, runErr
 	}
-	if err := r.Kinds.saveMemo(p.Store); err != nil && opt.Logger != nil {
-		opt.Logger.Warn("keeping the code identity memo in the store", "err", err)
-	}
 	lock, wrote := p.Lock, false
 	if rep.Executed > 0 || !p.lockCurrent(rep) {
 		p.writeRunLog(rep, opt)
@@ -101,6 +98,14 @@ func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
 	if lock.complete && (wrote || !r.trustLock) {
 		if err := seal(p.Store, lock); err != nil && opt.Logger != nil {
 			opt.Logger.Warn("sealing the lock in the store", "err", err)
+		}
+	}
+	// After a complete pass, like a seal, the store also keeps this
+	// binary's code identity memo, if the pass computed a package hash
+	// the memo did not have (codememo.go).
+	if lock.complete {
+		if err := r.Kinds.saveMemo(p.Store); err != nil && opt.Logger != nil {
+			opt.Logger.Warn("keeping the code identity memo in the store", "err", err)
 		}
 	}
 	return rep, runErr
