@@ -7,7 +7,7 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 # make fuzz: each fuzz target for FUZZTIME (go test -fuzz takes one target
 # of one package at a time). Seed corpora: <package>/testdata/fuzz/<target>/.
 FUZZTIME ?= 20s
-FUZZ_TARGETS := ./stages/protocol:FuzzLoadConfig ./cmd/thv:FuzzReadPoints ./pipeline:FuzzReadLock ./pipeline:FuzzParseRecordLine ./artifacts:FuzzDecodeEntry ./pipeline/codeid:FuzzTokenise
+FUZZ_TARGETS := ./stages/protocol:FuzzLoadConfig ./cmd/thv:FuzzReadPoints ./pipeline:FuzzReadLock ./pipeline:FuzzParseRecordLine ./artifacts:FuzzDecodeEntry ./pipeline/codeid:FuzzNormalise
 
 .PHONY: all build repro quick test fuzz bench crossarch vet fmt-check clean
 

@@ -54,7 +54,11 @@ func PrefetchListing(store *artifacts.Store) <-chan map[artifacts.Digest]bool {
 func (p *Project) UseListing(ch <-chan map[artifacts.Digest]bool) { p.listing = ch }
 
 func (p *Project) runner() *Runner {
-	r := &Runner{Plan: p.Plan, Kinds: p.Kinds, Store: p.Store, Lock: p.Lock, listing: p.listing, trustLock: !p.IgnoreSeal && sealed(p.Store, p.Lock)}
+	kinds := p.Kinds
+	if !p.IgnoreSeal {
+		kinds = kinds.memoised(p.Store) // verification uses no memo (codememo.go)
+	}
+	r := &Runner{Plan: p.Plan, Kinds: kinds, Store: p.Store, Lock: p.Lock, listing: p.listing, trustLock: !p.IgnoreSeal && sealed(p.Store, p.Lock)}
 	p.listing = nil
 	return r
 }
@@ -94,6 +98,14 @@ func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
 	if lock.complete && (wrote || !r.trustLock) {
 		if err := seal(p.Store, lock); err != nil && opt.Logger != nil {
 			opt.Logger.Warn("sealing the lock in the store", "err", err)
+		}
+	}
+	// After a complete pass, like a seal, the store also keeps this
+	// binary's code identity memo, if the pass computed a package hash
+	// the memo did not have (codememo.go).
+	if lock.complete {
+		if err := r.Kinds.saveMemo(p.Store); err != nil && opt.Logger != nil {
+			opt.Logger.Warn("keeping the code identity memo in the store", "err", err)
 		}
 	}
 	return rep, runErr
@@ -192,6 +204,7 @@ func (p *Project) GC(ctx context.Context, dryRun bool) (artifacts.GCStats, error
 	if !p.Lock.digest.IsZero() {
 		keepKeys[sealKey(p.Lock.digest)] = true // the current lock's seal
 	}
+	p.Kinds.keepMemo(p.Store, keep, keepKeys) // this binary's memo (codememo.go)
 	for _, r := range rep.Results {
 		if r.Status != Cached {
 			continue

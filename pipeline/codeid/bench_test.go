@@ -126,16 +126,39 @@ func pipelineRoots(tb testing.TB) []string {
 // BenchmarkColdPipeline is the first identities of a process: a fresh Module
 // and the identity of every task root of the pipeline (one per stage kind and
 // algorithm family, as the scheduler asks for them), every package read,
-// tokenised and hashed once.
+// tokenised and hashed once ("scan"), or, in a process of a binary that has
+// kept its memo ("memo"), every package read and its files' SHA-256 checked
+// against the memo, the memo decoded first.
 func BenchmarkColdPipeline(b *testing.B) {
 	roots := pipelineRoots(b)
-	b.ReportAllocs()
-	for b.Loop() {
-		m := benchModule()
+	identities := func(m *Module) {
 		for _, r := range roots {
 			if _, err := m.Identity(r); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
+	b.Run("scan", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			identities(benchModule())
+		}
+	})
+	b.Run("memo", func(b *testing.B) {
+		m := benchModule()
+		m.c.Binary = "bench/binary"
+		identities(m)
+		memo, _ := m.Memo()
+		b.ReportAllocs()
+		for b.Loop() {
+			s, err := m.Seeded(memo)
+			if err != nil {
+				b.Fatal(err)
+			}
+			identities(s)
+			if s.computed != 0 {
+				b.Fatalf("%d packages computed despite the memo", s.computed)
+			}
+		}
+	})
 }

@@ -29,6 +29,23 @@
 // table, or a module missing from the build info (or without a checksum) is
 // an error naming it and the fix.
 //
+// # Memo
+//
+// Files are tokenised by go/scanner, which takes about 9 ms of CPU for the
+// packages a pipeline's tasks reach: too much to pay in every process when
+// the answer depends only on the binary (its embedded sources and this
+// code). A Module's Memo records, for every package it loaded, the SHA-256
+// of the package's files, its hash and its imports, under the binary's Go
+// build ID (Config.Binary, set by ForBinary; see BuildID); Seeded gives a
+// later process of the same binary a Module that takes each package from
+// the memo after checking that its files still have that SHA-256 (hashing
+// them costs a fraction of scanning them: BenchmarkColdPipeline). Where the memo is kept, and who may
+// use it, is the caller's: package pipeline keeps it in the store and
+// verification never reads it, because nothing short of scanning the files
+// again can tell a memo's hash from a forged one. (Until issue 20 a second,
+// hand-written scanner beside go/scanner bought part of this time back in
+// every process; testdata/normalised.golden pins the streams it gave.)
+//
 // # Build info under go test
 //
 // A binary built by go build, go install or go run records every module that
@@ -57,12 +74,12 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"os"
 	"os/exec"
 	"path"
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -75,6 +92,10 @@ type Config struct {
 	Modules    []*debug.Module     // from the build info: path, version, sum (Replace honoured)
 	Toolchain  string              // runtime.Version()
 	Hints      Hints               // the module's own words for the fixes its errors call for
+	// Binary is the build identity of the binary that computes the
+	// identities, its Go build ID (BinaryConfig sets it): a memo is used only
+	// by the binary that wrote it (Seeded). "" means no memo.
+	Binary string
 }
 
 // Hints are how a module does what an error of its code identities calls
@@ -125,16 +146,19 @@ type Module struct {
 	mods map[string]*debug.Module // module path → build-info entry
 	dups map[string]bool          // module paths listed twice in Config.Modules
 
-	mu   sync.RWMutex
-	pkgs map[string]*pkg     // guarded by mu (write lock): loaded packages
-	norm normaliser          // guarded by mu (write lock): loads packages
-	sets map[string]*rootSet // guarded by mu: per canonical root set
+	mu       sync.RWMutex
+	pkgs     map[string]*pkg        // guarded by mu (write lock): loaded packages
+	norm     normaliser             // guarded by mu (write lock): loads packages
+	sets     map[string]*rootSet    // guarded by mu: per canonical root set
+	seed     map[string]memoPackage // read-only: the memo of Seeded, by package path
+	computed int                    // guarded by mu (write lock): packages normalised rather than taken from seed
 }
 
 type pkg struct {
 	path    string
 	files   []string // module-relative, sorted
-	hash    string
+	sources string   // hex SHA-256 of the files ("file <name> <length>\n<bytes>" each)
+	hash    string   // hex SHA-256 of the files' normalised streams ("file <name> <length>\n<stream>" each)
 	imports []string // sorted, unique
 	err     error
 }
@@ -206,6 +230,10 @@ func BinaryConfig(sources fs.FS, thirdParty map[string][]string, hints Hints) (C
 			return Config{}, fmt.Errorf("code identity: test binary %s has no dependency modules in its build info, and the fallback failed: %w", bi.Path, err)
 		}
 	}
+	binary := ""
+	if exe, err := os.Executable(); err == nil {
+		binary, _ = BuildID(exe) // none: identities work, memos do not
+	}
 	return Config{
 		Path:       bi.Main.Path,
 		Sources:    sources,
@@ -213,6 +241,7 @@ func BinaryConfig(sources fs.FS, thirdParty map[string][]string, hints Hints) (C
 		Modules:    mods,
 		Toolchain:  runtime.Version(),
 		Hints:      hints,
+		Binary:     binary,
 	}, nil
 }
 
@@ -552,29 +581,34 @@ func (m *Module) loadInto(p *pkg) error {
 		return fmt.Errorf("code identity: package %s has no non-test Go files in the embedded sources (directory %q): add them to the //go:embed line of sources.go", p.path, dir)
 	}
 	slices.Sort(p.files)
+	if ok, err := m.fromSeed(p); ok || err != nil {
+		if err != nil {
+			return fmt.Errorf("code identity: package %s: %w", p.path, err)
+		}
+		return nil
+	}
+	m.computed++
 	n := &m.norm
 	n.imports = n.imports[:0]
-	h := sha256.New()
+	h, raw := sha256.New(), sha256.New()
 	for _, f := range p.files {
 		src, err := n.read(m.c.Sources, f)
 		if err != nil {
 			return fmt.Errorf("code identity: package %s: %w", p.path, err)
 		}
+		writeFileHeader(raw, &n.line, f, len(src))
+		raw.Write(src)
 		if err := n.normalise(f, src); err != nil {
 			return fmt.Errorf("code identity: package %s: %w", p.path, err)
 		}
 		// "file <name> <length of the stream>\n", then the stream.
-		n.line = append(n.line[:0], "file "...)
-		n.line = append(n.line, path.Base(f)...)
-		n.line = append(n.line, ' ')
-		n.line = strconv.AppendInt(n.line, int64(len(n.out)), 10)
-		n.line = append(n.line, '\n')
-		h.Write(n.line)
+		writeFileHeader(h, &n.line, f, len(n.out))
 		h.Write(n.out)
 	}
 	imports := slices.Clone(n.imports)
 	slices.Sort(imports)
 	p.imports = slices.Compact(imports)
 	p.hash = hex.EncodeToString(h.Sum(nil))
+	p.sources = hex.EncodeToString(raw.Sum(nil))
 	return nil
 }

@@ -10,8 +10,6 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // A normaliser computes the normalised token streams of files (see
@@ -23,15 +21,14 @@ import (
 // declarations, which give its imports, must be well formed (by go/parser's
 // grammar); and its brackets must match, which catches truncated files.
 //
-// Tokens come from tokenise, a scanner for the plain files (ASCII
-// identifiers, simple number literals, no carriage return, ...) that does not
-// allocate, or, for a file it does not handle, from go/scanner, the
-// reference: both give the same token stream (see the tests).
+// Tokens come from go/scanner, the only Go scanner here: a process that
+// would scan the same files again takes their hashes from its binary's memo
+// instead (see the package doc).
 type normaliser struct {
 	out     []byte   // the normalised stream of the last file normalised
 	imports []string // the imports of the files normalised since it was last emptied
 	src     []byte   // the last file read
-	line    []byte   // scratch for Module.loadInto
+	line    []byte   // scratch for writeFileHeader
 
 	// The file being normalised.
 	name     string
@@ -40,10 +37,9 @@ type normaliser struct {
 	hdr      int   // where the file's header is
 	brackets []int // the offsets of the unclosed "(", "[" and "{"
 
-	scanned int // files tokenised by go/scanner (tests)
-	sc      scanner.Scanner
-	errs    scanner.ErrorList
-	errh    scanner.ErrorHandler // adds to errs
+	sc   scanner.Scanner
+	errs scanner.ErrorList
+	errh scanner.ErrorHandler // adds to errs
 }
 
 // read returns the contents of the file name of fsys, in a buffer that the
@@ -87,27 +83,15 @@ func (n *normaliser) read(fsys fs.FS, name string) ([]byte, error) {
 func (n *normaliser) normalise(name string, src []byte) error {
 	n.name, n.text = name, src
 	nImports := len(n.imports)
-	if plain(src) {
-		n.start(nImports)
-		if n.tokenise(src) {
-			return nil
-		}
-	}
-	n.start(nImports)
-	n.scanned++
+	n.out = n.out[:0]
+	n.semi = false
+	n.hdr = hdrPackage
+	n.brackets = n.brackets[:0]
 	err := n.scan(src)
 	if err != nil {
 		n.imports = n.imports[:nImports]
 	}
 	return err
-}
-
-func (n *normaliser) start(nImports int) {
-	n.out = n.out[:0]
-	n.imports = n.imports[:nImports]
-	n.semi = false
-	n.hdr = hdrPackage
-	n.brackets = n.brackets[:0]
 }
 
 // scan tokenises src with go/scanner.
@@ -155,7 +139,7 @@ func (n *normaliser) comment(out []byte, text string) []byte {
 // out, and checks the file's header and brackets. (The stream is passed
 // around rather than kept in n, which would cost a write barrier per token
 // during garbage collection.)
-func add[L ~string | ~[]byte](n *normaliser, out []byte, off int, tok token.Token, lit L) ([]byte, error) {
+func add(n *normaliser, out []byte, off int, tok token.Token, lit string) ([]byte, error) {
 	if n.hdr != hdrBody || tok == token.IMPORT {
 		if err := header(n, off, tok, lit); err != nil {
 			return out, err
@@ -226,7 +210,7 @@ const (
 
 // header moves n.hdr over the token tok (not a comment) at offset off,
 // appending the import paths to n.imports.
-func header[L ~string | ~[]byte](n *normaliser, off int, tok token.Token, lit L) error {
+func header(n *normaliser, off int, tok token.Token, lit string) error {
 	switch hdr := n.hdr; hdr {
 	case hdrPackage:
 		if tok != token.PACKAGE {
@@ -266,7 +250,7 @@ func header[L ~string | ~[]byte](n *normaliser, off int, tok token.Token, lit L)
 		case tok != token.STRING:
 			return expected(n, off, tok, lit, "import path")
 		}
-		if err := n.importPath(string(lit)); err != nil {
+		if err := n.importPath(lit); err != nil {
 			return err
 		}
 		n.hdr = hdrSemi
@@ -307,13 +291,13 @@ func (n *normaliser) importPath(lit string) error {
 	return nil
 }
 
-func expected[L ~string | ~[]byte](n *normaliser, off int, tok token.Token, lit L, want string) error {
+func expected(n *normaliser, off int, tok token.Token, lit, want string) error {
 	found := tok.String()
 	switch {
-	case tok == token.SEMICOLON && string(lit) == "\n":
+	case tok == token.SEMICOLON && lit == "\n":
 		found = "newline"
 	case tok.IsLiteral():
-		found += " " + string(lit)
+		found += " " + lit
 	}
 	return n.syntaxError(off, "expected "+want+", found "+found)
 }
@@ -326,446 +310,6 @@ func (n *normaliser) syntaxError(off int, msg string) error {
 func (n *normaliser) position(off int) string {
 	before := n.text[:min(off, len(n.text))]
 	return fmt.Sprintf("%d:%d", 1+bytes.Count(before, []byte{'\n'}), len(before)-bytes.LastIndexByte(before, '\n'))
-}
-
-// plain reports whether src is valid UTF-8 without NUL bytes, byte order
-// marks or carriage returns (which go/scanner rejects, skips or strips).
-func plain(src []byte) bool {
-	return bytes.IndexByte(src, 0) < 0 && bytes.IndexByte(src, '\r') < 0 && utf8.Valid(src) && !bytes.Contains(src, []byte("\uFEFF"))
-}
-
-// tokenise adds the tokens of src, a plain file, to the stream as go/scanner
-// scans them, and reports true; or, if src has a token that tokenise does
-// not handle (a non-ASCII identifier, an imaginary, hexadecimal
-// floating-point or digit-separated number, a character that is no token,
-// ...) or if it does not scan, or its header or brackets are
-// wrong, it reports false.
-func (n *normaliser) tokenise(src []byte) bool {
-	insertSemi := false // as go/scanner: a newline or EOF is a semicolon
-	out := n.out
-	defer func() { n.out = out }()
-	var err error
-	i := 0
-	for {
-		for i < len(src) && (src[i] == ' ' || src[i] == '\t' || src[i] == '\n' && !insertSemi) {
-			i++
-		}
-		if i == len(src) {
-			if insertSemi {
-				if out, err = add(n, out, i, token.SEMICOLON, "\n"); err != nil {
-					return false
-				}
-			}
-			out, err = add(n, out, i, token.EOF, "")
-			return err == nil
-		}
-		start, c := i, src[i]
-		var tok token.Token
-		semi := false // insertSemi after tok
-		switch {
-		case c == '\n': // insertSemi
-			i++
-			tok = token.SEMICOLON
-		case word[c] && !('0' <= c && c <= '9'):
-			for i++; i < len(src) && word[src[i]]; i++ {
-			}
-			if i < len(src) && src[i] >= utf8.RuneSelf {
-				return false
-			}
-			tok, semi = token.IDENT, true
-			if kw := keyword(src[start:i]); kw != token.IDENT {
-				tok = kw
-				semi = kw == token.BREAK || kw == token.CONTINUE || kw == token.FALLTHROUGH || kw == token.RETURN
-			}
-		case '0' <= c && c <= '9':
-			i, tok = number(src, i)
-			semi = true
-		case c == '"':
-			i = interpreted(src, i)
-			tok, semi = token.STRING, true
-		case c == '`':
-			if k := bytes.IndexByte(src[i+1:], '`'); k >= 0 {
-				i += k + 2
-				tok, semi = token.STRING, true
-			}
-		case c == '\'':
-			i = runeLit(src, i)
-			tok, semi = token.CHAR, true
-		case c == '/' && i+1 < len(src) && src[i+1] == '/':
-			if k := bytes.IndexByte(src[i:], '\n'); k >= 0 {
-				i += k
-			} else {
-				i = len(src)
-			}
-			// Only a comment that may be a directive becomes a string.
-			if text := src[start:i]; bytes.HasPrefix(text, []byte("//go:")) || bytes.Contains(text, []byte("+build")) {
-				out = n.comment(out, string(text))
-			}
-			continue // insertSemi unchanged
-		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			k := bytes.Index(src[i+2:], []byte("*/"))
-			if k < 0 {
-				return false
-			}
-			i += k + 4
-			// Not a directive. Containing a newline, it ends a line.
-			if insertSemi && bytes.IndexByte(src[start:i], '\n') >= 0 {
-				if out, err = add(n, out, start, token.SEMICOLON, "\n"); err != nil {
-					return false
-				}
-				insertSemi = false
-			}
-			continue
-		default:
-			i, tok, semi = operator(src, i)
-		}
-		if i < 0 || tok == token.ILLEGAL {
-			return false
-		}
-		if out, err = add(n, out, start, tok, src[start:i]); err != nil {
-			return false
-		}
-		insertSemi = semi
-	}
-}
-
-// word holds the bytes of ASCII identifiers.
-var word = func() (w [256]bool) {
-	for c := range w {
-		w[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
-	}
-	return w
-}()
-
-// keyword returns the keyword token of an identifier, or IDENT (as
-// token.Lookup, without a string).
-func keyword(ident []byte) token.Token {
-	if len(ident) < 2 || ident[0] < 'b' || ident[0] > 'v' {
-		return token.IDENT
-	}
-	switch string(ident) {
-	case "break":
-		return token.BREAK
-	case "case":
-		return token.CASE
-	case "chan":
-		return token.CHAN
-	case "const":
-		return token.CONST
-	case "continue":
-		return token.CONTINUE
-	case "default":
-		return token.DEFAULT
-	case "defer":
-		return token.DEFER
-	case "else":
-		return token.ELSE
-	case "fallthrough":
-		return token.FALLTHROUGH
-	case "for":
-		return token.FOR
-	case "func":
-		return token.FUNC
-	case "go":
-		return token.GO
-	case "goto":
-		return token.GOTO
-	case "if":
-		return token.IF
-	case "import":
-		return token.IMPORT
-	case "interface":
-		return token.INTERFACE
-	case "map":
-		return token.MAP
-	case "package":
-		return token.PACKAGE
-	case "range":
-		return token.RANGE
-	case "return":
-		return token.RETURN
-	case "select":
-		return token.SELECT
-	case "struct":
-		return token.STRUCT
-	case "switch":
-		return token.SWITCH
-	case "type":
-		return token.TYPE
-	case "var":
-		return token.VAR
-	}
-	return token.IDENT
-}
-
-// number returns the end and the token of the number literal at src[i] (a
-// digit) if it is a decimal integer or floating-point number, or a
-// hexadecimal, octal or binary integer, without digit separators, not
-// followed by a letter, a digit or "."; or ILLEGAL.
-func number(src []byte, i int) (int, token.Token) {
-	if src[i] == '0' && i+1 < len(src) {
-		base, j := 0, i+2
-		switch c := src[i+1]; {
-		case c|0x20 == 'x':
-			base = 16
-		case c|0x20 == 'o':
-			base = 8
-		case c|0x20 == 'b':
-			base = 2
-		case '0' <= c && c <= '7': // legacy octal, 0755
-			base, j = 8, i+1
-		case word[c] && c|0x20 != 'e': // 0_, 08, 0i, ...
-			return -1, token.ILLEGAL
-		}
-		if base != 0 {
-			k := j
-			for k < len(src) && digitVal(src[k]) < base {
-				k++
-			}
-			if k == j {
-				return -1, token.ILLEGAL
-			}
-			return end(src, k, token.INT)
-		}
-	}
-	digits := func(i int) int {
-		for i < len(src) && '0' <= src[i] && src[i] <= '9' {
-			i++
-		}
-		return i
-	}
-	tok := token.INT
-	i = digits(i)
-	if i < len(src) && src[i] == '.' {
-		tok = token.FLOAT
-		i = digits(i + 1)
-	}
-	if i < len(src) && src[i]|0x20 == 'e' {
-		tok = token.FLOAT
-		i++
-		if i < len(src) && (src[i] == '+' || src[i] == '-') {
-			i++
-		}
-		j := digits(i)
-		if j == i {
-			return -1, token.ILLEGAL
-		}
-		i = j
-	}
-	return end(src, i, tok)
-}
-
-// end returns i and tok, or ILLEGAL if the number literal ending at src[i]
-// is followed by a letter, a digit, "." or a non-ASCII character (which
-// number does not handle, or does not scan).
-func end(src []byte, i int, tok token.Token) (int, token.Token) {
-	if i < len(src) && (word[src[i]] || src[i] == '.' || src[i] >= utf8.RuneSelf) {
-		return -1, token.ILLEGAL
-	}
-	return i, tok
-}
-
-// digitVal returns the value of a hexadecimal digit, or 16.
-func digitVal(c byte) int {
-	switch {
-	case '0' <= c && c <= '9':
-		return int(c - '0')
-	case 'a' <= c|0x20 && c|0x20 <= 'f':
-		return int(c|0x20-'a') + 10
-	}
-	return 16
-}
-
-// interpreted returns the end of the interpreted string literal at src[i],
-// or -1 if it does not scan.
-func interpreted(src []byte, i int) int {
-	for i++; i < len(src); {
-		switch src[i] {
-		case '"':
-			return i + 1
-		case '\n':
-			return -1
-		case '\\':
-			if i = escape(src, i+1, '"'); i < 0 {
-				return -1
-			}
-		default:
-			i++
-		}
-	}
-	return -1
-}
-
-// runeLit returns the end of the rune literal at src[i], or -1 if it does
-// not scan.
-func runeLit(src []byte, i int) int {
-	i++
-	if i >= len(src) {
-		return -1
-	}
-	switch c := src[i]; {
-	case c == '\\':
-		if i = escape(src, i+1, '\''); i < 0 {
-			return -1
-		}
-	case c == '\n' || c == '\'':
-		return -1
-	default:
-		_, size := utf8.DecodeRune(src[i:])
-		i += size
-	}
-	if i >= len(src) || src[i] != '\'' {
-		return -1
-	}
-	return i + 1
-}
-
-// escape returns the end of the escape sequence whose backslash precedes
-// src[i], in a literal quoted by quote, or -1 if it is not valid (as
-// go/scanner's scanEscape).
-func escape(src []byte, i int, quote byte) int {
-	if i >= len(src) {
-		return -1
-	}
-	var k int
-	var base, max uint32
-	switch c := src[i]; {
-	case c == 'a' || c == 'b' || c == 'f' || c == 'n' || c == 'r' || c == 't' || c == 'v' || c == '\\' || c == quote:
-		return i + 1
-	case '0' <= c && c <= '7':
-		k, base, max = 3, 8, 255
-	case c == 'x':
-		i++
-		k, base, max = 2, 16, 255
-	case c == 'u':
-		i++
-		k, base, max = 4, 16, unicode.MaxRune
-	case c == 'U':
-		i++
-		k, base, max = 8, 16, unicode.MaxRune
-	default:
-		return -1
-	}
-	var x uint32
-	for ; k > 0; k-- {
-		if i >= len(src) {
-			return -1
-		}
-		d := uint32(digitVal(src[i]))
-		if d >= base {
-			return -1
-		}
-		x = x*base + d
-		i++
-	}
-	if x > max || 0xD800 <= x && x < 0xE000 {
-		return -1
-	}
-	return i
-}
-
-// operator returns the end and the token of the operator or punctuation at
-// src[i], and whether a newline after it is a semicolon; or ILLEGAL.
-func operator(src []byte, i int) (int, token.Token, bool) {
-	at := func(k int) byte {
-		if i+k < len(src) {
-			return src[i+k]
-		}
-		return 0
-	}
-	// op returns tok1 if the next byte is '=', else tok0.
-	op := func(tok0, tok1 token.Token) (int, token.Token, bool) {
-		if at(1) == '=' {
-			return i + 2, tok1, false
-		}
-		return i + 1, tok0, false
-	}
-	switch src[i] {
-	case '(':
-		return i + 1, token.LPAREN, false
-	case ')':
-		return i + 1, token.RPAREN, true
-	case '[':
-		return i + 1, token.LBRACK, false
-	case ']':
-		return i + 1, token.RBRACK, true
-	case '{':
-		return i + 1, token.LBRACE, false
-	case '}':
-		return i + 1, token.RBRACE, true
-	case ',':
-		return i + 1, token.COMMA, false
-	case ';':
-		return i + 1, token.SEMICOLON, false
-	case ':':
-		return op(token.COLON, token.DEFINE)
-	case '.':
-		switch {
-		case at(1) == '.' && at(2) == '.':
-			return i + 3, token.ELLIPSIS, false
-		case '0' <= at(1) && at(1) <= '9': // a number
-			return -1, token.ILLEGAL, false
-		}
-		return i + 1, token.PERIOD, false
-	case '+':
-		if at(1) == '+' {
-			return i + 2, token.INC, true
-		}
-		return op(token.ADD, token.ADD_ASSIGN)
-	case '-':
-		if at(1) == '-' {
-			return i + 2, token.DEC, true
-		}
-		return op(token.SUB, token.SUB_ASSIGN)
-	case '*':
-		return op(token.MUL, token.MUL_ASSIGN)
-	case '/':
-		return op(token.QUO, token.QUO_ASSIGN)
-	case '%':
-		return op(token.REM, token.REM_ASSIGN)
-	case '^':
-		return op(token.XOR, token.XOR_ASSIGN)
-	case '<':
-		switch {
-		case at(1) == '-':
-			return i + 2, token.ARROW, false
-		case at(1) == '<' && at(2) == '=':
-			return i + 3, token.SHL_ASSIGN, false
-		case at(1) == '<':
-			return i + 2, token.SHL, false
-		}
-		return op(token.LSS, token.LEQ)
-	case '>':
-		switch {
-		case at(1) == '>' && at(2) == '=':
-			return i + 3, token.SHR_ASSIGN, false
-		case at(1) == '>':
-			return i + 2, token.SHR, false
-		}
-		return op(token.GTR, token.GEQ)
-	case '=':
-		return op(token.ASSIGN, token.EQL)
-	case '!':
-		return op(token.NOT, token.NEQ)
-	case '&':
-		switch {
-		case at(1) == '^' && at(2) == '=':
-			return i + 3, token.AND_NOT_ASSIGN, false
-		case at(1) == '^':
-			return i + 2, token.AND_NOT, false
-		case at(1) == '&':
-			return i + 2, token.LAND, false
-		}
-		return op(token.AND, token.AND_ASSIGN)
-	case '|':
-		if at(1) == '|' {
-			return i + 2, token.LOR, false
-		}
-		return op(token.OR, token.OR_ASSIGN)
-	case '~':
-		return i + 1, token.TILDE, false
-	}
-	return -1, token.ILLEGAL, false
 }
 
 // directive returns the normalised form of a comment that changes what is

@@ -162,11 +162,25 @@ func TestHashesMatchParser(t *testing.T) {
 				t.Errorf("%s: hash %s, imports %q; the reference has %s, %q", pp, p.hash, p.imports, hash, imports)
 			}
 		}
-		t.Logf("module %s: %d packages, %d files tokenised by go/scanner rather than tokenise", fsys.module, len(dirs), m.norm.scanned)
+		t.Logf("module %s: %d packages", fsys.module, len(dirs))
 		if len(dirs) < 5 {
 			t.Errorf("module %s: only %d packages", fsys.module, len(dirs))
 		}
 	}
+}
+
+// oddHeaders are files with unusual package clauses and import declarations.
+var oddHeaders = []string{
+	"package p",
+	"package p; import \"fmt\"",
+	"package p; import (\"fmt\"; . \"strings\"; _ \"os\"; x \"io\")",
+	"package p\nimport ()\nimport (\n)\nimport \"fmt\"\nimport (\n\t\"io\" // c\n\t/* d */ \"os\"\n)\n",
+	"package p\n\nimport (\n\t\"fmt\"\n\n\t\"strings\"\n)\n\nimport \"os\"\n\nvar _ = fmt.Sprint\nvar _ = strings.Cut\nvar _ = os.Exit",
+	"\ufeffpackage p // BOM\n",
+	"/* a */ package /* b */ p /* c */ ; import /* d */ ( /* e */ f /* f */ `fmt` /* g */ ) /* h */",
+	"package p\nimport `fmt`\n",
+	"package p\nimport \"\\x66mt\"\n",
+	"package p\n\n//go:build x\n\nimport \"fmt\"\n\nfunc f() {\n\tfmt.Println(1)\n}\n",
 }
 
 // TestNormaliseMatchesParser compares normalise with the reference on every
@@ -208,18 +222,7 @@ func TestNormaliseMatchesParser(t *testing.T) {
 	for _, dir := range []string{"go", "strconv", "net/http"} {
 		add(os.DirFS(filepath.Join(runtime.GOROOT(), "src", dir)), "goroot/"+dir+"/", goroot)
 	}
-	for i, src := range []string{
-		"package p",
-		"package p; import \"fmt\"",
-		"package p; import (\"fmt\"; . \"strings\"; _ \"os\"; x \"io\")",
-		"package p\nimport ()\nimport (\n)\nimport \"fmt\"\nimport (\n\t\"io\" // c\n\t/* d */ \"os\"\n)\n",
-		"package p\n\nimport (\n\t\"fmt\"\n\n\t\"strings\"\n)\n\nimport \"os\"\n\nvar _ = fmt.Sprint\nvar _ = strings.Cut\nvar _ = os.Exit",
-		"\ufeffpackage p // BOM\n",
-		"/* a */ package /* b */ p /* c */ ; import /* d */ ( /* e */ f /* f */ `fmt` /* g */ ) /* h */",
-		"package p\nimport `fmt`\n",
-		"package p\nimport \"\\x66mt\"\n",
-		"package p\n\n//go:build x\n\nimport \"fmt\"\n\nfunc f() {\n\tfmt.Println(1)\n}\n",
-	} {
+	for i, src := range oddHeaders {
 		files = append(files, file{fmt.Sprintf("inline-%d.go", i), []byte(src)})
 	}
 	var n normaliser // reused across files, as a Module's
@@ -252,46 +255,40 @@ func TestNormaliseMatchesParser(t *testing.T) {
 	}
 }
 
-func TestKeyword(t *testing.T) {
-	for tok := range token.Token(256) {
-		if tok.IsKeyword() {
-			if got := keyword([]byte(tok.String())); got != tok {
-				t.Errorf("keyword(%q) = %v", tok.String(), got)
-			}
-		}
-	}
-	for _, id := range []string{"a", "x", "breaks", "Break", "_", "vars", "b", "interfaces", "imports", "zz", "packag"} {
-		if got := keyword([]byte(id)); got != token.IDENT || token.Lookup(id) != token.IDENT {
-			t.Errorf("keyword(%q) = %v", id, got)
-		}
-	}
+// fuzzSeeds are the seed corpus of the fuzz target: every kind of token,
+// and files that do not scan.
+var fuzzSeeds = []string{
+	"package p\n\nimport (\n\t\"fmt\"\n\tx \"strings\"\n)\n\nfunc f() { fmt.Println(x.Repeat(\"a\\n\", 0x1F), 'c', '\\'', `raw`, 1.5e-3, 07, 0o7, 1_0, .5, 1i) }\n",
+	"package p\n//go:build linux\n/* a\nb */ var x = 1 /* c */ + 2 // d\nvar s = \"\\u00e9\\U0001F600\\x41\\101\" + \"é\"\n",
+	"package p; var a, b = 3 &^ 2, 4 << 1 >> 1; func g() (int, bool) { a <<= 1; b >>= 1; a &^= 1; ch <- 1; return a, b != 3 && !false || a <= b }",
+	"package p\nvar (x = 'é'; y = '\\377'; z = \"\\uD800\")\n",
+	"package p\nvar x = 0x\n",
+	"package p\nvar x = 1e\n",
+	"package p\nvar x = `unterminated\n",
+	"package p\nvar x = \"a\nb\"\n",
+	"package p\nvar x = '' + 'ab'\n",
+	"\ufeffpackage p\n",
+	"package p\r\nvar x = 1\r\n",
+	"package p\nvar café = 1\n",
+	"package p\nvar x = a...b\n",
+	"package p\nvar x = 1.String()\n",
+	"package p\n/* unterminated",
+	"package p\nvar x = #\n",
+	"//+build", // IsPlusBuild accepts it without the space: once a slice out of range
+	"//+build linux\n\npackage p\n",
+	"package p\nvar x = []int{0o17, 0O7, 0b101, 0B1, 0755, 0, 00, 0x_1, 0o8, 0b2, 08, 09.5, 0o, 0b, 1_000, 0e1, 0.5e+1, 1.}\n",
 }
 
-// FuzzTokenise checks that tokenise, when it accepts a file, gives the token
-// stream and imports of go/scanner, and that it accepts no file that
-// go/scanner rejects.
-func FuzzTokenise(f *testing.F) {
-	for _, src := range []string{
-		"package p\n\nimport (\n\t\"fmt\"\n\tx \"strings\"\n)\n\nfunc f() { fmt.Println(x.Repeat(\"a\\n\", 0x1F), 'c', '\\'', `raw`, 1.5e-3, 07, 0o7, 1_0, .5, 1i) }\n",
-		"package p\n//go:build linux\n/* a\nb */ var x = 1 /* c */ + 2 // d\nvar s = \"\\u00e9\\U0001F600\\x41\\101\" + \"é\"\n",
-		"package p; var a, b = 3 &^ 2, 4 << 1 >> 1; func g() (int, bool) { a <<= 1; b >>= 1; a &^= 1; ch <- 1; return a, b != 3 && !false || a <= b }",
-		"package p\nvar (x = 'é'; y = '\\377'; z = \"\\uD800\")\n",
-		"package p\nvar x = 0x\n",
-		"package p\nvar x = 1e\n",
-		"package p\nvar x = `unterminated\n",
-		"package p\nvar x = \"a\nb\"\n",
-		"package p\nvar x = '' + 'ab'\n",
-		"\ufeffpackage p\n",
-		"package p\r\nvar x = 1\r\n",
-		"package p\nvar café = 1\n",
-		"package p\nvar x = a...b\n",
-		"package p\nvar x = 1.String()\n",
-		"package p\n/* unterminated",
-		"package p\nvar x = #\n",
-		"//+build", // IsPlusBuild accepts it without the space: once a slice out of range
-		"//+build linux\n\npackage p\n",
-		"package p\nvar x = []int{0o17, 0O7, 0b101, 0B1, 0755, 0, 00, 0x_1, 0o8, 0b2, 08, 09.5, 0o, 0b, 1_000, 0e1, 0.5e+1, 1.}\n",
-	} {
+// FuzzNormalise checks normalise against the reference (parsedNormalise:
+// go/parser for the imports, its own writing of go/scanner's tokens): on
+// every file that parses, normalise gives the same stream and imports; it
+// accepts no file that does not scan; and a normaliser reused after another
+// file (as a Module's is) gives what a fresh one gives.
+func FuzzNormalise(f *testing.F) {
+	for _, src := range fuzzSeeds {
+		f.Add([]byte(src))
+	}
+	for _, src := range oddHeaders {
 		f.Add([]byte(src))
 	}
 	if files, err := fs.Glob(os.DirFS("."), "*.go"); err == nil {
@@ -302,19 +299,24 @@ func FuzzTokenise(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		var fast, slow normaliser
-		fast.name, fast.text = "f.go", src
-		fast.start(0)
-		if !plain(src) || !fast.tokenise(src) {
-			return
+		var n normaliser
+		err := n.normalise("f.go", src)
+		want, wantImps, wantErr := parsedNormalise("f.go", src)
+		switch {
+		case wantErr == nil && err != nil:
+			t.Fatalf("normalise rejects a file that parses and scans: %v", err)
+		case wantErr != nil && err == nil && strings.Contains(wantErr.Error(), "does not scan"):
+			t.Fatalf("normalise accepts a file that does not scan: %v", wantErr)
+		case wantErr == nil && (!bytes.Equal(n.out, want) || !slices.Equal(n.imports, wantImps)):
+			t.Fatalf("normalise and the reference differ:\n%s\n%q\n---\n%s\n%q", n.out, n.imports, want, wantImps)
 		}
-		slow.name, slow.text = "f.go", src
-		slow.start(0)
-		if err := slow.scan(src); err != nil {
-			t.Fatalf("tokenise accepts what go/scanner rejects: %v", err)
-		}
-		if !bytes.Equal(fast.out, slow.out) || !slices.Equal(fast.imports, slow.imports) {
-			t.Fatalf("tokenise and go/scanner differ:\n%s\n%q\n---\n%s\n%q", fast.out, fast.imports, slow.out, slow.imports)
+		// Reused after a file with unclosed brackets and a pending header.
+		var reused normaliser
+		reused.normalise("g.go", []byte("package g\nimport (\n\t\"fmt\"\nfunc f() { [ (\n"))
+		reused.imports = reused.imports[:0]
+		err2 := reused.normalise("f.go", src)
+		if (err == nil) != (err2 == nil) || err == nil && (!bytes.Equal(n.out, reused.out) || !slices.Equal(n.imports, reused.imports)) {
+			t.Fatalf("a reused normaliser differs from a fresh one: %v, %v", err, err2)
 		}
 	})
 }

@@ -1,0 +1,197 @@
+package codeid
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// memoVersion names the memo's format; the normaliser's version is the
+// binary's build ID.
+const memoVersion = "code identity memo 1"
+
+// memoFile is a memo: the packages a Module computed, for the next process
+// of the same binary.
+type memoFile struct {
+	Memo      string        `json:"memo"`      // memoVersion
+	Binary    string        `json:"binary"`    // Config.Binary of the Module that wrote it
+	Module    string        `json:"module"`    // Config.Path
+	Toolchain string        `json:"toolchain"` // Config.Toolchain
+	Packages  []memoPackage `json:"packages"`  // sorted by Path, no duplicates
+}
+
+type memoPackage struct {
+	Path    string   `json:"path"`
+	Sources string   `json:"sources"` // hex SHA-256 of the package's files, as they were read (sourcesDigest)
+	Hash    string   `json:"hash"`    // the package's hash, computed from those files
+	Imports []string `json:"imports"` // sorted, unique
+}
+
+// Binary returns the build identity of the binary m's identities are
+// computed by (Config.Binary).
+func (m *Module) Binary() string { return m.c.Binary }
+
+// Memo returns what m has computed, for Seeded in the next process of the
+// same binary: for every package m loaded, the SHA-256 of its files, its
+// hash and its imports (and the entries of m's own seed that it did not
+// need). computed reports whether m normalised any package itself, that is,
+// whether the memo knows more than m's seed did. A Module whose Config has no
+// Binary has no memo (nil, false).
+func (m *Module) Memo() (memo []byte, computed bool) {
+	if m.c.Binary == "" {
+		return nil, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	byPath := maps.Clone(m.seed)
+	if byPath == nil {
+		byPath = map[string]memoPackage{}
+	}
+	for pp, p := range m.pkgs {
+		if p.err != nil {
+			delete(byPath, pp)
+			continue
+		}
+		byPath[pp] = memoPackage{Path: pp, Sources: p.sources, Hash: p.hash, Imports: p.imports}
+	}
+	f := memoFile{Memo: memoVersion, Binary: m.c.Binary, Module: m.c.Path, Toolchain: m.c.Toolchain, Packages: []memoPackage{}}
+	for _, pp := range slices.Sorted(maps.Keys(byPath)) {
+		e := byPath[pp]
+		if e.Imports == nil {
+			e.Imports = []string{}
+		}
+		f.Packages = append(f.Packages, e)
+	}
+	data, err := json.Marshal(f)
+	if err != nil {
+		panic(err) // strings and slices of strings
+	}
+	return data, m.computed > 0
+}
+
+// Seeded returns a new Module with m's Config that takes a package's hash
+// and imports from memo, written by Memo, instead of normalising its files
+// — if memo was written by this very binary (Config.Binary, which covers the
+// normaliser's code and the embedded sources), for the same module and
+// toolchain, and the package's files, read now, have the SHA-256 the memo
+// recorded. Any other package is computed as New's Module computes it.
+//
+// A memo that is malformed in any way, or of another binary, is refused as
+// a whole with an error saying why, and the caller goes on without it. What
+// Seeded cannot check is that the memo's hashes are the ones this binary
+// computes from those files: only normalising them again would tell. A memo
+// is therefore only as trustworthy as whoever could write it: a process of
+// this binary on this machine, for the store it keeps it in. Verification
+// must not use one (see the package doc).
+func (m *Module) Seeded(memo []byte) (*Module, error) {
+	if m.c.Binary == "" {
+		return nil, errors.New("code identity memo: this binary has no build ID (Config.Binary), so no memo can be told to be its own")
+	}
+	var f memoFile
+	dec := json.NewDecoder(bytes.NewReader(memo))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("code identity memo: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("code identity memo: data after the memo")
+	}
+	switch {
+	case f.Memo != memoVersion:
+		return nil, fmt.Errorf("code identity memo: format %q, want %q", f.Memo, memoVersion)
+	case f.Binary != m.c.Binary:
+		return nil, fmt.Errorf("code identity memo: written by binary %q, this is %q", f.Binary, m.c.Binary)
+	case f.Module != m.c.Path || f.Toolchain != m.c.Toolchain:
+		return nil, fmt.Errorf("code identity memo: of module %q with toolchain %q, this is %q with %q", f.Module, f.Toolchain, m.c.Path, m.c.Toolchain)
+	}
+	seed := make(map[string]memoPackage, len(f.Packages))
+	for i, e := range f.Packages {
+		if err := m.checkMemoPackage(e); err != nil {
+			return nil, fmt.Errorf("code identity memo: package %d (%q): %w", i, e.Path, err)
+		}
+		if i > 0 && f.Packages[i-1].Path >= e.Path {
+			return nil, fmt.Errorf("code identity memo: packages not sorted, or listed twice (%q after %q)", e.Path, f.Packages[i-1].Path)
+		}
+		seed[e.Path] = e
+	}
+	s := New(m.c)
+	s.seed = seed
+	return s, nil
+}
+
+// checkMemoPackage checks the form of a memo's entry.
+func (m *Module) checkMemoPackage(e memoPackage) error {
+	if _, ok := m.dir(e.Path); !ok {
+		return fmt.Errorf("not a package of module %s", m.c.Path)
+	}
+	if !isHexSHA256(e.Sources) || !isHexSHA256(e.Hash) {
+		return errors.New("sources or hash is not a hex SHA-256")
+	}
+	for i, imp := range e.Imports {
+		switch {
+		case imp == "" || imp == "C" || strings.HasPrefix(imp, ".") || strings.HasPrefix(imp, "/"):
+			return fmt.Errorf("import %q is not a module import path", imp)
+		case i > 0 && e.Imports[i-1] >= imp:
+			return fmt.Errorf("imports not sorted, or listed twice (%q after %q)", imp, e.Imports[i-1])
+		}
+	}
+	return nil
+}
+
+func isHexSHA256(s string) bool {
+	if len(s) != 2*sha256.Size {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// fromSeed sets p's hash and imports from m's seed if the seed has p and
+// p's files are those the seed's entry was computed from, and reports
+// whether it did. m.mu must be held for writing.
+func (m *Module) fromSeed(p *pkg) (bool, error) {
+	e, ok := m.seed[p.path]
+	if !ok {
+		return false, nil
+	}
+	h := sha256.New()
+	for _, f := range p.files {
+		src, err := m.norm.read(m.c.Sources, f)
+		if err != nil {
+			return false, err
+		}
+		writeFileHeader(h, &m.norm.line, f, len(src))
+		h.Write(src)
+	}
+	if hex.EncodeToString(h.Sum(nil)) != e.Sources {
+		return false, nil
+	}
+	p.sources, p.hash, p.imports = e.Sources, e.Hash, e.Imports
+	return true, nil
+}
+
+// writeFileHeader writes "file <base name> <length>\n" to h, which is how a
+// file starts in a package's hash (its normalised stream follows) and in
+// the digest of its sources (its bytes follow).
+func writeFileHeader(h io.Writer, line *[]byte, name string, length int) {
+	b := append((*line)[:0], "file "...)
+	b = append(b, path.Base(name)...)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(length), 10)
+	b = append(b, '\n')
+	h.Write(b)
+	*line = b
+}
