@@ -113,7 +113,7 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 				Tool:      bundle.Tool{Name: "thv", Version: version, GoVersion: runtime.Version()},
 				Published: published,
 				Reproduce: fmt.Sprintf("thv repro --params %s --profile %s --store store", name, profile),
-				Verify:    "thv verify-bundle <this archive> --all",
+				Verify:    "thv verify-bundle <this archive>",
 				Rebuild:   "cd source && CGO_ENABLED=0 go build -trimpath ./cmd/thv",
 				Progress:  phaseBar(errw, "bundle"),
 			})
@@ -131,7 +131,7 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 	}
 	pf.register(cmd)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the bundle file to write (tar.gz)")
-	cmd.Flags().BoolVar(&noImage, "no-image", false, "leave the OCI image out (15 MB smaller; verify-bundle --use-bundle-binary then cannot work)")
+	cmd.Flags().BoolVar(&noImage, "no-image", false, "leave the OCI image out (15 MB smaller): the image is published for running the tasks in containers, never run by verify-bundle")
 	return cmd
 }
 

@@ -15,6 +15,10 @@ import (
 func (c *crate) preview() ([]byte, error) {
 	var b strings.Builder
 	e := html.EscapeString
+	verify := ""
+	if c.opt.Verify != "" {
+		verify = fmt.Sprintf("%-41s # manifest, store, and every task re-executed\n", e(c.opt.Verify))
+	}
 	title := e(c.opt.Tool.Name + " reproduction bundle: " + c.opt.Protocol.Path + ", profile " + c.opt.Profile)
 	fmt.Fprintf(&b, `<!DOCTYPE html>
 <html lang="en">
@@ -28,9 +32,8 @@ func (c *crate) preview() ([]byte, error) {
 <p>An RO-Crate (Workflow Run and Provenance Run Crate profiles): its machine-readable description is
 <a href="ro-crate-metadata.json">ro-crate-metadata.json</a>.</p>
 <h2>Check it</h2>
-<pre>thv verify-bundle BUNDLE.tar.gz           # manifest, store, and every task re-executed
-sha256sum -c SHA256SUMS                     # in the extracted directory, without thv</pre>
-`, title, title)
+<pre>%ssha256sum -c SHA256SUMS                     # in the extracted directory, without %s</pre>
+`, title, title, verify, e(c.opt.Tool.Name))
 	if c.opt.Reproduce != "" {
 		fmt.Fprintf(&b, "<p>Re-run the protocol in the extracted directory: <code>%s</code></p>\n", e(c.opt.Reproduce))
 	}

@@ -50,7 +50,8 @@ type Options struct {
 	Progress  func(done, total int) // called as files are written
 	// Verify is the command that checks the bundle, with <this archive>
 	// standing for its file; Rebuild, the one that rebuilds the tool from
-	// source/ in the extracted bundle. The crate shows both ("": not).
+	// source/ in the extracted bundle. The crate and its preview show both
+	// ("": not).
 	Verify  string
 	Rebuild string
 }
