@@ -17,7 +17,7 @@ func (c *crate) preview() ([]byte, error) {
 	e := html.EscapeString
 	verify := ""
 	if c.opt.Verify != "" {
-		verify = fmt.Sprintf("%-41s # manifest, store, and every task re-executed\n", e(c.opt.Verify))
+		verify = e(fmt.Sprintf("%-43s # manifest, store, and every task re-executed\n", c.opt.Verify))
 	}
 	title := e(c.opt.Tool.Name + " reproduction bundle: " + c.opt.Protocol.Path + ", profile " + c.opt.Profile)
 	fmt.Fprintf(&b, `<!DOCTYPE html>
