@@ -11,6 +11,7 @@ import (
 
 	"thv/algos"
 	"thv/envs"
+	"thv/internal/testenv"
 	"thv/stages/formats"
 	"thv/stages/stage"
 )
@@ -93,7 +94,8 @@ func TestPaperReference(t *testing.T) {
 	if len(ref.Cells) != 2*14*4 {
 		t.Fatalf("%d cells, want 2 settings × 14 algorithms × 4 geometries", len(ref.Cells))
 	}
-	path, set := os.LookupEnv("THV_PAPER")
+	path := os.Getenv("THV_PAPER")
+	set := path != ""
 	if !set {
 		path = "../../../shared/paper/paper.tex"
 	}
@@ -102,7 +104,7 @@ func TestPaperReference(t *testing.T) {
 	case err != nil && set:
 		t.Fatalf("THV_PAPER names the paper's source, but: %v", err)
 	case err != nil:
-		t.Skipf("the paper's source is not beside the repository (%v): set THV_PAPER=path/to/paper.tex to cross-check the reference with it", err)
+		testenv.Missing(t, "the paper's source is not beside the repository (%v): set THV_PAPER=path/to/paper.tex to cross-check the reference with it", err)
 	}
 	lines := strings.Split(string(paper), "\n")
 	for _, c := range ref.Cells {
