@@ -56,6 +56,9 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	@# A merge's conflict markers left in a doc or a script (Go would not build).
+	@out=$$(grep -nE '^(<<<<<<<|>>>>>>>)( |$$)' README.md Makefile .ci/run docs/*.md 2>/dev/null); \
+	if [ -n "$$out" ]; then echo "merge conflict markers left in:"; echo "$$out"; exit 1; fi
 
 clean:
 	rm -rf bin
