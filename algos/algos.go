@@ -1,13 +1,16 @@
 // Package algos defines what a top-k multi-objective bandit policy is, the
-// registry of the paper's fourteen algorithms, the statistics and helpers
-// they share (empirical means, Pareto layers, crowding distance), and the
-// single-run simulation loop with its metrics.
+// registry of algorithms (the paper's fourteen, in the order of its tables,
+// and any other a package registers), the statistics and helpers they share
+// (empirical means, Pareto layers, crowding distance), and the single-run
+// simulation loop with its metrics.
 //
 // Each algorithm family lives in its own package under algos/ (thvucb,
 // paretoucb, paretots, chebyshev, hvscalar, scalarucb, randomk) and
 // registers its algorithms from init; import thv/algos/all to get them all.
-// Keeping families apart lets the pipeline fingerprint each family's code
-// separately, so editing one family reruns only its experiments.
+// An algorithm is its package and one import line in algos/all: the
+// registry accepts any well-formed new name. Keeping families apart lets
+// the pipeline fingerprint each family's code separately, so editing one
+// family reruns only its experiments.
 package algos
 
 import (
@@ -16,6 +19,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Policy chooses a slate of k distinct arms each round and learns from the
@@ -90,7 +94,9 @@ type Spec struct {
 	New     func(cfg Config) Policy
 }
 
-// PaperOrder lists the fourteen algorithms in the order of the paper's tables.
+// PaperOrder lists the paper's fourteen algorithms in the order of its
+// tables. It orders, it does not gate: All lists these first, in this
+// order, then any other registered algorithm by name.
 var PaperOrder = []string{
 	"THV-UCB",
 	"ParetoUCB", "ParetoUCB+", "ParetoUCB-Div", "ParetoUCB-Crowd",
@@ -103,19 +109,59 @@ var PaperOrder = []string{
 
 var registry = map[string]Spec{}
 
-// Register adds an algorithm; it panics on a duplicate or unknown name, which
-// is a programming error caught by the package tests.
+// maxNameLen is the longest algorithm name Register accepts.
+const maxNameLen = 64
+
+// checkName reports why name cannot name an algorithm. A name becomes a
+// component of task IDs (run/<setting>/<geometry>/<algorithm>/eta=…/seed=…),
+// of file names and of LaTeX tables, so it is an ASCII letter followed by
+// letters, digits and the characters + - . (as the paper's ParetoUCB+ and
+// ScalarUCB-RandW), at most maxNameLen bytes.
+func checkName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("empty algorithm name")
+	case len(name) > maxNameLen:
+		return fmt.Errorf("algorithm name %.40q… is %d bytes long, more than %d", name, len(name), maxNameLen)
+	case !isLetter(name[0]):
+		return fmt.Errorf("algorithm name %q: want an ASCII letter first", name)
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !isLetter(c) && !('0' <= c && c <= '9') && c != '+' && c != '-' && c != '.' {
+			r, _ := utf8.DecodeRuneInString(name[i:])
+			return fmt.Errorf("algorithm name %q contains %q: want only ASCII letters, digits and + - . (it becomes part of task IDs, file names and LaTeX)", name, r)
+		}
+	}
+	return nil
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// Register adds an algorithm under any well-formed name (checkName) not yet
+// taken, also up to case (Lookup suggests names up to case, and files
+// differing only in case collide on some file systems). It panics
+// otherwise, or without a constructor: a programming error, caught when the
+// binary starts.
 func Register(s Spec) {
+	if err := checkName(s.Name); err != nil {
+		panic("algos: Register: " + err.Error())
+	}
 	if _, dup := registry[s.Name]; dup {
 		panic("algos: duplicate registration of " + s.Name)
 	}
-	if !slices.Contains(PaperOrder, s.Name) {
-		panic("algos: " + s.Name + " is not one of the paper's algorithms")
+	for n := range registry {
+		if strings.EqualFold(n, s.Name) {
+			panic("algos: Register: " + s.Name + " differs from the registered " + n + " only in case")
+		}
+	}
+	if s.New == nil {
+		panic("algos: Register: " + s.Name + " has no constructor (Spec.New)")
 	}
 	registry[s.Name] = s
 }
 
-// All returns the registered algorithms in paper order.
+// All returns the registered algorithms: the paper's in PaperOrder, then
+// the others sorted by name.
 func All() []Spec {
 	out := make([]Spec, 0, len(registry))
 	for _, name := range PaperOrder {
@@ -123,6 +169,13 @@ func All() []Spec {
 			out = append(out, s)
 		}
 	}
+	paper := len(out)
+	for name, s := range registry {
+		if !slices.Contains(PaperOrder, name) {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out[paper:], func(a, b Spec) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 

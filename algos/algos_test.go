@@ -132,3 +132,64 @@ func TestSimulateErrors(t *testing.T) {
 		t.Fatalf("duplicate arms accepted: %v", err)
 	}
 }
+
+// TestRegisterOrdersDoesNotGate: Register takes any well-formed new name;
+// All lists the paper's algorithms in PaperOrder, then the others by name;
+// malformed, duplicate (also up to case) and constructor-less registrations
+// panic with a message naming the problem.
+func TestRegisterOrdersDoesNotGate(t *testing.T) {
+	saved := registry
+	registry = map[string]Spec{}
+	t.Cleanup(func() { registry = saved })
+	newPolicy := func(Config) Policy { return nil }
+	for _, name := range []string{"Zeta", "RandomK", "Alpha-2", "THV-UCB", "beta.v1+", "ParetoUCB+"} {
+		Register(Spec{Name: name, New: newPolicy})
+	}
+	var got []string
+	for _, s := range All() {
+		got = append(got, s.Name)
+	}
+	if want := []string{"THV-UCB", "ParetoUCB+", "RandomK", "Alpha-2", "Zeta", "beta.v1+"}; !slices.Equal(got, want) {
+		t.Fatalf("All() = %v, want %v", got, want)
+	}
+	if s, err := Lookup("Zeta"); err != nil || s.Name != "Zeta" {
+		t.Fatalf("Lookup(Zeta) = %v, %v", s.Name, err)
+	}
+	for _, tc := range []struct{ name, want string }{
+		{"", "empty algorithm name"},
+		{"a/b", `contains '/'`},
+		{"run/x", `contains '/'`},
+		{"x y", `contains ' '`},
+		{"UCB_2", `contains '_'`},
+		{"UCB:2", `contains ':'`},
+		{"η-UCB", "want an ASCII letter first"},
+		{"UCB-η", `contains 'η'`},
+		{"..", "want an ASCII letter first"},
+		{"-UCB", "want an ASCII letter first"},
+		{"eta=1", `contains '='`},
+		{"A\x00", `contains '\x00'`},
+		{strings.Repeat("A", maxNameLen+1), "more than 64"},
+		{"Zeta", "duplicate registration of Zeta"},
+		{"ZETA", "ZETA differs from the registered Zeta only in case"},
+		{"NoConstructor", "NoConstructor has no constructor"},
+	} {
+		func() {
+			defer func() {
+				r := recover()
+				msg, _ := r.(string)
+				if !strings.HasPrefix(msg, "algos: ") || !strings.Contains(msg, tc.want) {
+					t.Errorf("Register(%q) panicked with %v, want a message containing %q", tc.name, r, tc.want)
+				}
+			}()
+			s := Spec{Name: tc.name, New: newPolicy}
+			if tc.name == "NoConstructor" {
+				s.New = nil
+			}
+			Register(s)
+		}()
+	}
+	if len(registry) != 6 {
+		t.Fatalf("refused registrations changed the registry: %d entries", len(registry))
+	}
+	Register(Spec{Name: strings.Repeat("A", maxNameLen), New: newPolicy}) // the longest accepted
+}

@@ -508,12 +508,12 @@ func EmpiricalFrontSize(means [][]float64) int {
 	return f.Size(means)
 }
 
-// FrontTracker maintains the number of non-dominated vectors of a set that
-// changes a few vectors at a time, as the empirical means of a bandit do
-// (only the arms played in a round move). It keeps a copy of the vectors it
-// last saw and finds the changed ones itself, so it stays right whatever
-// the caller changed. The zero value is ready to use; it is not safe for
-// concurrent use.
+// FrontTracker maintains the non-dominated vectors of a set that changes a
+// few vectors at a time, as the empirical means of a bandit do (only the
+// arms played in a round move): their number (Size) and which they are
+// (OnFront). It keeps a copy of the vectors it last saw and finds the
+// changed ones itself, so it stays right whatever the caller changed. The
+// zero value is ready to use; it is not safe for concurrent use.
 //
 // An update costs O(n·d) to find the changed set C plus, with F the front:
 // one test per dominated arm whose recorded dominator moved (usually still
@@ -727,6 +727,10 @@ func (f *FrontTracker) Size(points [][]float64) int {
 	}
 	return f.count
 }
+
+// OnFront reports whether vector i of the points of the last Size call is
+// non-dominated (exact duplicates are each on the front).
+func (f *FrontTracker) OnFront(i int) bool { return f.nd[i] }
 
 // scan sets the status of arm i by looking for a dominator among all arms,
 // and reports whether i is non-dominated.

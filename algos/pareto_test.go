@@ -146,7 +146,8 @@ func TestLayersMatchBruteForce(t *testing.T) {
 
 // TestFrontTracker follows random sequences of edits (a few vectors moved,
 // sometimes onto another one, sometimes a whole new set or a new size) and
-// compares the tracked front size with the brute-force one.
+// compares the tracked front, its size and its members, with the
+// brute-force one.
 func TestFrontTracker(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	var f FrontTracker
@@ -164,9 +165,14 @@ func TestFrontTracker(t *testing.T) {
 					pts[rng.IntN(n)][rng.IntN(d)] = float64(rng.IntN(5)) / 4
 				}
 			}
-			want := len(bruteLayers(pts)[0])
-			if got := f.Size(pts); got != want {
-				t.Fatalf("trial %d step %d, points %v: tracked front size %d, want %d", trial, step, pts, got, want)
+			front := bruteLayers(pts)[0]
+			if got := f.Size(pts); got != len(front) {
+				t.Fatalf("trial %d step %d, points %v: tracked front size %d, want %d", trial, step, pts, got, len(front))
+			}
+			for i := range pts {
+				if got, want := f.OnFront(i), slices.Contains(front, i); got != want {
+					t.Fatalf("trial %d step %d, points %v: OnFront(%d) = %v, want %v", trial, step, pts, i, got, want)
+				}
 			}
 		}
 	}
@@ -317,6 +323,7 @@ func TestLayersDoNotAllocate(t *testing.T) {
 		l.TopBySum(pts, slate)
 		pts[3][1] += 0.01
 		f.Size(pts)
+		f.OnFront(3)
 	}); a != 0 {
 		t.Fatalf("Layers and FrontTracker allocate %v times per call", a)
 	}

@@ -62,7 +62,7 @@ type Policy struct {
 
 	scores []float64
 	nadir  []float64
-	front  frontScanner
+	front  algos.FrontTracker // the empirical Pareto front, kept between rounds
 }
 
 // New returns a ChebyshevUCB policy (Algorithm C2 of Mandow et al.): its
@@ -90,7 +90,7 @@ func NewPlus(cfg algos.Config) *Policy {
 func newPolicy(cfg algos.Config, weights [][]float64) *Policy {
 	n, d := cfg.N, cfg.D
 	T := float64(cfg.T)
-	return &Policy{
+	p := &Policy{
 		Stats:   algos.NewStats(n, d),
 		n:       n,
 		d:       d,
@@ -100,8 +100,9 @@ func newPolicy(cfg algos.Config, weights [][]float64) *Policy {
 		rng:     cfg.Rand,
 		scores:  make([]float64, n),
 		nadir:   make([]float64, d),
-		front:   newFrontScanner(n, d),
 	}
+	p.front.Reserve(n, d)
+	return p
 }
 
 // Lattice returns the Das–Dennis simplex lattice {a ∈ ℕ^d : Σa = h}, in
@@ -141,7 +142,7 @@ func (p *Policy) Select(t int, slate []int) {
 		c = 2 * p.eta * fmath.Log(float64(t))
 	}
 	z := p.nadir
-	p.front.nadir(p.Mean, z)
+	nadir(&p.front, p.Mean, z)
 	for i, m := range p.Mean {
 		b := math.Sqrt(c / float64(max(1, p.Count[i])))
 		s := math.Inf(1)
@@ -154,153 +155,20 @@ func (p *Policy) Select(t int, slate []int) {
 	algos.TopK(p.scores, slate)
 }
 
-// frontScanner maintains the empirical Pareto front (the arms whose mean
-// vector no other arm's dominates) and its nadir from round to round,
-// without allocating.
-//
-// Between two rounds only the k played arms change their means, so the
-// front is updated rather than recomputed: a front arm whose mean did not
-// change can only have become dominated by a changed arm (k checks); a
-// dominated arm whose mean did not change stays dominated while the arm
-// that last dominated it still does (1 check; otherwise a scan of all
-// arms); a changed arm is dominated iff some arm of the new front
-// dominates it, and the new front lies among the unchanged front arms and
-// the changed arms (|F| + k checks). Every check is an early-exit dominance
-// test. Cost per round: O(n·d) to detect the changed arms, plus
-// O((|F|·k + n)·d) checks, against O(n²·d) for the naive definition (and
-// O(n²·d) on the first call, or when every mean changed).
-type frontScanner struct {
-	d         int
-	snap      []float64 // n×d: the means at the last update
-	init      bool      // whether snap holds a previous state
-	onFront   []bool
-	lastDom   []int // an arm that dominated i when last checked, or −1
-	isChanged []bool
-	changed   []int // arms whose means changed since the last update
-	cand      []int // the unchanged arms on the new front
-	front     []int // the empirical Pareto front, by increasing index
-}
-
-func newFrontScanner(n, d int) frontScanner {
-	f := frontScanner{
-		d: d, snap: make([]float64, n*d),
-		onFront: make([]bool, n), lastDom: make([]int, n), isChanged: make([]bool, n),
-		changed: make([]int, 0, n), cand: make([]int, 0, n), front: make([]int, 0, n),
-	}
-	for i := range f.lastDom {
-		f.lastDom[i] = -1
-	}
-	return f
-}
-
 // nadir writes into z the coordinate-wise minimum of means over the
-// empirical Pareto front of means.
-func (f *frontScanner) nadir(means [][]float64, z []float64) {
-	f.update(means)
+// empirical Pareto front of means (the arms whose mean vector no other
+// arm's dominates), which f updates from the previous round's: between two
+// rounds only the k played arms change their means.
+func nadir(f *algos.FrontTracker, means [][]float64, z []float64) {
+	f.Size(means)
 	for l := range z {
 		z[l] = math.Inf(1)
 	}
-	for _, i := range f.front {
-		for l, v := range means[i] {
-			z[l] = min(z[l], v)
-		}
-	}
-}
-
-// update leaves the empirical Pareto front of means in f.front.
-func (f *frontScanner) update(means [][]float64) {
-	d := f.d
-	f.changed = f.changed[:0]
 	for i, m := range means {
-		s := f.snap[i*d : (i+1)*d]
-		ch := !f.init
-		for l := 0; l < d && !ch; l++ {
-			ch = m[l] != s[l]
-		}
-		if ch {
-			copy(s, m)
-			f.changed = append(f.changed, i)
-		}
-		f.isChanged[i] = ch
-	}
-	f.init = true
-	if len(f.changed) == 0 {
-		return
-	}
-	f.cand = f.cand[:0]
-	for i, mi := range means {
-		if f.isChanged[i] {
-			continue
-		}
-		if f.onFront[i] {
-			for _, c := range f.changed {
-				if dominates(means[c], mi) {
-					f.onFront[i] = false
-					f.lastDom[i] = c
-					break
-				}
-			}
-		} else if j := f.lastDom[i]; j < 0 || !dominates(means[j], mi) {
-			// Its dominators may have moved: any arm may dominate it now,
-			// including unchanged arms whose status is not yet updated.
-			f.onFront[i] = true
-			for j, mj := range means {
-				if dominates(mj, mi) {
-					f.onFront[i] = false
-					f.lastDom[i] = j
-					break
-				}
+		if f.OnFront(i) {
+			for l, v := range m {
+				z[l] = min(z[l], v)
 			}
 		}
-		if f.onFront[i] {
-			f.cand = append(f.cand, i)
-		}
 	}
-	for _, i := range f.changed {
-		f.onFront[i] = !f.dominated(means, i)
-	}
-	f.front = f.front[:0]
-	for i, on := range f.onFront {
-		if on {
-			f.front = append(f.front, i)
-		}
-	}
-}
-
-// dominated reports whether a changed arm i is dominated, checking the arm
-// that last dominated it, then the unchanged front arms and the changed
-// arms, among which lies the whole new front.
-func (f *frontScanner) dominated(means [][]float64, i int) bool {
-	mi := means[i]
-	if j := f.lastDom[i]; j >= 0 && dominates(means[j], mi) {
-		return true
-	}
-	for _, j := range f.cand {
-		if dominates(means[j], mi) {
-			f.lastDom[i] = j
-			return true
-		}
-	}
-	for _, j := range f.changed {
-		if dominates(means[j], mi) {
-			f.lastDom[i] = j
-			return true
-		}
-	}
-	return false
-}
-
-// dominates reports whether a Pareto-dominates b: a ≥ b everywhere and
-// a > b somewhere.
-func dominates(a, b []float64) bool {
-	strict := false
-	for l, v := range a {
-		if v < b[l] {
-			return false
-		}
-		if v > b[l] {
-			strict = true
-		}
-	}
-	return strict
 }

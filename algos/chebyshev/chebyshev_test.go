@@ -90,7 +90,7 @@ func naiveFront(means [][]float64) []bool {
 	for i := range means {
 		front[i] = true
 		for j := range means {
-			if j != i && dominates(means[j], means[i]) {
+			if j != i && algos.Dominates(means[j], means[i]) {
 				front[i] = false
 				break
 			}
@@ -99,18 +99,19 @@ func naiveFront(means [][]float64) []bool {
 	return front
 }
 
-// The incremental front finds exactly the empirical front (checked against
-// the O(n²d) definition), with heavy ties (coarse grid values make equal
-// coordinates and duplicate points common), on means that evolve from call
-// to call: a few arms at a time as in a run, or many at once.
-func TestFrontScanner(t *testing.T) {
+// The nadir is the minimum over exactly the empirical front (checked
+// against the O(n²d) definition), kept by a FrontTracker with heavy ties
+// (coarse grid values make equal coordinates and duplicate points common),
+// on means that evolve from call to call: a few arms at a time as in a run,
+// or many at once.
+func TestNadir(t *testing.T) {
 	// Strict domination invisible to a coordinate sum (1 + 10⁻¹⁷ == 1),
 	// the dominated arm first in index order.
-	f := newFrontScanner(3, 2)
+	var f algos.FrontTracker
 	z := make([]float64, 2)
-	f.nadir([][]float64{{1, 0}, {1, 1e-17}, {0.5, 0}}, z)
-	if !slices.Equal(f.front, []int{1}) || !slices.Equal(z, []float64{1, 1e-17}) {
-		t.Fatalf("front %v nadir %v, want [1] [1 1e-17]", f.front, z)
+	nadir(&f, [][]float64{{1, 0}, {1, 1e-17}, {0.5, 0}}, z)
+	if f.OnFront(0) || !f.OnFront(1) || f.OnFront(2) || !slices.Equal(z, []float64{1, 1e-17}) {
+		t.Fatalf("front %v %v %v nadir %v, want arm 1 only, [1 1e-17]", f.OnFront(0), f.OnFront(1), f.OnFront(2), z)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := 0; trial < 200; trial++ {
@@ -120,7 +121,8 @@ func TestFrontScanner(t *testing.T) {
 		for i := range means {
 			means[i] = make([]float64, d)
 		}
-		f := newFrontScanner(n, d)
+		var f algos.FrontTracker
+		f.Reserve(n, d)
 		z := make([]float64, d)
 		for step := 0; step < 20; step++ {
 			for range 1 + rng.IntN(n) { // move a few arms
@@ -129,14 +131,11 @@ func TestFrontScanner(t *testing.T) {
 					means[i][l] = float64(rng.IntN(grid)) / float64(grid-1)
 				}
 			}
-			f.nadir(means, z)
+			nadir(&f, means, z)
 			want := naiveFront(means)
 			got := make([]bool, n)
-			for _, i := range f.front {
-				if got[i] {
-					t.Fatalf("arm %d twice in the front", i)
-				}
-				got[i] = true
+			for i := range got {
+				got[i] = f.OnFront(i)
 			}
 			if !slices.Equal(got, want) {
 				t.Fatalf("trial %d step %d: front %v, want %v (means %v)", trial, step, got, want, means)
@@ -269,4 +268,42 @@ func TestSelectAllocFree(t *testing.T) { algotest.CheckSelectAllocFree(t, names,
 // d = 5 setting (algotest.BenchmarkRuns).
 func BenchmarkSelect(b *testing.B) {
 	algotest.BenchmarkRuns(b, names, 0.3)
+}
+
+// TestSelectDoesNotAllocate: not on the first call after New, nor later,
+// when the front moves (the FrontTracker reserved in New).
+func TestSelectDoesNotAllocate(t *testing.T) {
+	const n, d = 150, 5
+	for _, name := range names {
+		fresh := func() *Policy {
+			p := build(t, name, algos.Problem{N: n, D: d, K: 6, T: 1000}, 0.1, rand.New(rand.NewPCG(1, 1)))
+			rng := rand.New(rand.NewPCG(2, 2))
+			for i := range n {
+				for l := range d {
+					p.Mean[i][l] = rng.Float64()
+				}
+				p.Count[i] = 2 + i%5
+			}
+			return p
+		}
+		slate := make([]int, 6)
+		if m := algotest.FirstCallMallocs(3, func() func() {
+			p := fresh()
+			return func() { p.Select(300, slate) }
+		}); m != 0 {
+			t.Errorf("%s: first Select after New allocated %d times", name, m)
+		}
+		p := fresh()
+		p.Select(300, slate)
+		round := 301
+		if a := testing.AllocsPerRun(20, func() {
+			for _, i := range slate { // the played arms move
+				p.Mean[i][round%d] += 0.01
+			}
+			p.Select(round, slate)
+			round++
+		}); a != 0 {
+			t.Errorf("%s: Select allocates %v times per call", name, a)
+		}
+	}
 }

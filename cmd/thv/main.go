@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	_ "thv/algos/all" // register the fourteen algorithms
+	_ "thv/algos/all" // register every algorithm (the paper's fourteen and any other)
 )
 
 func main() {

@@ -17,7 +17,9 @@ import (
 )
 
 // paperNames is the vocabulary the protocol gives the stage
-// (protocol.Vocabulary): the paper's algorithms and geometries.
+// (protocol.Vocabulary) in the paper's binary: the paper's algorithms
+// (PaperOrder; a binary with more algorithms gives them too) and
+// geometries.
 var paperNames = func() Vocabulary {
 	v := Vocabulary{Algorithms: algos.PaperOrder}
 	for _, g := range envs.Geometries {

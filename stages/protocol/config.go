@@ -137,11 +137,13 @@ func (c *Config) SortedSettings() []Setting {
 	return out
 }
 
-// SortedAlgorithms returns the configured algorithms in paper order.
+// SortedAlgorithms returns the configured algorithms in the registry's
+// order (algos.All): the paper's in the order of its tables, then any
+// other by name.
 func (c *Config) SortedAlgorithms() []AlgoConfig {
 	var out []AlgoConfig
-	for _, name := range algos.PaperOrder {
-		if a, ok := c.byName[name]; ok {
+	for _, s := range algos.All() {
+		if a, ok := c.byName[s.Name]; ok {
 			out = append(out, a)
 		}
 	}

@@ -53,7 +53,7 @@ type chosenAlgo struct {
 
 // bestPerFamily returns the proposed method (Config.Proposed) and, for
 // every other learning family, its algorithm of largest mean HV_last on
-// geometry g (the first in paper order on ties). Algorithms that do not
+// geometry g (the first in SortedAlgorithms' order on ties). Algorithms that do not
 // learn (RandomK) are left out.
 func bestPerFamily(cfg *Config, cells []formats.Cell, g string) []chosenAlgo {
 	var out []chosenAlgo

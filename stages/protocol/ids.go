@@ -55,8 +55,9 @@ func SummarizeID(setting string) string { return "summarize/" + setting }
 func FiguresID(setting string) string { return "figures/" + setting }
 
 // Proposed is the name of the proposed method: the first of the
-// protocol's algorithms in the paper's order (the statistics, tables and
-// figures compare it with the others); "" if there is none.
+// protocol's algorithms in SortedAlgorithms' order, the paper's first (the
+// statistics, tables and figures compare it with the others); "" if there
+// is none.
 func (c *Config) Proposed() string {
 	if a := c.SortedAlgorithms(); len(a) > 0 {
 		return a[0].Name
@@ -68,7 +69,7 @@ func (c *Config) Proposed() string {
 // algorithms registered in this binary (also those the protocol does not
 // run, whose values are reported missing) and the geometries envs
 // generates (envs.Geometries, the one list of them), both in the paper's
-// order.
+// order (algorithms not in the paper after the paper's, by name: algos.All).
 func Vocabulary() compare.Vocabulary {
 	var v compare.Vocabulary
 	for _, s := range algos.All() {
