@@ -4,9 +4,10 @@
 //
 // Select returns exactly the slate of the literal algorithm (every gain of
 // every remaining arm evaluated at every greedy step, lowest index on ties)
-// but evaluates few gains exactly: greedy.go keeps upper bounds on the gains,
-// carried across rounds through the drift bounds of drift.go, and gain.go
-// evaluates a gain by inclusion–exclusion over the chosen arms. Even the UCB
+// but evaluates few gains exactly: a lazy greedy keeps upper bounds on the
+// gains, carried across rounds through bounds on how far each arm's box can
+// have moved since, and a gain is evaluated exactly by inclusion–exclusion
+// over the chosen arms only when its bound could win. Even the UCB
 // vectors are computed only for the arms greedy looks at closely (about a
 // third at d = 5); the others are bounded through the same drift bounds.
 package thvucb

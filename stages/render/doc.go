@@ -25,8 +25,8 @@
 //     temporary directory and, with more than one font, emitted in Go map
 //     order (fpdf sorts only when the process-global SetDefaultCatalogSort is
 //     set). We avoid (2) entirely: the PDF canvas draws every string as
-//     filled glyph outlines taken from the same Liberation font (pdfOutlines
-//     in pdf.go), so the PDF embeds no font at all (and, as a bonus, can show any
+//     filled glyph outlines taken from the same Liberation font
+//     (pdfOutlines), so the PDF embeds no font at all (and, as a bonus, can show any
 //     glyph the font has, e.g. "σ", which fpdf's cp1252 font encoding
 //     cannot). For (1), the two dates are rewritten in place to a fixed value
 //     of the same length (so the xref offsets stay valid). The text of the PDF
