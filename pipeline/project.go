@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -82,7 +83,18 @@ func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
 		return rep, runErr
 	}
 	lock, wrote := p.Lock, false
-	if rep.Executed > 0 || !p.lockCurrent(rep) {
+	writeLock := rep.Executed > 0 || !p.lockCurrent(rep)
+	// The store's writes are not fsynced one by one (artifacts/durable.go):
+	// before the lock records them as fact, and before a seal vouches for
+	// it, one barrier makes everything written to the store durable — the
+	// outputs and index entries of this pass, by this process or by its
+	// workers on this machine. Without it, no lock is written.
+	if writeLock || !r.trustLock {
+		if err := p.Store.Sync(); err != nil {
+			return rep, errors.Join(runErr, fmt.Errorf("making the store durable before writing %s (the lock is unchanged): %w", p.LockPath, err))
+		}
+	}
+	if writeLock {
 		p.writeRunLog(rep, opt)
 		lock = r.NewLock(p.Profile)
 		lock.Image = opt.Image
@@ -106,6 +118,15 @@ func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
 	if lock.complete {
 		if err := r.Kinds.saveMemo(p.Store); err != nil && opt.Logger != nil {
 			opt.Logger.Warn("keeping the code identity memo in the store", "err", err)
+		}
+	}
+	// The end of the pass is a barrier too, for what was written since the
+	// one above (the seal, the memo, the outputs of a pass that wrote no
+	// lock): a seal lost in a power cut is only a cache lost, but a store
+	// left with unsynced writes must be checked whole after a restart.
+	if p.Store.Unsynced() {
+		if err := p.Store.Sync(); err != nil && opt.Logger != nil {
+			opt.Logger.Warn("syncing the store at the end of the pass", "err", err)
 		}
 	}
 	return rep, runErr
