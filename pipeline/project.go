@@ -27,7 +27,8 @@ type Project struct {
 	// verification honours no seal.
 	IgnoreSeal bool
 
-	listing <-chan map[artifacts.Digest]bool // the first pass's object listing, being read
+	listing        <-chan map[artifacts.Digest]bool // the first pass's object listing, being read
+	recoveryLogged bool                             // the store's check after a restart was reported
 }
 
 // NewProject reads the lock at lockPath (a missing file is an empty lock).
@@ -76,6 +77,16 @@ func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
 			return nil, err
 		}
 		defer unlock()
+	}
+	if rec := p.Store.Recovered(); rec != nil && opt.Logger != nil && !p.recoveryLogged {
+		// Open found a writer's marker from before a restart of the
+		// machine and checked the whole store (artifacts/durable.go).
+		p.recoveryLogged = true
+		opt.Logger.Warn("the store had writes from before a restart of the machine that no barrier made durable: every object was re-hashed and every index entry read; what failed is set aside in corrupt/ and recomputed",
+			"objects", rec.Objects, "entries", rec.Entries, "set aside", len(rec.Problems))
+		for _, pr := range rec.Problems {
+			opt.Logger.Warn("set aside after the restart", "what", pr.String())
+		}
 	}
 	r := p.runner()
 	rep, runErr := r.Run(ctx, opt)
