@@ -29,6 +29,9 @@ type FaultFS struct {
 	// before records, for each rel put in place, how many files were
 	// unsynced then (itself excluded) and how many barriers had passed.
 	before map[string][2]int
+	// OnBarrier, if set, is called at each barrier (with the number of
+	// files it makes durable) before it syncs.
+	OnBarrier func(unsynced int)
 }
 
 // ErrPowerCut is what the barrier that is a power cut returns.
@@ -58,6 +61,9 @@ func (f *FaultFS) syncfs() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.barriers++
+	if f.OnBarrier != nil {
+		f.OnBarrier(len(f.unsynced))
+	}
 	if f.barriers == f.cutAt {
 		return ErrPowerCut // the power fails before anything is synced
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -329,4 +330,45 @@ func entryRelOfKind(st *artifacts.Store, rel, kind string) string {
 		return ""
 	}
 	return rel
+}
+
+// TestLockAfterBarrier: a pass that executes writes its lock only after a
+// barrier has made every store file it wrote durable, seals it after that
+// barrier with nothing unsynced, and ends with a second barrier that
+// leaves nothing unsynced; a no-op pass on the sealed lock needs none.
+func TestLockAfterBarrier(t *testing.T) {
+	kinds := powerKinds(t)
+	dir := t.TempDir()
+	st, err := artifacts.Open(filepath.Join(dir, ".thv"), artifacts.Create)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(dir, "power.lock")
+	ff := artifacts.InjectFaults(st)
+	var atBarrier []string
+	ff.OnBarrier = func(unsynced int) {
+		_, err := os.Stat(lock)
+		atBarrier = append(atBarrier, fmt.Sprintf("%d unsynced, lock written: %v", unsynced, err == nil))
+	}
+	if _, ran, err := powerRepro(t, st, kinds, lock, "not that question"); err != nil || len(ran) != 3 {
+		t.Fatal(ran, err)
+	}
+	// Barrier 1: the three tasks' objects and entries (6 files), before
+	// the lock exists; barrier 2: the seal.
+	if want := []string{"6 unsynced, lock written: false", "1 unsynced, lock written: true"}; !slices.Equal(atBarrier, want) {
+		t.Errorf("barriers: %q, want %q", atBarrier, want)
+	}
+	if n, b, ok := ff.WrittenAfter(sealRel(t, lock)); !ok || n != 0 || b != 1 {
+		t.Errorf("seal written with %d files unsynced after %d barriers (written: %v), want 0 after 1", n, b, ok)
+	}
+	if u := ff.Unsynced(); len(u) > 0 || st.Unsynced() {
+		t.Errorf("unsynced after the pass: %v", u)
+	}
+	atBarrier = nil
+	if _, ran, err := powerRepro(t, st, kinds, lock, "not that question"); err != nil || len(ran) != 0 {
+		t.Fatal(ran, err)
+	}
+	if len(atBarrier) != 0 {
+		t.Errorf("the no-op pass on a sealed lock made barriers: %q", atBarrier)
+	}
 }
