@@ -19,7 +19,8 @@ import (
 // written by one routine, atomicDir.write: to a temp file, locked with flock(2) while it is
 // written, fsynced, renamed over the file's name, and the directory
 // fsynced, so that a reader sees the old file or the new one, never a part,
-// even if the writer is killed at any instruction or the power fails. And
+// even if the writer is killed at any instruction or the power fails (a
+// store with a barrier skips the two fsyncs: durable.go). And
 // one sweeper, atomicDir.sweep, removes the temp files whose writer has
 // died: those whose lock it can take, so never one being written.
 //
@@ -40,7 +41,8 @@ type atomicDir struct {
 	hide bool
 	perm fs.FileMode // of every file once in place
 	// noSync skips the fsyncs (a scratch store, thrown away after a
-	// crash): writes stay atomic, not durable.
+	// crash; a store whose barrier makes its writes durable): writes stay
+	// atomic.
 	noSync bool
 }
 
@@ -260,22 +262,41 @@ func (a atomicDir) removeIfAbandoned(rel string, fi fs.FileInfo, remove bool) (b
 // The store's writes.
 
 // atomic is how the store writes: through its directory, temp files in
-// tmp/, files read-only once in place, durable unless a scratch store.
+// tmp/, files read-only once in place; each write fsynced only where the
+// store has no barrier (durable.go: a store opened Create on Linux syncs
+// at its barriers, a scratch store never).
 func (s *Store) atomic() atomicDir {
-	return atomicDir{d: s.dir, tmp: tmpDir, perm: filePerm, noSync: s.scratch}
+	return atomicDir{d: s.dir, tmp: tmpDir, perm: filePerm, noSync: s.noSync()}
 }
 
+// noSync reports whether the store's writes skip their fsyncs: a scratch
+// store, or one whose durability comes from its barrier (Sync).
+func (s *Store) noSync() bool { return s.scratch || s.dur != nil && s.dur.deferred }
+
 // writeAtomic makes rel hold data (atomicDir.write), creating its fan-out
-// directory if needed.
+// directory if needed. In a store with a barrier, the write is not
+// fsynced but preceded by the handle's durable marker (beginWrite); the
+// VERSION file, whose presence says the layout is complete, is always
+// fsynced.
 func (s *Store) writeAtomic(rel string, data []byte) error {
 	if s.untrusted {
 		return s.errUntrusted()
+	}
+	a := s.atomic()
+	if rel == versionFile && !s.scratch {
+		a.noSync = false
+	} else {
+		end, err := s.beginWrite()
+		if err != nil {
+			return s.writeErr(err)
+		}
+		defer end()
 	}
 	dir, _ := splitRel(rel)
 	if err := s.ensureDir(dir); err != nil {
 		return s.writeErr(err)
 	}
-	return s.writeErr(s.atomic().write(rel, writeBytes(data)))
+	return s.writeErr(a.write(rel, writeBytes(data)))
 }
 
 // writeBytes is the fill function that writes data.
@@ -312,16 +333,23 @@ func (s *Store) sweepTemp(st *GCStats, errs *[]error, remove bool) {
 }
 
 // ensureDir creates a fan-out directory (or objects/, index/ someone
-// removed) on first use and makes its entry in the parent durable.
+// removed) on first use and makes its entry in the parent durable (at
+// once, or at the store's next barrier).
 func (s *Store) ensureDir(dir string) error {
 	if dir == "." {
 		return nil
 	}
 	parent, _ := splitRel(dir)
+	syncParent := func() error {
+		if s.noSync() {
+			return nil
+		}
+		return syncDir(s.dir, parent)
+	}
 	err := s.dir.mkdir(dir, dirPerm)
 	switch {
 	case err == nil:
-		return syncDir(s.dir, parent)
+		return syncParent()
 	case errors.Is(err, fs.ErrExist):
 		// A link in its place fails the write that goes through it.
 		return nil
@@ -332,7 +360,7 @@ func (s *Store) ensureDir(dir string) error {
 		if err := s.dir.mkdir(dir, dirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
-		return syncDir(s.dir, parent)
+		return syncParent()
 	}
 	return err
 }

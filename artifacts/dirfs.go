@@ -62,6 +62,9 @@ type dirFS interface {
 	remove(rel string) error
 	// abs returns the absolute path of rel, for messages.
 	abs(rel string) string
+	// syncfs makes everything written to the file system holding the
+	// directory durable (syncfs(2): the store's barrier, durable.go).
+	syncfs() error
 }
 
 // errSymlink is wrapped (in a *fs.PathError naming the link) by a dirFS
@@ -87,6 +90,7 @@ func (d absentDir) mkdir(rel string, _ fs.FileMode) error { return d.notExist("m
 func (d absentDir) rename(oldrel, _ string) error         { return d.notExist("rename", oldrel) }
 func (d absentDir) remove(rel string) error               { return d.notExist("remove", rel) }
 func (d absentDir) abs(rel string) string                 { return joinRel(d.name, rel) }
+func (d absentDir) syncfs() error                         { return nil }
 
 // plainDir is an ordinary directory as a dirFS, for files outside a store
 // (WriteFileAtomic): paths are joined to its name and links followed, as
@@ -102,6 +106,7 @@ func (d plainDir) mkdir(rel string, perm fs.FileMode) error { return os.Mkdir(d.
 func (d plainDir) rename(oldrel, newrel string) error       { return os.Rename(d.abs(oldrel), d.abs(newrel)) }
 func (d plainDir) remove(rel string) error                  { return os.Remove(d.abs(rel)) }
 func (d plainDir) abs(rel string) string                    { return joinRel(d.name, rel) }
+func (d plainDir) syncfs() error                            { return syncfsOf(d, ".") }
 func (d plainDir) isRegular(rel string) bool {
 	fi, err := os.Lstat(d.abs(rel))
 	return err == nil && fi.Mode().IsRegular()
@@ -123,6 +128,19 @@ func splitRel(rel string) (dir, base string) {
 		return ".", rel
 	}
 	return rel[:i], rel[i+1:]
+}
+
+// syncfsOf syncs the file system holding the directory rel of d.
+func syncfsOf(d dirFS, rel string) error {
+	f, err := d.openDir(rel)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := syncfsFile(f); err != nil {
+		return &fs.PathError{Op: "syncfs", Path: d.abs(rel), Err: err}
+	}
+	return nil
 }
 
 // readDirRel lists the directory rel of d.

@@ -10,7 +10,17 @@ import (
 	"strings"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
+
+// syncfsSupported: Linux has syncfs(2), the store's barrier (durable.go).
+const syncfsSupported = true
+
+// syncfsFile is syncfs(2) on the file system holding f.
+func syncfsFile(f *os.File) error {
+	return ignoringEINTR(func() error { return unix.Syncfs(int(f.Fd())) })
+}
 
 // beneathDir is the dirFS of Linux 5.6 and later: every path is resolved by
 // openat2(2) from the store directory's descriptor with
@@ -149,6 +159,17 @@ func (d *beneathDir) firstLink(rel string) string {
 }
 
 func (d *beneathDir) abs(rel string) string { return joinRel(d.name, rel) }
+
+// syncfs syncs the file system of the store directory, through the
+// descriptor held on it.
+func (d *beneathDir) syncfs() error {
+	err := ignoringEINTR(func() error { return unix.Syncfs(d.fd) })
+	runtime.KeepAlive(d.dir)
+	if err != nil {
+		return &fs.PathError{Op: "syncfs", Path: d.name, Err: err}
+	}
+	return nil
+}
 
 func (d *beneathDir) file(op, rel string, flags int, perm fs.FileMode) (*os.File, error) {
 	fd, err := d.at(rel, flags, uint32(perm.Perm()))

@@ -112,3 +112,5 @@ func (d *rootDir) remove(rel string) error {
 	}
 	return d.r.Remove(rel)
 }
+
+func (d *rootDir) syncfs() error { return syncfsOf(d, ".") }

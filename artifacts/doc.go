@@ -56,10 +56,17 @@
 //
 // # Crash safety
 //
-// Every file is written to tmp/, fsynced, renamed into place and its directory
-// fsynced, so a reader sees either no file or a complete one, even if the
-// writer is killed at any instruction: a partial file can only ever be in
-// tmp/. Writers hold an exclusive flock on their temp file while they write;
+// Every file is written to tmp/ and renamed into place, so a reader sees
+// either no file or a complete one, even if the writer is killed at any
+// instruction: a partial file can only ever be in tmp/. Durability against
+// a power cut comes from a barrier, [Store.Sync] (syncfs(2)), not from an
+// fsync of each file: the pipeline calls it before a lock is written or
+// sealed and at the end of a pass. A file written since the last barrier
+// may be lost, empty or garbage after a power cut; every object is
+// re-hashed and every entry strictly decoded when read, and the first
+// [Open] after the restart checks the whole store, setting aside what the
+// cut tore (durable.go). Where there is no syncfs (not Linux), each write
+// is fsynced as before. Writers hold an exclusive flock on their temp file while they write;
 // [Open] and [Store.GC] remove only temp files with the store's own names
 // whose lock they can take, that is, files whose writer has died. Objects
 // are written before the index entry that names them, and [Store.PutEntry]

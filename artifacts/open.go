@@ -32,14 +32,16 @@ const (
 	// creates nothing but a subdirectory that someone removed, and removes
 	// the store's own temp files that killed writers left behind (best
 	// effort: on a read-only mount nothing is removed and Open still
-	// succeeds).
+	// succeeds). Its writes are not fsynced one by one: Sync is the
+	// barrier that makes them durable, and Open syncs, or after a restart
+	// of the machine checks, what writers that ended without one left
+	// (durable.go).
 	Create Mode = iota
 
 	// Scratch is Create for a store whose contents are disposable: a
 	// worker's output store, written by the worker through this handle.
-	// Its writes are atomic but not fsynced: durability is the project
-	// store's job, and two fsyncs per file are most of a small task's
-	// cost. The host that imports from a worker's scratch store
+	// Its writes are atomic but never made durable (Sync does nothing):
+	// durability is the project store's job. The host that imports from a worker's scratch store
 	// (re-hashing every object) or compares it reads it through
 	// Store.Untrusted.
 	Scratch
@@ -125,6 +127,7 @@ func create(abs string, scratch bool) (*Store, error) {
 	}
 	s := newStore(abs, d)
 	s.scratch = scratch
+	s.dur.deferred = !scratch && syncfsSupported
 	present, err := s.checkVersion()
 	if err != nil {
 		return nil, err
@@ -249,6 +252,11 @@ func (s *Store) openExistingRW() (*Store, error) {
 			return nil, fmt.Errorf("artifacts: open %s: %w", s.root, err)
 		}
 	}
+	// Writers that ended without a barrier: sync what they wrote, or,
+	// after a restart of the machine, check the whole store (durable.go).
+	if s.dur.deferred {
+		s.recoverUnsynced()
+	}
 	// Temp files of writers that were killed: only the store's own names,
 	// only those whose writer is gone. Failures (a read-only mount) are
 	// not Open's business; GC reports them.
@@ -305,7 +313,7 @@ func (s *Store) foreignContent() string {
 					return "it holds " + filepath.Join(name, f.Name())
 				}
 			}
-		case name == lockFile && e.Type().IsRegular():
+		case (name == lockFile || isMarkerName(name)) && e.Type().IsRegular():
 		default:
 			return "it holds " + name
 		}

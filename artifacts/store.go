@@ -33,9 +33,13 @@ type Store struct {
 	// untrusted makes the handle a read-only view of a store another
 	// process wrote (Untrusted).
 	untrusted bool
+	// dur is the handle's barrier and marker (durable.go).
+	dur *durability
 }
 
-func newStore(root string, dir dirFS) *Store { return &Store{root: root, dir: dir, lk: &storeLock{}} }
+func newStore(root string, dir dirFS) *Store {
+	return &Store{root: root, dir: dir, lk: &storeLock{}, dur: &durability{}}
+}
 
 // ErrReadOnly is wrapped by the errors of Put, PutEntry and GC when the store
 // cannot be written (a read-only mount, or no permission), or must not be
@@ -59,7 +63,7 @@ var ErrReadOnly = errors.New("store is not writable")
 // the store, even if the bytes it leads to would verify. Reads otherwise
 // work as on the store: Get and Verify re-hash, GetEntry decodes strictly.
 func (s *Store) Untrusted() *Store {
-	return &Store{root: s.root, dir: s.dir, lk: &storeLock{}, scratch: s.scratch, untrusted: true}
+	return &Store{root: s.root, dir: s.dir, lk: &storeLock{}, scratch: s.scratch, untrusted: true, dur: &durability{}}
 }
 
 // errUntrusted is the error of a write through an untrusted view.

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -26,7 +27,8 @@ type Project struct {
 	// verification honours no seal.
 	IgnoreSeal bool
 
-	listing <-chan map[artifacts.Digest]bool // the first pass's object listing, being read
+	listing        <-chan map[artifacts.Digest]bool // the first pass's object listing, being read
+	recoveryLogged bool                             // the store's check after a restart was reported
 }
 
 // NewProject reads the lock at lockPath (a missing file is an empty lock).
@@ -76,13 +78,34 @@ func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
 		}
 		defer unlock()
 	}
+	if rec := p.Store.Recovered(); rec != nil && opt.Logger != nil && !p.recoveryLogged {
+		// Open found a writer's marker from before a restart of the
+		// machine and checked the whole store (artifacts/durable.go).
+		p.recoveryLogged = true
+		opt.Logger.Warn("the store had writes from before a restart of the machine that no barrier made durable: every object was re-hashed and every index entry read; what failed is set aside in corrupt/ and recomputed",
+			"objects", rec.Objects, "entries", rec.Entries, "set aside", len(rec.Problems))
+		for _, pr := range rec.Problems {
+			opt.Logger.Warn("set aside after the restart", "what", pr.String())
+		}
+	}
 	r := p.runner()
 	rep, runErr := r.Run(ctx, opt)
 	if opt.DryRun {
 		return rep, runErr
 	}
 	lock, wrote := p.Lock, false
-	if rep.Executed > 0 || !p.lockCurrent(rep) {
+	writeLock := rep.Executed > 0 || !p.lockCurrent(rep)
+	// The store's writes are not fsynced one by one (artifacts/durable.go):
+	// before the lock records them as fact, and before a seal vouches for
+	// it, one barrier makes everything written to the store durable — the
+	// outputs and index entries of this pass, by this process or by its
+	// workers on this machine. Without it, no lock is written.
+	if writeLock || !r.trustLock {
+		if err := p.Store.Sync(); err != nil {
+			return rep, errors.Join(runErr, fmt.Errorf("making the store durable before writing %s (the lock is unchanged): %w", p.LockPath, err))
+		}
+	}
+	if writeLock {
 		p.writeRunLog(rep, opt)
 		lock = r.NewLock(p.Profile)
 		lock.Image = opt.Image
@@ -106,6 +129,15 @@ func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
 	if lock.complete {
 		if err := r.Kinds.saveMemo(p.Store); err != nil && opt.Logger != nil {
 			opt.Logger.Warn("keeping the code identity memo in the store", "err", err)
+		}
+	}
+	// The end of the pass is a barrier too, for what was written since the
+	// one above (the seal, the memo, the outputs of a pass that wrote no
+	// lock): a seal lost in a power cut is only a cache lost, but a store
+	// left with unsynced writes must be checked whole after a restart.
+	if p.Store.Unsynced() {
+		if err := p.Store.Sync(); err != nil && opt.Logger != nil {
+			opt.Logger.Warn("syncing the store at the end of the pass", "err", err)
 		}
 	}
 	return rep, runErr

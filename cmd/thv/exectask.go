@@ -37,7 +37,7 @@ mount) and outputs and index entries go to the store at --out, created if
 needed; the caller imports them (--executor container) or compares them
 (thv verify).`,
 		Example: `  thv exec-task --store .thv spec.json`,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if selfCheck {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(probeSandbox(storeDir, outDir))
 			}
@@ -63,7 +63,6 @@ needed; the caller imports them (--executor container) or compares them
 				debug.SetMemoryLimit(maxMemory / 2)
 			}
 			var st, out *artifacts.Store
-			var err error
 			if outDir == "" {
 				st, err = artifacts.Open(storeDir, artifacts.Create)
 			} else {
@@ -80,6 +79,19 @@ needed; the caller imports them (--executor container) or compares them
 				return err
 			}
 			w := &pipeline.Worker{Store: st, Kinds: kinds, Out: out}
+			// A worker writing the project store does not fsync each
+			// file (artifacts/durable.go): it ends with the store's
+			// barrier, so that what it answered is durable once it
+			// has exited — a Slurm element's host reads its results
+			// after that, from another machine whose barrier does not
+			// cover this one's writes.
+			if out == nil {
+				defer func() {
+					if serr := st.Sync(); serr != nil && err == nil {
+						err = serr
+					}
+				}()
+			}
 			if len(args) == 0 {
 				return pipeline.ServeWorker(cmd.Context(), w, cmd.InOrStdin(), cmd.OutOrStdout())
 			}
