@@ -17,6 +17,7 @@ var ThirdParty = map[string][]string{
 	"go.yaml.in/yaml/v3":                             {"go.yaml.in/yaml/v3"},
 	"golang.org/x/image/font/sfnt":                   {"golang.org/x/image", "golang.org/x/text"},
 	"golang.org/x/image/math/fixed":                  {"golang.org/x/image"},
+	"golang.org/x/sys/unix":                          {"golang.org/x/sys"},
 	"gonum.org/v1/plot":                              {"codeberg.org/go-fonts/liberation", "codeberg.org/go-latex/latex", "codeberg.org/go-pdf/fpdf", "git.sr.ht/~sbinet/gg", "github.com/ajstarks/svgo", "github.com/golang/freetype", "golang.org/x/image", "golang.org/x/text", "gonum.org/v1/plot"},
 	"gonum.org/v1/plot/font":                         {"golang.org/x/image", "golang.org/x/text", "gonum.org/v1/plot"},
 	"gonum.org/v1/plot/plotter":                      {"codeberg.org/go-fonts/liberation", "codeberg.org/go-latex/latex", "codeberg.org/go-pdf/fpdf", "git.sr.ht/~sbinet/gg", "github.com/ajstarks/svgo", "github.com/golang/freetype", "golang.org/x/image", "golang.org/x/text", "gonum.org/v1/plot"},
