@@ -272,3 +272,22 @@ func (s *Store) sameBytes(rel string, data []byte) bool {
 	b, err := io.ReadAll(io.LimitReader(f, int64(len(data))+1))
 	return err == nil && bytes.Equal(b, data)
 }
+
+// EncodeEntry returns the exact bytes PutEntry writes for e (outputs sorted
+// by name, the entry validated): the bytes a remote store signs and ships.
+func EncodeEntry(e Entry) ([]byte, error) {
+	e.Outputs = slices.Clone(e.Outputs)
+	if e.Outputs == nil {
+		e.Outputs = []Output{}
+	}
+	slices.SortFunc(e.Outputs, func(a, b Output) int { return cmp.Compare(a.Name, b.Name) })
+	if err := validateEntry(e); err != nil {
+		return nil, err
+	}
+	return encodeEntry(e)
+}
+
+// DecodeEntry parses entry bytes from elsewhere (a remote store) as strictly
+// as GetEntry reads an index file: one JSON object with known fields, for
+// key k, with safe output names.
+func DecodeEntry(data []byte, k Key) (Entry, error) { return decodeEntry(data, k) }

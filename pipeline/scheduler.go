@@ -45,6 +45,9 @@ type Options struct {
 	// Image is the digest of the container image the executor runs tasks
 	// in, if any: provenance, recorded in the lock, never in a key.
 	Image string
+	// Remote, if set, is asked before a task executes and given its
+	// result after (remote.go).
+	Remote Remote
 }
 
 // Result is the outcome of one task.
@@ -104,6 +107,7 @@ type job struct {
 	// but lost; its consumers wait in pass.recovering.
 	recovery bool
 	retried  bool // it already had an input recovered once
+	remote   bool // ask Options.Remote before executing it
 }
 
 type done struct {
@@ -111,6 +115,7 @@ type done struct {
 	outputs map[string]artifacts.Digest
 	err     error
 	elapsed time.Duration
+	fetched bool // from Options.Remote, not executed
 }
 
 // waiter is what to do once a lost output has been recomputed.
@@ -171,9 +176,18 @@ func (r *Runner) Run(ctx context.Context, opt Options) (*Report, error) {
 		go func() {
 			for j := range todo {
 				start := time.Now()
+				if j.remote && opt.Remote != nil {
+					if outs, ok := opt.Remote.Fetch(ctx, r.Store, j.spec.Key, j.spec.Kind, j.task.ID); ok {
+						results <- done{job: j, outputs: outs, elapsed: time.Since(start), fetched: true}
+						continue
+					}
+				}
 				outs, err := exec.Execute(ctx, j.spec)
 				if err == nil && !trusted {
 					err = confirmOutputs(r.Store, j.spec, outs)
+				}
+				if err == nil && opt.Remote != nil && !j.recovery {
+					opt.Remote.Publish(ctx, r.Store, j.spec.Key, j.task.ID)
 				}
 				results <- done{job: j, outputs: outs, err: err, elapsed: time.Since(start)}
 			}
@@ -418,7 +432,8 @@ func (s *pass) apply(d decision) {
 			return
 		}
 	}
-	heap.Push(&s.queue, &job{task: t, spec: newSpec(t, d.code, d.parts, d.key)})
+	// A disputed task is settled by computing it, not by a third opinion.
+	heap.Push(&s.queue, &job{task: t, spec: newSpec(t, d.code, d.parts, d.key), remote: d.dispute == nil})
 }
 
 // blockedBy names the first upstream task that produced no outputs, and
@@ -561,6 +576,19 @@ func (s *pass) complete(d done) {
 			}
 		}
 		s.failJob(j, d.err)
+		return
+	}
+	if d.fetched {
+		// A remote entry that the lock contradicts is not a result: the
+		// task is computed, which settles it as for a local dispute.
+		if rec, ok := s.Lock.Record(t.ID); ok && rec.Key == res.Key && !maps.Equal(rec.Outputs, d.outputs) {
+			s.log.Warn("the remote's entry disagrees with the lock; computing the task", "task", t.ID)
+			j.remote = false
+			heap.Push(&s.queue, j)
+			return
+		}
+		res.Outputs = d.outputs
+		s.finish(t, Cached)
 		return
 	}
 	if !j.recovery {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"thv/artifacts/remote"
 	"thv/pipeline"
 	"thv/stages/protocol"
 )
@@ -60,6 +62,7 @@ func newReproCommand() *cobra.Command {
 	var jobs int
 	var dry, jsonOut bool
 	var ef executorFlags
+	var rf remoteFlags
 	cmd := &cobra.Command{
 		Use:   "repro",
 		Short: "Reproduce the paper: run every stale task of the DAG",
@@ -76,7 +79,7 @@ completed, so the next repro resumes.`,
   thv repro --executor container  # run tasks in the OCI image of this thv (runc or podman)
   thv repro --executor slurm      # run tasks as Slurm job arrays (docs/cluster.md)`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			proj, err := pf.open(dry)
 			if err != nil {
 				return err
@@ -96,8 +99,15 @@ completed, so the next repro resumes.`,
 			if exec != nil {
 				defer exec.Close()
 			}
+			rm, err := rf.open(cmd.Context(), errw) // remotecmd.go
+			if err != nil {
+				return err
+			}
 			start := time.Now()
-			rep, err := proj.Repro(cmd.Context(), pipeline.Options{Jobs: jobs, DryRun: dry, Progress: prog, Executor: exec, Logger: logger(errw), Image: image})
+			rep, err := proj.Repro(cmd.Context(), pipeline.Options{Jobs: jobs, DryRun: dry, Progress: prog, Executor: exec, Logger: logger(errw), Image: image, Remote: pipelineRemote(rm)})
+			if rerr := finishRemote(rm, errw); rerr != nil {
+				defer func() { err = errors.Join(err, rerr) }() // after the run's own report: local work is kept
+			}
 			if err != nil {
 				if rep != nil && cmd.Context().Err() != nil {
 					fmt.Fprintf(cmd.OutOrStdout(), "interrupted: %d executed, %d cached, %d not run; lock %s records what completed\n",
@@ -140,6 +150,7 @@ completed, so the next repro resumes.`,
 	cmd.Flags().BoolVar(&dry, "dry-run", false, "list what would run and why; run nothing")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "end with one JSON line of counts")
 	ef.register(cmd)
+	rf.register(cmd, true)
 	return cmd
 }
 
@@ -302,6 +313,8 @@ here (and quarantined, so that thv repro recomputes it), not only when read.`,
 func newGCCommand() *cobra.Command {
 	var pf projectFlags
 	var dry bool
+	var rf remoteFlags
+	var grace time.Duration
 	cmd := &cobra.Command{
 		Use:   "gc",
 		Short: "Remove store objects that no current task references",
@@ -309,9 +322,17 @@ func newGCCommand() *cobra.Command {
 the current protocol (profile, params) references. Artifacts of other
 profiles are removed too unless you run gc with that profile's settings.
 gc removes only files the store created, never follows a symbolic link, and
-refuses to run while a thv repro holds the store.`,
+refuses to run while a thv repro holds the store.
+
+With --remote it collects the remote store instead: index entries the lock
+does not reference, then objects no remaining entry names, but only files
+older than --grace (default 24h), so that a concurrent push is safe: its
+objects are young until its entry is written (artifacts/remote/gc.go).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if rf.url != "" { // $THV_REMOTE alone never turns a local gc into a remote one
+				return remoteGC(cmd, &pf, &rf, grace, dry) // remotecmd.go
+			}
 			proj, err := pf.open(dry)
 			if err != nil {
 				return err
@@ -330,5 +351,7 @@ refuses to run while a thv repro holds the store.`,
 	}
 	pf.register(cmd)
 	cmd.Flags().BoolVar(&dry, "dry-run", false, "count what would be removed")
+	rf.register(cmd, false)
+	cmd.Flags().DurationVar(&grace, "grace", remote.DefaultGrace, "with --remote: delete only files older than this")
 	return cmd
 }

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"thv/artifacts"
+	"thv/artifacts/remote"
+	"thv/pipeline"
+	"thv/stages/protocol"
+)
+
+// remoteFlags select the remote store (artifacts/remote) and the keys of a
+// run: a setting of the store, like --store, that enters no key.
+type remoteFlags struct {
+	url, signKey, trusted string
+	jobs                  int
+}
+
+func (f *remoteFlags) register(cmd *cobra.Command, sign bool) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.url, "remote", "", "remote store: s3://bucket/prefix (the AWS environment: AWS_ENDPOINT_URL, AWS_REGION, keys, profiles) or file:///dir (default: $THV_REMOTE)")
+	fl.StringVar(&f.trusted, "trusted-keys", "", "public keys (FILE.pub[,FILE.pub…]) whose signed remote entries are used (default: $THV_TRUSTED_KEYS)")
+	if sign {
+		fl.StringVar(&f.signKey, "sign-key", "", "private key (NAME.key) that signs the entries uploaded to the remote; without it the remote is read-only")
+	}
+}
+
+// open opens the remote, or returns nil when none is configured.
+func (f *remoteFlags) open(ctx context.Context, errw io.Writer) (*remote.Remote, error) {
+	url := f.url
+	if url == "" {
+		url = os.Getenv("THV_REMOTE")
+	}
+	if url == "" {
+		if f.signKey != "" || f.trusted != "" {
+			return nil, errors.New("--sign-key and --trusted-keys need a remote: give --remote URL or set THV_REMOTE")
+		}
+		return nil, nil
+	}
+	trusted := f.trusted
+	if trusted == "" {
+		trusted = os.Getenv("THV_TRUSTED_KEYS")
+	}
+	keys, err := remote.LoadTrustedKeys(trusted)
+	if err != nil {
+		return nil, err
+	}
+	var sk *remote.PrivateKey
+	if f.signKey != "" {
+		if sk, err = remote.LoadPrivateKey(f.signKey); err != nil {
+			return nil, err
+		}
+		keys = append(keys, sk.Public()) // what this run signs, it trusts
+	}
+	if len(keys) == 0 {
+		fmt.Fprintf(errw, "thv: remote %s: no trusted keys (--trusted-keys or THV_TRUSTED_KEYS): no remote entry will be used\n", url)
+	}
+	return remote.Open(ctx, remote.Options{URL: url, SignKey: sk, Trusted: keys, Logger: logger(errw)})
+}
+
+// pipelineRemote is rm as the scheduler's hook (nil stays nil).
+func pipelineRemote(rm *remote.Remote) pipeline.Remote {
+	if rm == nil {
+		return nil
+	}
+	return rm
+}
+
+// finishRemote prints what the remote did and reports its upload failures.
+func finishRemote(rm *remote.Remote, errw io.Writer) error {
+	if rm == nil {
+		return nil
+	}
+	fmt.Fprintln(errw, rm.Summary())
+	if err := rm.Failure(); err != nil {
+		fmt.Fprintf(errw, "thv: the remote stopped answering during the run; tasks were computed locally: %v\n", err)
+	}
+	return rm.Err()
+}
+
+func newKeyCommand() *cobra.Command {
+	key := &cobra.Command{Use: "key", Short: "Manage the ed25519 keys that sign remote store entries"}
+	key.AddCommand(&cobra.Command{
+		Use:   "generate NAME",
+		Short: "Write a new key pair NAME.key (mode 0600, secret) and NAME.pub",
+		Long: `Write a new ed25519 key pair: NAME.key signs the index entries a run uploads
+to the remote store (--sign-key NAME.key; keep it secret, e.g. a CI secret),
+and NAME.pub is what readers trust (--trusted-keys NAME.pub). Revoke a key
+by removing its .pub from the readers' trusted lists. Existing files are
+never overwritten.`,
+		Example: "  thv key generate ci-2026",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			k, p, err := remote.GenerateKey(args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (secret: mode 0600) and %s (public: give it to readers as --trusted-keys)\n", k, p)
+			return nil
+		},
+	})
+	return key
+}
+
+// lockItems lists the tasks of the project's lock.
+func lockItems(proj *protocol.Project) ([]remote.Item, error) {
+	if len(proj.Lock.Tasks) == 0 {
+		return nil, fmt.Errorf("%s records no tasks: run thv repro first (push and pull sync what a lock references)", proj.LockPath)
+	}
+	items := make([]remote.Item, 0, len(proj.Lock.Tasks))
+	for _, r := range proj.Lock.Tasks {
+		items = append(items, remote.Item{Task: r.ID, Key: r.Key, Kind: r.Kind})
+	}
+	return items, nil
+}
+
+func newSyncCommand(verb string) *cobra.Command {
+	var pf projectFlags
+	var rf remoteFlags
+	short := map[string]string{
+		"push": "Upload to the remote store what the lock references (signed)",
+		"pull": "Download from the remote store what the lock references (trusted signatures only)",
+	}[verb]
+	cmd := &cobra.Command{
+		Use:   verb,
+		Short: short,
+		Long: short + `.
+Transfers run in parallel (-j), each retried with backoff; entries already
+there are skipped, so a killed ` + verb + ` resumes. push uploads each entry's
+objects before the entry, so a reader never sees an entry without its
+objects; pull re-hashes every object and uses only entries signed by a
+trusted key.`,
+		Example: "  thv " + verb + " --remote s3://bucket/thv --profile quick" + map[string]string{"push": " --sign-key ci.key", "pull": " --trusted-keys ci.pub"}[verb],
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			proj, err := pf.open(verb == "push")
+			if err != nil {
+				return err
+			}
+			errw := cmd.ErrOrStderr()
+			rm, err := rf.open(cmd.Context(), errw)
+			if err != nil {
+				return err
+			}
+			if rm == nil {
+				return errors.New("no remote: give --remote URL or set THV_REMOTE")
+			}
+			items, err := lockItems(proj)
+			if err != nil {
+				return err
+			}
+			var rep remote.SyncReport
+			if verb == "push" {
+				rep = rm.Push(cmd.Context(), proj.Store, items, rf.jobs, errw)
+			} else {
+				unlock, err := proj.Store.LockShared() // a gc must not remove what is pulled
+				if err != nil {
+					return err
+				}
+				defer unlock()
+				rep = rm.Pull(cmd.Context(), proj.Store, items, rf.jobs, errw)
+				if err := proj.Store.Sync(); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d of %d entries done (%d already there), %d failed, %d bytes in %s\n",
+				verb, rep.Done, rep.Total, rep.Skipped, rep.Failed, rep.Bytes, rep.Elapsed.Round(time.Millisecond))
+			if rep.Failed > 0 {
+				for i, e := range rep.Errs {
+					if i == 10 {
+						fmt.Fprintf(errw, "… %d more\n", len(rep.Errs)-10)
+						break
+					}
+					fmt.Fprintf(errw, "FAILED %v\n", e)
+				}
+				return fmt.Errorf("%s: %d of %d entries failed against %s; rerun to resume (what is done stays done)", verb, rep.Failed, rep.Total, rm.URL())
+			}
+			return nil
+		},
+	}
+	pf.register(cmd)
+	rf.register(cmd, verb == "push")
+	cmd.Flags().IntVarP(&rf.jobs, "jobs", "j", 8, "parallel transfers")
+	return cmd
+}
+
+// remoteGC is thv gc --remote: what the current lock references stays.
+func remoteGC(cmd *cobra.Command, pf *projectFlags, rf *remoteFlags, grace time.Duration, dry bool) error {
+	proj, err := pf.open(true)
+	if err != nil {
+		return err
+	}
+	rm, err := rf.open(cmd.Context(), cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	keep := map[artifacts.Key]bool{}
+	for _, r := range proj.Lock.Tasks {
+		keep[r.Key] = true
+	}
+	if len(keep) == 0 {
+		return fmt.Errorf("%s records no tasks: gc --remote keeps what the lock references, so it would delete every entry older than %v; run thv repro first", proj.LockPath, grace)
+	}
+	st, err := rm.GC(cmd.Context(), keep, grace, dry, time.Now())
+	if err != nil {
+		return err
+	}
+	report := st.String()
+	if dry {
+		report = "would have " + report
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "remote %s: %s\n", rm.URL(), report)
+	return nil
+}
