@@ -34,7 +34,9 @@ func newFile(rawURL, root string) (*fileBackend, error) {
 
 func (b *fileBackend) String() string { return b.url }
 
-func (b *fileBackend) path(name string) string { return filepath.Join(b.root, filepath.FromSlash(name)) }
+func (b *fileBackend) path(name string) string {
+	return filepath.Join(b.root, filepath.FromSlash(name))
+}
 
 func (b *fileBackend) Get(_ context.Context, name string, limit int64) ([]byte, error) {
 	f, err := os.Open(b.path(name))

@@ -24,7 +24,7 @@ type Options struct {
 	SignKey *PrivateKey // nil: read-only (nothing is uploaded)
 	Trusted []PublicKey // the keys whose entries are used
 	Logger  *slog.Logger
-	Policy  Policy // zero: DefaultPolicy
+	Policy  Policy  // zero: DefaultPolicy
 	Backend Backend // nil: OpenBackend(URL); tests pass one
 }
 

@@ -29,7 +29,7 @@ func main() {
 	root.AddCommand(newHVCommand(), newRunCommand(), newAlgosCommand(),
 		newReproCommand(), newStatusCommand(), newDAGCommand(), newShowCommand(), newGCCommand(),
 		newVerifyCommand(), newImageCommand(), newCompareCommand(), newReadingsCommand(), newExecTaskCommand())
-	root.AddCommand(newBundleCommand(), newVerifyBundleCommand()) // bundlecmd.go
+	root.AddCommand(newBundleCommand(), newVerifyBundleCommand())                    // bundlecmd.go
 	root.AddCommand(newKeyCommand(), newSyncCommand("push"), newSyncCommand("pull")) // remotecmd.go
 	// Ctrl-C (or SIGTERM) cancels the context: a pass stops cleanly; a
 	// second one exits at once (signals.go).
