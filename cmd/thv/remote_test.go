@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"thv/artifacts/remote/s3test"
+)
+
+// remoteRun runs the built thv in dir on the tiny protocol with the S3
+// server's environment; it returns the combined output and the error.
+func remoteRun(t *testing.T, bin, dir string, env []string, args ...string) (string, error) {
+	t.Helper()
+	if args[0] != "key" {
+		args = append(args, "--params", tinyParams(t))
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "THV_STORE=", "THV_REMOTE=", "THV_TRUSTED_KEYS="), env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// reproCounts reads the --json line at the end of a repro's output.
+func reproCounts(t *testing.T, out string) reproOut {
+	t.Helper()
+	var r reproOut
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.HasPrefix(l, "{") && json.Unmarshal([]byte(l), &r) == nil {
+			return r
+		}
+	}
+	t.Fatalf("no JSON counts in:\n%s", out)
+	return r
+}
+
+// tree maps each file under dir to its bytes.
+func tree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		m[rel] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func sameTree(t *testing.T, a, b string) {
+	t.Helper()
+	ta, tb := tree(t, a), tree(t, b)
+	if len(ta) == 0 {
+		t.Fatalf("%s is empty", a)
+	}
+	for k, v := range ta {
+		if tb[k] != v {
+			t.Errorf("%s differs between %s and %s", k, a, b)
+		}
+	}
+	if len(ta) != len(tb) {
+		t.Errorf("%s has %d files, %s %d", a, len(ta), b, len(tb))
+	}
+}
+
+// TestRemoteTwoClones is issue 22's acceptance: two clones sharing only an
+// S3 server (a real one, on 127.0.0.1). A runs with --remote and
+// --sign-key; B, with an empty store and trusting A's public key, executes
+// nothing, and writes the same lock bytes and the same results/. A third
+// clone that trusts another key computes everything and says why.
+func TestRemoteTwoClones(t *testing.T) {
+	bin := buildThv(t, moduleRoot(t))
+	srv := s3test.Start(t)
+	srv.Bucket(t, "cache")
+	env := srv.Env()
+	url := "s3://cache/thv"
+	keys := t.TempDir()
+	if out, err := remoteRun(t, bin, keys, nil, "key", "generate", filepath.Join(keys, "alice")); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if fi, err := os.Stat(filepath.Join(keys, "alice.key")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("alice.key: %v %v", fi.Mode(), err)
+	}
+	a, b := t.TempDir(), t.TempDir()
+	out, err := remoteRun(t, bin, a, env, "repro", "-j", "2", "--json", "--remote", url, "--sign-key", filepath.Join(keys, "alice.key"))
+	if err != nil {
+		t.Fatalf("A: %v\n%s", err, out)
+	}
+	ra := reproCounts(t, out)
+	if ra.Executed == 0 || !strings.Contains(out, "entries pushed") {
+		t.Fatalf("A executed %d tasks:\n%s", ra.Executed, out)
+	}
+	start := time.Now()
+	out, err = remoteRun(t, bin, b, env, "repro", "-j", "2", "--json", "--remote", url, "--trusted-keys", filepath.Join(keys, "alice.pub"))
+	if err != nil {
+		t.Fatalf("B: %v\n%s", err, out)
+	}
+	rb := reproCounts(t, out)
+	t.Logf("B: %d tasks fetched from the remote in %v", rb.Cached, time.Since(start))
+	if rb.Executed != 0 || rb.Cached != ra.Executed+ra.Cached {
+		t.Fatalf("B executed %d, cached %d (A: %+v):\n%s", rb.Executed, rb.Cached, ra, out)
+	}
+	la, _ := os.ReadFile(filepath.Join(a, tinyLock))
+	lb, _ := os.ReadFile(filepath.Join(b, tinyLock))
+	if len(la) == 0 || !bytes.Equal(la, lb) {
+		t.Fatal("B's lock differs from A's")
+	}
+	sameTree(t, filepath.Join(a, "results"), filepath.Join(b, "results"))
+	// B's store is whole: verify re-hashes every output.
+	if out, err := remoteRun(t, bin, b, nil, "status", "--verify"); err != nil {
+		t.Fatalf("B status --verify: %v\n%s", err, out)
+	}
+
+	// C trusts a key that signed nothing: every entry is refused, said so,
+	// and the results are the same.
+	if out, err := remoteRun(t, bin, keys, nil, "key", "generate", filepath.Join(keys, "bob")); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	c := t.TempDir()
+	out, err = remoteRun(t, bin, c, env, "repro", "-j", "2", "--json", "--remote", url, "--trusted-keys", filepath.Join(keys, "bob.pub"))
+	if err != nil {
+		t.Fatalf("C: %v\n%s", err, out)
+	}
+	if rc := reproCounts(t, out); rc.Executed != ra.Executed || !strings.Contains(out, "not trusted") {
+		t.Fatalf("C executed %d (want %d), output:\n%s", rc.Executed, ra.Executed, out)
+	}
+	lc, _ := os.ReadFile(filepath.Join(c, tinyLock))
+	if !bytes.Equal(la, lc) {
+		t.Fatal("C's lock differs from A's")
+	}
+	// The remote is no input: the lock names no URL and no key.
+	if bytes.Contains(la, []byte("cache/thv")) || bytes.Contains(la, []byte("alice")) {
+		t.Fatal("the lock mentions the remote")
+	}
+}
+
+// TestRemoteFaultsInRepro: a flipped byte in a remote object is detected
+// by the reader, which recomputes the task, reports it and repairs the
+// remote; a server killed before a run makes the run compute locally,
+// keep its lock and results, and fail at the end with an error naming the
+// URL; thv push then uploads what the lock references, and thv pull fills
+// an empty store.
+func TestRemoteFaultsInRepro(t *testing.T) {
+	bin := buildThv(t, moduleRoot(t))
+	srv := s3test.Start(t)
+	srv.Bucket(t, "cache")
+	env := srv.Env()
+	url := "s3://cache/thv"
+	keys := t.TempDir()
+	remoteRun(t, bin, keys, nil, "key", "generate", filepath.Join(keys, "ci"))
+	sign, trust := filepath.Join(keys, "ci.key"), filepath.Join(keys, "ci.pub")
+
+	// The server is down for A's run.
+	srv.Kill()
+	a := t.TempDir()
+	out, err := remoteRun(t, bin, a, append(env, "THV_REMOTE="+url), "repro", "-j", "2", "--json", "--sign-key", sign)
+	if err == nil || !strings.Contains(out, "remote "+url) || !strings.Contains(out, "thv push") {
+		t.Fatalf("A against a dead server: err %v, output:\n%s", err, out)
+	}
+	ra := reproCounts(t, out)
+	if ra.Executed == 0 || ra.Failed != 0 {
+		t.Fatalf("A: %+v", ra)
+	}
+	if _, err := os.Stat(filepath.Join(a, tinyLock)); err != nil {
+		t.Fatalf("A's lock was not written: %v", err)
+	}
+	srv.Restart()
+	out, err = remoteRun(t, bin, a, env, "push", "--remote", url, "--sign-key", sign)
+	if err != nil || !strings.Contains(out, "failed") {
+		t.Fatalf("push: %v\n%s", err, out)
+	}
+	t.Log(strings.TrimSpace(out))
+
+	// Flip a byte of one remote object (the gateway keeps it as a file).
+	var victim string
+	filepath.WalkDir(srv.Path("cache", "thv/objects"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && victim == "" {
+			victim = p
+		}
+		return nil
+	})
+	data, err := os.ReadFile(victim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[0] ^= 0x40
+	if err := os.WriteFile(victim, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := t.TempDir()
+	out, err = remoteRun(t, bin, b, env, "repro", "-j", "2", "--json", "--remote", url, "--trusted-keys", trust, "--sign-key", sign)
+	if err != nil {
+		t.Fatalf("B: %v\n%s", err, out)
+	}
+	rb := reproCounts(t, out)
+	if rb.Executed == 0 || !strings.Contains(out, "is corrupt") || !strings.Contains(out, filepath.Base(victim)) {
+		t.Fatalf("B did not report and recompute the corrupt object (executed %d):\n%s", rb.Executed, out)
+	}
+	la, _ := os.ReadFile(filepath.Join(a, tinyLock))
+	lb, _ := os.ReadFile(filepath.Join(b, tinyLock))
+	if !bytes.Equal(la, lb) {
+		t.Fatal("B's lock differs from A's")
+	}
+	if got, _ := os.ReadFile(victim); bytes.Equal(got, data) {
+		t.Fatal("B did not repair the remote object")
+	}
+	// pull into an empty store with A's lock: the store is then whole.
+	c := t.TempDir()
+	os.WriteFile(filepath.Join(c, tinyLock), la, 0o644)
+	out, err = remoteRun(t, bin, c, env, "pull", "--remote", url, "--trusted-keys", trust)
+	if err != nil || !strings.Contains(out, "0 failed") {
+		t.Fatalf("pull: %v\n%s", err, out)
+	}
+	out, err = remoteRun(t, bin, c, nil, "repro", "--json")
+	if err != nil || reproCounts(t, out).Executed != 0 {
+		t.Fatalf("repro after pull: %v\n%s", err, out)
+	}
+	// gc --remote keeps what the lock references.
+	out, err = remoteRun(t, bin, c, env, "gc", "--remote", url, "--grace", "0s")
+	if err != nil || !strings.Contains(out, "deleted 0 of") {
+		t.Fatalf("gc --remote: %v\n%s", err, out)
+	}
+}
