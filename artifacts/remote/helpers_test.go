@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"thv/artifacts"
-	"thv/artifacts/remote/s3test"
+	"thv/internal/s3test"
 )
 
 func newStore(t *testing.T) *artifacts.Store {

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path"
+	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -21,7 +23,8 @@ import (
 // as for the AWS CLI (AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID and
 // AWS_SECRET_ACCESS_KEY, AWS_PROFILE and ~/.aws/config). A custom endpoint
 // (MinIO, Ceph, Versity, a cloud other than AWS) is addressed path-style,
-// which every S3-compatible server understands.
+// which every S3-compatible server understands. THV_REMOTE_ANONYMOUS=1
+// sends unsigned requests, for a public-read bucket.
 type s3Backend struct {
 	url, bucket, prefix string
 	client              *s3.Client
@@ -30,7 +33,13 @@ type s3Backend struct {
 func newS3(ctx context.Context, rawURL, bucket, prefix string) (*s3Backend, error) {
 	// Retries are retry.go's (one policy, one error naming the URL), so
 	// the SDK makes a single attempt.
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRetryMaxAttempts(1))
+	opts := []func(*config.LoadOptions) error{config.WithRetryMaxAttempts(1)}
+	if anon, _ := strconv.ParseBool(os.Getenv("THV_REMOTE_ANONYMOUS")); anon {
+		// A public-read bucket without credentials: what a CI job of a
+		// pull request from a fork, which gets no secrets, can read.
+		opts = append(opts, config.WithCredentialsProvider(aws.AnonymousCredentials{}))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("remote %s: reading the AWS configuration: %w", rawURL, err)
 	}

@@ -18,7 +18,7 @@ import (
 func newCompareCommand() *cobra.Command {
 	var pf projectFlags
 	var reference, failOn, output string
-	var all bool
+	var all, markdown bool
 	cmd := &cobra.Command{
 		Use:   "compare [--reference FILE] [--fail-on cells|claims|none]",
 		Short: "Compare the results with the paper's published values and claims, within stated tolerances",
@@ -39,7 +39,8 @@ if any value differs or is missing; with claims, 1 if any claim fails; with
 none, 0.`,
 		Example: `  thv compare                         # the paper, after thv repro
   thv compare --fail-on none          # report only (make repro)
-  thv compare --reference mine.yaml -o mine.md`,
+  thv compare --reference mine.yaml -o mine.md
+  thv compare --fail-on claims --markdown >> "$GITHUB_STEP_SUMMARY"   # CI job summary (docs/ci.md)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch failOn {
@@ -82,7 +83,7 @@ none, 0.`,
 				}
 				report = compare.Markdown(ref, rows, claims)
 			}
-			if output != "" {
+			if output != "" || markdown {
 				if report == "" {
 					b, err := readOutput(proj, rep, protocol.CompareID, "compare.md")
 					if err != nil {
@@ -90,12 +91,18 @@ none, 0.`,
 					}
 					report = string(b)
 				}
+			}
+			if output != "" {
 				if err := artifacts.WriteFileAtomic(output, []byte(report)); err != nil {
 					return err
 				}
 			}
 			out := cmd.OutOrStdout()
-			printComparison(out, rows, claims, all)
+			if markdown {
+				fmt.Fprint(out, report)
+			} else {
+				printComparison(out, rows, claims, all)
+			}
 			n := compare.Count(rows, claims)
 			switch {
 			case failOn == "cells" && n.Agree < n.Values:
@@ -111,6 +118,7 @@ none, 0.`,
 	cmd.Flags().StringVar(&failOn, "fail-on", "cells", "exit 1 when: cells (a value differs or is missing), claims (a claim fails) or none")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "also write the Markdown report to this file")
 	cmd.Flags().BoolVar(&all, "all", false, "list every value, not only the differing ones")
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "print the Markdown report (as results/compare.md) instead of the text table: for $GITHUB_STEP_SUMMARY")
 	return cmd
 }
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"thv/artifacts/remote/s3test"
+	"thv/internal/s3test"
 )
 
 // remoteRun runs the built thv in dir on the tiny protocol with the S3
