@@ -110,6 +110,14 @@ func TestCompareQuick(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), `reference line 4: unknown algorithm "Nope"`) {
 		t.Fatalf("malformed reference: %v\n%s", err, out)
 	}
+	// --markdown (for $GITHUB_STEP_SUMMARY) prints results/compare.md on
+	// stdout, whole even when the gate closes.
+	cmd = exec.Command(bin, "compare", "--profile", "quick", "--fail-on", "claims", "--markdown")
+	cmd.Dir = dir
+	md, err := cmd.Output()
+	if err == nil || string(md) != string(report) {
+		t.Fatalf("compare --markdown: %v; stdout is results/compare.md: %v", err, string(md) == string(report))
+	}
 }
 
 // quickCells reads one setting's cells from the quick store.
