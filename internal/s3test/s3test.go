@@ -46,13 +46,7 @@ type Server struct {
 // Binary finds versitygw on PATH or in $(go env GOPATH)/bin.
 func Binary(t testing.TB) string {
 	t.Helper()
-	names := []string{"versitygw"}
-	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-		for _, p := range filepath.SplitList(strings.TrimSpace(string(out))) {
-			names = append(names, filepath.Join(p, "bin", "versitygw"))
-		}
-	}
-	return testenv.LookPath(t, names...)
+	return testenv.LookGoTool(t, "versitygw", "github.com/versity/versitygw/cmd/versitygw@v1.8.0")
 }
 
 // Start starts a gateway on a free port with an empty data directory; it

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -45,5 +47,24 @@ func LookPath(t testing.TB, names ...string) string {
 		}
 	}
 	Missing(t, "%s not found", names[0])
+	return ""
+}
+
+// LookGoTool finds a tool that .ci/run installs with go install: on PATH,
+// else in $(go env GOPATH)/bin, which need not be on PATH; if neither has
+// it the test is ended by Missing, naming the go install command.
+func LookGoTool(t testing.TB, name, pkg string) string {
+	t.Helper()
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		for _, dir := range filepath.SplitList(strings.TrimSpace(string(out))) {
+			if p, err := exec.LookPath(filepath.Join(dir, "bin", name)); err == nil {
+				return p
+			}
+		}
+	}
+	Missing(t, "%s not found on PATH or in $(go env GOPATH)/bin: go install %s", name, pkg)
 	return ""
 }
