@@ -110,8 +110,8 @@ func (rm *Remote) fetch(ctx context.Context, st *artifacts.Store, key artifacts.
 			rm.Stats.EntriesMissing.Add(1)
 			return artifacts.Entry{}, false
 		}
-		if ctx.Err() != nil {
-			return artifacts.Entry{}, false
+		if ctx.Err() != nil || errors.Is(err, errDown) {
+			return artifacts.Entry{}, false // reported when the remote went down
 		}
 		return reject(err)
 	}
@@ -173,7 +173,7 @@ func (rm *Remote) Publish(ctx context.Context, st *artifacts.Store, key artifact
 			rm.pushErr = err
 		}
 		rm.mu.Unlock()
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && !errors.Is(err, errDown) {
 			rm.log.Warn("uploading to the remote failed; the local store keeps the result", "task", task, "err", err)
 		}
 	}

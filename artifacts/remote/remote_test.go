@@ -417,6 +417,10 @@ func TestFailingServer(t *testing.T) {
 			if !strings.Contains(lb.String(), url) {
 				t.Fatalf("the log does not name the URL: %s", lb)
 			}
+			// Reported once, not once per task.
+			if n := strings.Count(lb.String(), "level=WARN"); n != 1 {
+				t.Fatalf("%d warnings, want 1:\n%s", n, lb)
+			}
 		})
 	}
 }

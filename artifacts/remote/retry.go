@@ -56,7 +56,7 @@ func (r *retrying) do(ctx context.Context, op string, f func(ctx context.Context
 	down := r.down
 	r.mu.Unlock()
 	if down != nil {
-		return fmt.Errorf("remote %s: %s: not tried: the server failed before (%w)", r.b, op, down)
+		return fmt.Errorf("remote %s: %s: %w (%w)", r.b, op, errDown, down)
 	}
 	wait := r.policy.Backoff
 	var err error
@@ -94,6 +94,10 @@ func (r *retrying) do(ctx context.Context, op string, f func(ctx context.Context
 
 // errNoRetry marks an error that another attempt cannot cure.
 var errNoRetry = errors.New("not retried")
+
+// errDown marks an operation not tried because the remote failed before in
+// this run: it was reported then, and is not reported again per task.
+var errDown = errors.New("not tried: the server failed before")
 
 func (r *retrying) get(ctx context.Context, name string, limit int64) ([]byte, error) {
 	var data []byte

@@ -174,6 +174,11 @@ func TestRemoteFaultsInRepro(t *testing.T) {
 	if ra.Executed == 0 || ra.Failed != 0 {
 		t.Fatalf("A: %+v", ra)
 	}
+	// The dead server is reported once for reads and once for uploads,
+	// not once per task.
+	if n := strings.Count(out, "level=WARN"); n > 2 {
+		t.Fatalf("%d warnings about the dead server:\n%s", n, out)
+	}
 	if _, err := os.Stat(filepath.Join(a, tinyLock)); err != nil {
 		t.Fatalf("A's lock was not written: %v", err)
 	}
