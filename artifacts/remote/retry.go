@@ -21,8 +21,8 @@ type Policy struct {
 }
 
 // DefaultPolicy rides out a restart of the server or a short network
-// outage (about 15 s of waiting in all) without making a dead server hang a
-// run for long.
+// outage (5 tries with waits of up to 0.5, 1, 2 and 4 s between them, less
+// with jitter) without making a dead server hang a run for long.
 var DefaultPolicy = Policy{Attempts: 5, Backoff: 500 * time.Millisecond, MaxBackoff: 8 * time.Second, Timeout: 2 * time.Minute}
 
 // retrying wraps a backend with a Policy. Once an operation has failed
