@@ -99,9 +99,11 @@ completed, so the next repro resumes.`,
 			if exec != nil {
 				defer exec.Close()
 			}
-			rm, err := rf.open(cmd.Context(), errw) // remotecmd.go
-			if err != nil {
-				return err
+			var rm *remote.Remote
+			if !dry { // a dry run decides from the local store alone
+				if rm, err = rf.open(cmd.Context(), errw); err != nil { // remotecmd.go
+					return err
+				}
 			}
 			start := time.Now()
 			rep, err := proj.Repro(cmd.Context(), pipeline.Options{Jobs: jobs, DryRun: dry, Progress: prog, Executor: exec, Logger: logger(errw), Image: image, Remote: pipelineRemote(rm)})
