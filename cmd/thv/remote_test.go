@@ -239,3 +239,69 @@ func TestRemoteFaultsInRepro(t *testing.T) {
 		t.Fatalf("gc --remote: %v\n%s", err, out)
 	}
 }
+
+// TestPushKilledResumes SIGKILLs thv push part-way: every entry on the
+// server then has all its objects (objects first, entry last), and the
+// same push, run again, skips what was done and completes.
+func TestPushKilledResumes(t *testing.T) {
+	bin := buildThv(t, moduleRoot(t))
+	srv := s3test.Start(t)
+	srv.Bucket(t, "cache")
+	env := srv.Env()
+	url := "s3://cache/thv"
+	keys := t.TempDir()
+	remoteRun(t, bin, keys, nil, "key", "generate", filepath.Join(keys, "ci"))
+	sign := filepath.Join(keys, "ci.key")
+	dir := t.TempDir()
+	if out, err := remoteRun(t, bin, dir, nil, "repro", "-j", "2", "--json"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	index := srv.Path("cache", "thv/index")
+	entries := func() []string {
+		var es []string
+		filepath.WalkDir(index, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") {
+				es = append(es, p)
+			}
+			return nil
+		})
+		return es
+	}
+	cmd := exec.Command(bin, "push", "-j", "1", "--remote", url, "--sign-key", sign, "--params", tinyParams(t))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(entries()) < 3 && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	before := entries()
+	for _, p := range before {
+		var env struct{ Entry []byte }
+		b, _ := os.ReadFile(p)
+		if err := json.Unmarshal(b, &env); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		var e struct{ Outputs []struct{ Digest string } }
+		json.Unmarshal(env.Entry, &e)
+		for _, o := range e.Outputs {
+			h := strings.TrimPrefix(o.Digest, "sha256:")
+			if _, err := os.Stat(srv.Path("cache", "thv/objects/"+h[:2]+"/"+h)); err != nil {
+				t.Fatalf("entry %s is visible without its object %s", p, o.Digest)
+			}
+		}
+	}
+	out, err := remoteRun(t, bin, dir, env, "push", "--remote", url, "--sign-key", sign)
+	if err != nil || !strings.Contains(out, "0 failed") {
+		t.Fatalf("resumed push: %v\n%s", err, out)
+	}
+	total := len(entries())
+	if len(before) == 0 || len(before) >= total {
+		t.Fatalf("killed with %d of %d entries up: not part-way", len(before), total)
+	}
+	t.Logf("killed with %d of %d entries up; %s", len(before), total, strings.TrimSpace(out))
+}
