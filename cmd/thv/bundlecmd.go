@@ -87,6 +87,8 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 			}
 			defer resultsDir.Remove()
 			results := resultsDir.Path()
+			proj.PreviousReport = filepath.Join(proj.ResultsDir(), protocol.ReportName) // its run block, if the same results
+			proj.Run = reportRun("")
 			proj.Config.Outputs.Results = results
 			if _, err := proj.ExportResults(status); err != nil {
 				return fmt.Errorf("exporting results: %w", err)

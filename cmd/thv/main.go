@@ -30,6 +30,7 @@ func main() {
 		newReproCommand(), newStatusCommand(), newDAGCommand(), newShowCommand(), newGCCommand(),
 		newVerifyCommand(), newImageCommand(), newCompareCommand(), newReadingsCommand(), newExecTaskCommand())
 	root.AddCommand(newBundleCommand(), newVerifyBundleCommand()) // bundlecmd.go
+	root.AddCommand(newReportCommand())                           // reportcmd.go
 	// Ctrl-C (or SIGTERM) cancels the context: a pass stops cleanly; a
 	// second one exits at once (signals.go).
 	ctx, stop := notifyContext(context.Background(), os.Stderr, os.Exit)

@@ -96,6 +96,9 @@ completed, so the next repro resumes.`,
 			if exec != nil {
 				defer exec.Close()
 			}
+			if row, err := ef.row(); err == nil {
+				proj.Run = reportRun(row.name) // what results/index.html says of this pass
+			}
 			start := time.Now()
 			rep, err := proj.Repro(cmd.Context(), pipeline.Options{Jobs: jobs, DryRun: dry, Progress: prog, Executor: exec, Logger: logger(errw), Image: image})
 			if err != nil {

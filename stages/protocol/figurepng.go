@@ -12,6 +12,7 @@ import (
 	"thv/artifacts"
 	"thv/pipeline"
 	"thv/stages/figures"
+	"thv/stages/report"
 	"thv/stages/stage"
 )
 
@@ -95,6 +96,14 @@ const (
 func SameResult(rel string, want, got []byte) (note string, err error) {
 	if bytes.Equal(want, got) {
 		return "", nil
+	}
+	if rel == ReportName {
+		// The page: every byte but its run block (report.Same).
+		run, err := report.Same(want, got)
+		if err != nil {
+			return "", fmt.Errorf("results/%s: %w", rel, err)
+		}
+		return fmt.Sprintf("results/%s: the stored outputs' page; its run block (unchecked) says: date %q, executor %q", rel, run.Date, run.Executor), nil
 	}
 	wantStamp, _, serr := readPNGStamp(want, "")
 	source, _, drawn := strings.Cut(strings.TrimPrefix(wantStamp, "drawn by thv from "), "; image data ")
