@@ -80,6 +80,7 @@ func Render(p Page) []byte {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>%s</title>
 <style>
 %s</style>
