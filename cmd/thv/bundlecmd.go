@@ -117,6 +117,7 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 				Reproduce: fmt.Sprintf("thv repro --params %s --profile %s --store store", name, profile),
 				Verify:    "thv verify-bundle <this archive>",
 				Rebuild:   "cd source && CGO_ENABLED=0 go build -trimpath ./cmd/thv",
+				Report:    protocol.ReportName,
 				Progress:  phaseBar(errw, "bundle"),
 			})
 			if err != nil {

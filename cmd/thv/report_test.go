@@ -226,3 +226,25 @@ func spread(t *testing.T, b []byte) (sd, dark float64) {
 	return math.Sqrt(sq/n - mean*mean), d / n
 }
 
+// TestReportQuickBundle: the quick profile (the embedded params.yaml,
+// whose lock a bundle renames) bundled: the bundle's page is the
+// project's, run block included (its executor is the repro's), the crate's
+// preview links it, and verify-bundle accepts it, saying it compared the
+// page outside its run block.
+func TestReportQuickBundle(t *testing.T) {
+	bin, dir := quickLocal(t)
+	path := filepath.Join(t.TempDir(), "quick.tar.gz")
+	thv(t, bin, dir, "bundle", "--profile", "quick", "--no-image", "-o", path)
+	x := filepath.Join(t.TempDir(), "x")
+	out, err := run(bin, t.TempDir(), "verify-bundle", path, "--sample", "1", "--dir", x)
+	if err != nil || !strings.Contains(out, "results/index.html: the stored outputs' page; its run block (unchecked) says") {
+		t.Fatalf("verify-bundle: %v\n%s", err, out)
+	}
+	page := must(os.ReadFile(filepath.Join(x, "results", "index.html")))
+	if !bytes.Equal(page, must(os.ReadFile(filepath.Join(dir, "results", "index.html")))) {
+		t.Error("the bundle's page is not the project's")
+	}
+	if !bytes.Contains(page, []byte(`<th scope="row">executor</th><td>local</td>`)) {
+		t.Error("the page does not name the repro's executor")
+	}
+}

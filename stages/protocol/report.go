@@ -135,7 +135,7 @@ func (p *Project) reportLock() (report.Lock, string, error) {
 	if err != nil {
 		return report.Lock{}, "", fmt.Errorf("the page describes the lock: %w", err)
 	}
-	l := report.Lock{Name: filepath.Base(p.LockPath), Digest: artifacts.Sum(b).String(), Tasks: len(p.Lock.Tasks), Image: p.Lock.Image, Go: p.Lock.Code["go"]}
+	l := report.Lock{Digest: artifacts.Sum(b).String(), Tasks: len(p.Lock.Tasks), Image: p.Lock.Image, Go: p.Lock.Code["go"]}
 	units := make([]string, 0, len(p.Lock.Code))
 	for u := range p.Lock.Code {
 		units = append(units, u)

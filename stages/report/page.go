@@ -37,7 +37,9 @@ type Override struct{ Key, Paper, Ours string }
 
 // Lock is what the page says about the lock.
 type Lock struct {
-	Name, Digest string // the file's name and the SHA-256 of its bytes
+	// Digest is the SHA-256 of the file's bytes; not its name, which a
+	// bundle changes (thv.lock is thv-params.lock there).
+	Digest string
 	Tasks        int
 	Image        string // the container image of the pass that wrote it; "" none
 	Go           string // the toolchain in the code identity
@@ -107,7 +109,9 @@ do not edit. <a href="README.md">results/README.md</a> lists every file.</p>
 	if len(p.Figures) > 0 {
 		w.WriteString("<li><a href=\"#figures\">Figures</a></li>\n")
 	}
-	w.WriteString("<li><a href=\"#files\">Files</a></li>\n</ul></nav>\n</header>\n<main id=\"main\">\n")
+	w.WriteString("<li><a href=\"#files\">Files</a></li>\n</ul></nav>\n")
+	glance(&w, p)
+	w.WriteString("</header>\n<main id=\"main\">\n")
 	provenance(&w, p)
 	if p.Tables != nil {
 		paperTables(&w, p.Tables)
@@ -127,6 +131,28 @@ do not edit. <a href="README.md">results/README.md</a> lists every file.</p>
 	return []byte(w.String())
 }
 
+// glance is the page's first result: how the run compares with the paper.
+func glance(w *page, p Page) {
+	if p.Compare == nil {
+		return
+	}
+	n := compare.Count(p.Compare.Rows, p.Compare.Claims)
+	w.f("<p class=\"counts\">At a glance: <a href=\"#comparison\"><strong>%d of %d</strong> published values agree</a> with ours (%d differ, %d missing); "+
+		"<a href=\"#claims\"><strong>%d of %d</strong> claims hold</a>. %d settings, %d figures.</p>\n",
+		n.Agree, n.Values, n.Values-n.Agree-n.Missing, n.Missing, n.Hold, n.Claims, len(settingsOf(p)), len(p.Figures))
+}
+
+// settingsOf lists the settings the page shows.
+func settingsOf(p Page) []string {
+	var out []string
+	if p.Tables != nil {
+		for _, s := range p.Tables.Params.Settings {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
 // provenance writes what was run, with what: the protocol, the lock, the
 // code, and the run block.
 func provenance(w *page, p Page) {
@@ -138,11 +164,11 @@ func provenance(w *page, p Page) {
 	w.f(`<table class="kv">
 <tr><th scope="row">profile</th><td><code>%s</code></td></tr>
 <tr><th scope="row">protocol</th><td><code>%s</code> (the SHA-256 of its values, after profile and overrides)</td></tr>
-<tr><th scope="row">lock</th><td><code>%s</code>, <code>%s</code>, %d tasks</td></tr>
+<tr><th scope="row">lock</th><td><code>%s</code> (the SHA-256 of the lock file), %d tasks</td></tr>
 <tr><th scope="row">code</th><td>%d code units in the tasks' keys, <code>%s</code>; %s</td></tr>
 <tr><th scope="row">image</th><td>%s</td></tr>
 </table>
-`, esc(p.Profile), esc(p.Protocol.Digest), esc(p.Lock.Name), esc(p.Lock.Digest), p.Lock.Tasks,
+`, esc(p.Profile), esc(p.Protocol.Digest), esc(p.Lock.Digest), p.Lock.Tasks,
 		p.Lock.CodeUnits, esc(p.Lock.CodeDigest), esc(p.Lock.Go), image)
 	if len(p.Protocol.Differs) == 0 {
 		w.WriteString("<p>The protocol's values are the paper's (params.yaml, no profile).</p>\n")

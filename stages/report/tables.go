@@ -39,6 +39,15 @@ func algoName(a tables.AlgoInfo, ours bool) string {
 	return esc(a.Name)
 }
 
+// abbrev is a geometry's column head in the wide η* table, as the LaTeX's.
+func abbrev(g string) string {
+	short := map[string]string{"clusters": "Clust.", "concave": "Conc.", "convex": "Conv.", "linear": "Lin."}[g]
+	if short == "" {
+		return esc(g)
+	}
+	return "<abbr title=\"" + esc(g) + "\">" + short + "</abbr>"
+}
+
 func fidelity(f string) string {
 	switch f {
 	case "faithful":
@@ -113,7 +122,7 @@ func etaTable(w *page, t *Tables) {
 	w.WriteString("</tr>\n<tr>")
 	for range p.Settings {
 		for _, g := range p.Geometries {
-			w.f("<th scope=\"col\">%s</th>", esc(g))
+			w.f("<th scope=\"col\">%s</th>", abbrev(g))
 		}
 	}
 	w.WriteString("</tr></thead>\n<tbody>\n")
