@@ -39,12 +39,12 @@ type Override struct{ Key, Paper, Ours string }
 type Lock struct {
 	// Digest is the SHA-256 of the file's bytes; not its name, which a
 	// bundle changes (thv.lock is thv-params.lock there).
-	Digest string
-	Tasks        int
-	Image        string // the container image of the pass that wrote it; "" none
-	Go           string // the toolchain in the code identity
-	CodeUnits    int
-	CodeDigest   string // of the code units and their hashes, "sha256:…"
+	Digest     string
+	Tasks      int
+	Image      string // the container image of the pass that wrote it; "" none
+	Go         string // the toolchain in the code identity
+	CodeUnits  int
+	CodeDigest string // of the code units and their hashes, "sha256:…"
 }
 
 // Tables are the inputs of the tables task: the same data as the LaTeX.
