@@ -109,6 +109,8 @@ func plusMinus(s string) string {
 	return s
 }
 
+// yes and pct print as compare.md does (stages/compare's, unexported:
+// exporting them would change the compare task's key).
 func yes(b bool) string {
 	if b {
 		return "yes"
