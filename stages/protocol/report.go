@@ -34,27 +34,39 @@ const readingsFile = "readings.parquet"
 // page), when that page shows the same results; its date is the lock
 // file's modification time, the date of the pass that wrote the lock.
 func (p *Project) writeReport(rep *pipeline.Report, files []resultFile) (bool, error) {
+	path := filepath.Join(p.ResultsDir(), ReportName)
+	old, _ := os.ReadFile(path)
+	sources := ""
+	if p.PreviousReport == "" { // a bundle's page is always rendered
+		sources = p.reportSources(rep, p.Run)
+		if pageCurrent(old, sources) {
+			return false, nil
+		}
+	}
 	pg, err := p.ReportPage(rep, files)
 	if err != nil {
 		return false, err
 	}
 	b := report.Render(pg)
-	path := filepath.Join(p.ResultsDir(), ReportName)
-	old, _ := os.ReadFile(path)
 	prev := old
 	if p.PreviousReport != "" {
 		prev, _ = os.ReadFile(p.PreviousReport)
 	}
+	run := pg.Run
 	if was, err := report.Same(b, prev); err == nil {
-		run := pg.Run
-		for _, f := range []struct{ dst, src *string }{{&run.Executor, &was.Executor}, {&run.Thv, &was.Thv}, {&run.Verify, &was.Verify}} {
+		for _, f := range []struct{ dst, src *string }{{&run.Executor, &was.Executor}, {&run.Thv, &was.Thv}, {&run.Verify, &was.Verify}, {&run.Sources, &was.Sources}} {
 			if *f.dst == "" {
 				*f.dst = *f.src
 			}
 		}
-		if b, err = report.WithRun(b, run); err != nil {
+	}
+	if sources != "" {
+		if run.Sources, err = withPageSum(sources, b); err != nil {
 			return false, err
 		}
+	}
+	if b, err = report.WithRun(b, run); err != nil {
+		return false, err
 	}
 	if old != nil && string(old) == string(b) {
 		return false, nil
@@ -83,7 +95,7 @@ func (p *Project) ReportPage(rep *pipeline.Report, files []resultFile) (report.P
 		return pg, err
 	}
 	if pg.Run.Verify == "" {
-		pg.Run.Verify = p.LastVerify()
+		pg.Run.Verify = p.lastVerify(pg.Lock.Digest)
 	}
 	byID := map[string]*pipeline.Result{}
 	for _, r := range rep.Results {

@@ -33,16 +33,15 @@ func (p *Project) RecordVerify(summary string) error {
 	return artifacts.WriteFileAtomic(p.verifyLog(), fmt.Appendf(nil, "%s\n%s\n", artifacts.Sum(lock), line))
 }
 
-// LastVerify is the summary RecordVerify recorded of the project's
-// current lock, or "".
-func (p *Project) LastVerify() string {
+// lastVerify is the summary RecordVerify recorded of the lock whose
+// SHA-256 is lockDigest, or "".
+func (p *Project) lastVerify(lockDigest string) string {
 	b, err := os.ReadFile(p.verifyLog())
 	if err != nil || len(b) > 4096 {
 		return ""
 	}
 	digest, summary, _ := strings.Cut(strings.TrimSuffix(string(b), "\n"), "\n")
-	lock, err := os.ReadFile(p.LockPath)
-	if err != nil || digest != artifacts.Sum(lock).String() {
+	if digest != lockDigest {
 		return ""
 	}
 	return summary

@@ -75,7 +75,7 @@ func TestRunBlockRoundTrip(t *testing.T) {
 	if err != nil || r != testPage().Run {
 		t.Fatalf("ParseRun: %+v, %v", r, err)
 	}
-	other := Run{Date: "x", Executor: `a "b" <c> & d`, Thv: "thv v1", Verify: "ok"}
+	other := Run{Date: "x", Executor: `a "b" <c> & d`, Thv: "thv v1", Verify: "ok", Sources: "0a1b 2c3d"}
 	edited, err := WithRun(page, other)
 	if err != nil {
 		t.Fatal(err)
@@ -84,13 +84,17 @@ func TestRunBlockRoundTrip(t *testing.T) {
 		t.Fatalf("Same with another run block: %+v, %v", r, err)
 	}
 	for name, bad := range map[string][]byte{
-		"number edited":    bytes.Replace(edited, []byte("0.2925"), []byte("0.2926"), 1),
-		"markup in block":  bytes.Replace(edited, []byte("thv v1"), []byte("<a href=x>thv</a>"), 1),
-		"row added":        bytes.Replace(edited, []byte("</table>\n"+runEnd), []byte("<tr><th scope=\"row\">x</th><td>y</td></tr>\n</table>\n"+runEnd), 1),
-		"no block":         bytes.Replace(edited, []byte(runStart), nil, 1),
-		"two blocks":       append(bytes.Clone(edited), edited...),
-		"control in value": bytes.Replace(edited, []byte("thv v1"), []byte("thv\x07"), 1),
+		"number edited":     bytes.Replace(edited, []byte("0.2925"), []byte("0.2926"), 1),
+		"markup in block":   bytes.Replace(edited, []byte("thv v1"), []byte("<a href=x>thv</a>"), 1),
+		"row added":         bytes.Replace(edited, []byte("</table>\n"+sourcesPrefix), []byte("<tr><th scope=\"row\">x</th><td>y</td></tr>\n</table>\n"+sourcesPrefix), 1),
+		"no block":          bytes.Replace(edited, []byte(runStart), nil, 1),
+		"two blocks":        append(bytes.Clone(edited), edited...),
+		"control in value":  bytes.Replace(edited, []byte("thv v1"), []byte("thv\x07"), 1),
+		"markup in sources": bytes.Replace(edited, []byte("0a1b 2c3d"), []byte("0a1b --><script>"), 1),
 	} {
+		if bytes.Equal(bad, edited) {
+			t.Fatalf("%s: the edit changed nothing", name)
+		}
 		if _, err := Same(page, bad); err == nil {
 			t.Errorf("%s: accepted", name)
 		}

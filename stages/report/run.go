@@ -20,6 +20,11 @@ type Run struct {
 	Executor string // the executor of the pass that exported them
 	Thv      string // the thv that wrote the page: version, module sum, Go
 	Verify   string // what thv verify last showed of this lock, if it ran
+	// Sources is the writer's memo of what it rendered the page from (the
+	// export's business, stages/protocol/report_memo.go), so that an
+	// export that would write the same page need not render it: hex
+	// digits and spaces, in a comment; "" none.
+	Sources string
 }
 
 // runFields are the block's rows, in order.
@@ -61,8 +66,30 @@ func (r Run) block() string {
 		b.WriteString(rowPrefix(f.label) + esc(v) + rowSuffix)
 	}
 	b.WriteString("</table>\n")
+	if r.Sources != "" {
+		b.WriteString(sourcesPrefix + r.Sources + sourcesSuffix)
+	}
 	b.WriteString(runEnd)
 	return b.String()
+}
+
+// The memo's line in the block.
+const (
+	sourcesPrefix = "<!-- sources "
+	sourcesSuffix = " -->\n"
+)
+
+// validSources: hex digits and single spaces only (it sits in a comment).
+func validSources(s string) bool {
+	if s == "" || len(s) > maxRunValue || strings.Contains(s, "  ") {
+		return false
+	}
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdef ", c) {
+			return false
+		}
+	}
+	return true
 }
 
 // runSpan finds the run block of a page: its start and end offsets.
@@ -102,6 +129,13 @@ func ParseRun(page []byte) (Run, error) {
 		}
 		*f.field(&r) = v
 		rest = after
+	}
+	if line, ok := strings.CutPrefix(rest, "</table>\n"+sourcesPrefix); ok {
+		v, _, _ := strings.Cut(line, sourcesSuffix)
+		if !validSources(v) {
+			return Run{}, errors.New("the run block's sources line is not in its form")
+		}
+		r.Sources = v
 	}
 	if r.block() != block {
 		return Run{}, errors.New("the run block is not in its form")
