@@ -47,6 +47,9 @@ func filterValues(c *Comparison) (settings, algos []string) {
 func comparison(w *page, c *Comparison) {
 	w.section("comparison", "Comparison with the paper")
 	ref := c.Params.Reference
+	if c.Params.OneInstance {
+		ref = ref.OneInstance() // as the compare stage judges: tolerance (a)
+	}
 	n := compare.Count(c.Rows, c.Claims)
 	w.f("<p class=\"counts\"><strong>%d of %d published values agree</strong>, %d missing; %d of %d claims hold.</p>\n", n.Agree, n.Values, n.Missing, n.Hold, n.Claims)
 	t := ref.Tolerance

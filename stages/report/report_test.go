@@ -32,7 +32,7 @@ func testPage() Page {
 		Run:      Run{Date: "2026-01-01 00:00 UTC", Executor: "local"},
 		Tables: &Tables{Params: tables.Params{Settings: []formats.Setting{s}, Geometries: []string{"linear"}, Algorithms: algos, Confidence: 0.95},
 			Cells: map[string][]formats.Cell{"d2": cells}, Tests: map[string][]formats.TestRow{"d2": {{Geometry: "linear", Baseline: "A<b>&c", Delta: 0.09, WilcoxonP: 1e-5, Wins: 3, N: 3}}}},
-		Compare: &Comparison{Params: compare.Params{Reference: compare.Reference{Source: "paper.tex", Tolerance: compare.Tolerance{Relative: 0.05, Percentile: [2]float64{2.5, 97.5}, Applies: "ci"}}},
+		Compare: &Comparison{Params: compare.Params{Reference: compare.Reference{Source: "paper.tex", Tolerance: compare.Tolerance{Relative: 0.05, Percentile: [2]float64{2.5, 97.5}, Applies: "percentile"}}, OneInstance: true},
 			Rows: rows, Claims: []formats.ClaimCheck{{ID: "best", Text: "THV-UCB is best", Holds: true, Detail: "in 1 of 1 cells"}}},
 		Figures: []Figure{{Params: figures.Params{Setting: s, Panels: []figures.Panel{{Geometry: "linear", Algorithms: []string{"THV-UCB", "A<b>&c"}}}, Window: 50, Confidence: 0.95}}},
 		Files:   []ResultFile{{Path: "tables/all.tex", What: "all"}},
@@ -54,6 +54,7 @@ func TestRenderIsDeterministicAndEscapes(t *testing.T) {
 		`<td class="bad"><span aria-hidden="true">✗ </span>differs</td>`,
 		`<td class="none"><span aria-hidden="true">– </span>missing</td>`,
 		`1 of 3</strong> published values agree`,
+		`The verdicts use tolerance <strong>ci</strong>`, // one instance per cell: (a), as the compare stage judges
 		`#comparison:has(#fv-differs:checked) tbody tr:not([data-v="differs"]){display:none}`,
 		`<img src="figures/d2.png" alt="Line plot`,
 		`<a href="figures/d2.pdf">PDF</a>`, `<a href="figures/d2.curves.parquet">`,
