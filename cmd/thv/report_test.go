@@ -247,4 +247,17 @@ func TestReportQuickBundle(t *testing.T) {
 	if !bytes.Contains(page, []byte(`<th scope="row">executor</th><td>local</td>`)) {
 		t.Error("the page does not name the repro's executor")
 	}
+
+	// thv verify's verdict reaches the page through thv report, and the
+	// executor stays the repro's.
+	thvOK(t, bin, dir, "verify", "--profile", "quick", "--sample", "3", "--skip-store")
+	if out := thvOK(t, bin, dir, "report", "--profile", "quick"); !strings.Contains(out, "index.html") {
+		t.Fatalf("thv report: %s", out)
+	}
+	page = must(os.ReadFile(filepath.Join(dir, "results", "index.html")))
+	for _, want := range []string{"tasks re-executed", "every output identical", `<th scope="row">executor</th><td>local</td>`} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("after thv verify and thv report, the page has no %q", want)
+		}
+	}
 }

@@ -64,7 +64,7 @@ date (thv repro first); the store is only read. docs/report.md.`,
 
 // reportRun is what results/index.html says of this thv and the executor
 // of the pass ("": the previous page's, when it shows the same results).
-// The date is the lock file's (protocol.Project.ReportPage).
+// The date is the lock file's (protocol: reportPage).
 func reportRun(executor string) report.Run {
 	thv := "thv"
 	if bi, ok := debug.ReadBuildInfo(); ok {

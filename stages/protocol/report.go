@@ -43,7 +43,7 @@ func (p *Project) writeReport(rep *pipeline.Report, files []resultFile) (bool, e
 			return false, nil
 		}
 	}
-	pg, err := p.ReportPage(rep, files)
+	pg, err := p.reportPage(rep, files)
 	if err != nil {
 		return false, err
 	}
@@ -77,11 +77,11 @@ func (p *Project) writeReport(rep *pipeline.Report, files []resultFile) (bool, e
 	return true, nil
 }
 
-// ReportPage gathers what results/index.html shows: the protocol, the
+// reportPage gathers what results/index.html shows: the protocol, the
 // lock, the tables task's inputs, the compare task's outputs, the figures
 // tasks' parameters, the readings sweep's rows if thv readings wrote them
 // into results/, and p.Run with the lock file's date.
-func (p *Project) ReportPage(rep *pipeline.Report, files []resultFile) (report.Page, error) {
+func (p *Project) reportPage(rep *pipeline.Report, files []resultFile) (report.Page, error) {
 	pg := report.Page{Profile: p.Config.Profile, Proposed: p.Config.Proposed(), Run: p.Run}
 	pg.Protocol.Digest = p.Config.ValuesDigest()
 	differs, err := p.Config.DiffersFromPaper()
