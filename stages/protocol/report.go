@@ -31,8 +31,9 @@ const readingsFile = "readings.parquet"
 // tasks, unless the page there is already this one. The page's run block
 // (report.Run) is p.Run, its empty fields taken from the page being
 // replaced, or from p.PreviousReport (a bundle's export: the project's
-// page), when that page shows the same results; its date is the lock
-// file's modification time, the date of the pass that wrote the lock.
+// page), when that page shows the same results; so is its date, which is
+// otherwise the lock file's modification time: the date of the pass that
+// first exported these results.
 func (p *Project) writeReport(rep *pipeline.Report, files []resultFile) (bool, error) {
 	path := filepath.Join(p.ResultsDir(), ReportName)
 	old, _ := os.ReadFile(path)
@@ -54,6 +55,9 @@ func (p *Project) writeReport(rep *pipeline.Report, files []resultFile) (bool, e
 	}
 	run := pg.Run
 	if was, err := report.Same(b, prev); err == nil {
+		if was.Date != "" {
+			run.Date = was.Date // the run that first exported these results
+		}
 		for _, f := range []struct{ dst, src *string }{{&run.Executor, &was.Executor}, {&run.Thv, &was.Thv}, {&run.Verify, &was.Verify}, {&run.Sources, &was.Sources}} {
 			if *f.dst == "" {
 				*f.dst = *f.src
@@ -143,11 +147,15 @@ func (p *Project) reportPage(rep *pipeline.Report, files []resultFile) (report.P
 // reportLock describes the lock file: its digest, tasks, image and code,
 // and its modification time, the date of the run.
 func (p *Project) reportLock() (report.Lock, string, error) {
-	b, err := os.ReadFile(p.LockPath)
-	if err != nil {
-		return report.Lock{}, "", fmt.Errorf("the page describes the lock: %w", err)
+	digest := p.Lock.Digest()
+	if digest.IsZero() {
+		b, err := os.ReadFile(p.LockPath)
+		if err != nil {
+			return report.Lock{}, "", fmt.Errorf("the page describes the lock: %w", err)
+		}
+		digest = artifacts.Sum(b)
 	}
-	l := report.Lock{Digest: artifacts.Sum(b).String(), Tasks: len(p.Lock.Tasks), Image: p.Lock.Image, Go: p.Lock.Code["go"]}
+	l := report.Lock{Digest: digest.String(), Tasks: len(p.Lock.Tasks), Image: p.Lock.Image, Go: p.Lock.Code["go"]}
 	units := make([]string, 0, len(p.Lock.Code))
 	for u := range p.Lock.Code {
 		units = append(units, u)

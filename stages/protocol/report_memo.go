@@ -21,8 +21,8 @@ import (
 // tens of milliseconds, on a no-op thv repro whose budget is 100 ms. So
 // the page's run block carries a memo of what it was rendered from
 // (report.Run.Sources): the binary that rendered it (its Go build ID:
-// the renderer and the paper's params.yaml are in it), the lock file's
-// size and modification time, the protocol's values, the key and outputs
+// the renderer and the paper's params.yaml are in it), the lock's SHA-256
+// (as the pipeline read or wrote it), the protocol's values, the key and outputs
 // of every task the page reads, what thv readings left in results/, the
 // run block's own inputs — and the SHA-256 of the page outside its run
 // block, so that an edited page is rewritten. An export whose memo equals
@@ -30,19 +30,20 @@ import (
 // evidence: verify-bundle renders the page afresh and ignores it.
 
 // reportSources is the memo of the page rep's results give, or "" when
-// there is none to take (no build ID: the page is always rendered).
+// there is none to take (no build ID, or a lock neither read nor
+// written: the page is always rendered).
 func (p *Project) reportSources(rep *pipeline.Report, run report.Run) string {
 	exe, err := os.Executable()
 	if err != nil {
 		return ""
 	}
 	id, err := codeid.BuildID(exe)
-	if err != nil {
+	if err != nil || p.Lock.Digest().IsZero() {
 		return ""
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "build %s\nvalues %s\nrun %q %q %q\n", id, p.Config.ValuesDigest(), run.Executor, run.Thv, run.Verify)
-	for _, f := range []string{p.LockPath, p.verifyLog(), filepath.Join(p.ResultsDir(), readingsFile)} {
+	fmt.Fprintf(h, "build %s\nvalues %s\nlock %s\nrun %q %q %q\n", id, p.Config.ValuesDigest(), p.Lock.Digest(), run.Executor, run.Thv, run.Verify)
+	for _, f := range []string{p.verifyLog(), filepath.Join(p.ResultsDir(), readingsFile)} {
 		fmt.Fprintf(h, "file %s %s\n", f, statText(f))
 	}
 	for _, r := range rep.Results {
