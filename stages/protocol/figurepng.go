@@ -92,7 +92,9 @@ const (
 // may have been drawn on another CPU: it must name the same curves in its
 // stamp, its image data must be unedited, and its pixels must be within
 // the tolerance above of want's; note then says how far they are. A PNG
-// identical to want gives no note.
+// identical to want gives no note. The page, index.html, must be want
+// outside its run block, and that block in its form (report.Same); note
+// then says what the block states, unchecked.
 func SameResult(rel string, want, got []byte) (note string, err error) {
 	if bytes.Equal(want, got) {
 		return "", nil
