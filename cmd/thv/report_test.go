@@ -35,7 +35,10 @@ func TestReportInBrowser(t *testing.T) {
 	if err != nil {
 		testenv.Missing(t, "axe-core is not installed (%v): npm install --prefix cmd/thv/testdata/consumers", err)
 	}
-	_, dir := quickLocal(t)
+	bin, dir := quickLocal(t)
+	// Other tests export other comparisons into this project (thv compare
+	// --reference): a repro brings back its own.
+	thvOK(t, bin, dir, "repro", "--profile", "quick", "-j", "2")
 	results := filepath.Join(dir, "results")
 	html, err := os.ReadFile(filepath.Join(results, "index.html"))
 	if err != nil {
@@ -233,6 +236,7 @@ func spread(t *testing.T, b []byte) (sd, dark float64) {
 // page outside its run block.
 func TestReportQuickBundle(t *testing.T) {
 	bin, dir := quickLocal(t)
+	thvOK(t, bin, dir, "repro", "--profile", "quick", "-j", "2") // as in TestReportInBrowser
 	path := filepath.Join(t.TempDir(), "quick.tar.gz")
 	thvOK(t, bin, dir, "bundle", "--profile", "quick", "--no-image", "-o", path)
 	x := filepath.Join(t.TempDir(), "x")
