@@ -222,3 +222,7 @@ func (l *Lock) encode() ([]byte, error) {
 	w.Flush()
 	return buf.Bytes(), nil
 }
+
+// Digest is the SHA-256 of the lock file's bytes as this lock was read or
+// written (zero for a lock that was neither: a missing file's).
+func (l *Lock) Digest() artifacts.Digest { return l.digest }

@@ -86,10 +86,13 @@ func TestBundleRoundTrip(t *testing.T) {
 		t.Fatalf("verify-bundle --dir: %v\n%s", err, out)
 	}
 	for _, f := range []string{"tiny.yaml", "thv-tiny.lock", "SHA256SUMS", "ro-crate-metadata.json", "ro-crate-preview.html",
-		"results/tables/all.tex", "store/VERSION", "source/go.mod", "source/pipeline/bundle/extract.go", "source/cmd/thv/main.go"} {
+		"results/tables/all.tex", "results/index.html", "store/VERSION", "source/go.mod", "source/pipeline/bundle/extract.go", "source/cmd/thv/main.go"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("the bundle has no %s", f)
 		}
+	}
+	if preview := must(os.ReadFile(filepath.Join(dir, "ro-crate-preview.html"))); !bytes.Contains(preview, []byte(`<a href="results/index.html">`)) {
+		t.Error("the crate's preview does not link results/index.html")
 	}
 	// The figures' PNGs are no store objects: the crate bases each on the
 	// curves it is drawn from.
@@ -218,6 +221,25 @@ func replaceSum(es []tarEntry, name string, data []byte, crate bool) {
 	}
 }
 
+// editEntry edits the bundle's file name, with its digests in the
+// manifest and the crate.
+func editEntry(t *testing.T, es []tarEntry, name string, edit func([]byte) []byte) []tarEntry {
+	t.Helper()
+	for i, e := range es {
+		if e.hdr.Name == name {
+			data := edit(bytes.Clone(e.data))
+			if bytes.Equal(data, e.data) {
+				t.Fatalf("the edit of %s changed nothing", name)
+			}
+			replaceSum(es, name, data, true)
+			es[i].data = data
+			return es
+		}
+	}
+	t.Fatalf("no %s in the bundle", name)
+	return nil
+}
+
 func oldSum(es []tarEntry, name string) string {
 	for _, e := range es {
 		if e.hdr.Name == name {
@@ -277,6 +299,22 @@ func TestVerifyBundleRejectsTampering(t *testing.T) {
 			t.Fatal("no results/figures/d2.png in the bundle")
 			return nil, ""
 		}, "rejected: %s is not the drawing of d2.curves.parquet sha256:"},
+		{"page and its digests", func(es []tarEntry) ([]tarEntry, string) {
+			// results/index.html: every byte but its run block is the
+			// stored outputs' page; a number edited outside it is caught.
+			return editEntry(t, es, "results/index.html", func(b []byte) []byte {
+				i := bytes.Index(b, []byte(`<td class="n">`)) + len(`<td class="n">`)
+				b[i] = '0' + (b[i]-'0'+1)%10
+				return b
+			}), "results/index.html"
+		}, "rejected: results/index.html: it is not the page the stored outputs give (outside its run block)"},
+		{"page's run block", func(es []tarEntry) ([]tarEntry, string) {
+			// The run block is unchecked text, but only text: markup in
+			// it (a script, a link) is refused.
+			return editEntry(t, es, "results/index.html", func(b []byte) []byte {
+				return bytes.Replace(b, []byte(`<th scope="row">executor</th><td>`), []byte(`<th scope="row">executor</th><td><script>alert(1)</script>`), 1)
+			}), "results/index.html"
+		}, "rejected: results/index.html: the run block's executor is not plain text"},
 		{"artifact and its digests", func(es []tarEntry) ([]tarEntry, string) {
 			i := object(es)
 			data := bytes.Clone(es[i].data)
@@ -299,7 +337,7 @@ func TestVerifyBundleRejectsTampering(t *testing.T) {
 			if tc.name == "artifact and its digests" && !strings.Contains(out, name) {
 				t.Fatalf("the store check does not name the object %s:\n%s", name, out)
 			}
-			if tc.name != "artifact and its digests" && tc.name != "PNG and its digests" {
+			if tc.name != "artifact and its digests" && tc.name != "PNG and its digests" && !strings.HasPrefix(tc.name, "page") {
 				if entries, _ := os.ReadDir(parent); len(entries) != 0 {
 					t.Fatalf("a rejected bundle left %s", entries[0].Name())
 				}

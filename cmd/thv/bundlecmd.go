@@ -87,6 +87,8 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 			}
 			defer resultsDir.Remove()
 			results := resultsDir.Path()
+			proj.PreviousReport = filepath.Join(proj.ResultsDir(), protocol.ReportName) // its run block, if the same results
+			proj.Run = reportRun("")
 			proj.Config.Outputs.Results = results
 			if _, err := proj.ExportResults(status); err != nil {
 				return fmt.Errorf("exporting results: %w", err)
@@ -115,6 +117,7 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 				Reproduce: fmt.Sprintf("thv repro --params %s --profile %s --store store", name, profile),
 				Verify:    "thv verify-bundle <this archive>",
 				Rebuild:   "cd source && CGO_ENABLED=0 go build -trimpath ./cmd/thv",
+				Report:    protocol.ReportName,
 				Progress:  phaseBar(errw, "bundle"),
 			})
 			if err != nil {

@@ -31,6 +31,7 @@ func main() {
 		newVerifyCommand(), newImageCommand(), newCompareCommand(), newReadingsCommand(), newExecTaskCommand())
 	root.AddCommand(newBundleCommand(), newVerifyBundleCommand())                    // bundlecmd.go
 	root.AddCommand(newKeyCommand(), newSyncCommand("push"), newSyncCommand("pull")) // remotecmd.go
+	root.AddCommand(newReportCommand())                                              // reportcmd.go
 	// Ctrl-C (or SIGTERM) cancels the context: a pass stops cleanly; a
 	// second one exits at once (signals.go).
 	ctx, stop := notifyContext(context.Background(), os.Stderr, os.Exit)

@@ -105,6 +105,9 @@ completed, so the next repro resumes.`,
 					return err
 				}
 			}
+			if row, err := ef.row(); err == nil {
+				proj.Run = reportRun(row.name) // what results/index.html says of this pass
+			}
 			start := time.Now()
 			rep, err := proj.Repro(cmd.Context(), pipeline.Options{Jobs: jobs, DryRun: dry, Progress: prog, Executor: exec, Logger: logger(errw), Image: image, Remote: pipelineRemote(rm)})
 			if rerr := finishRemote(rm, errw); rerr != nil {

@@ -67,6 +67,9 @@ date): verify checks what a repro recorded, it does not make it.`,
 				return err
 			}
 			printVerify(out, rep, skipStore)
+			if err := proj.RecordVerify(verifySummary(rep)); err != nil { // for results/index.html
+				fmt.Fprintf(errw, "thv: recording the verdict for thv report: %v\n", err)
+			}
 			if !rep.OK() {
 				switch {
 				case len(rep.Store.Problems) > 0:

@@ -31,9 +31,9 @@ func (c *crate) preview() ([]byte, error) {
 <h1>%s</h1>
 <p>An RO-Crate (Workflow Run and Provenance Run Crate profiles): its machine-readable description is
 <a href="ro-crate-metadata.json">ro-crate-metadata.json</a>.</p>
-<h2>Check it</h2>
+%s<h2>Check it</h2>
 <pre>%ssha256sum -c SHA256SUMS                     # in the extracted directory, without %s</pre>
-`, title, title, verify, e(c.opt.Tool.Name))
+`, title, title, c.reportLink(), verify, e(c.opt.Tool.Name))
 	if c.opt.Reproduce != "" {
 		fmt.Fprintf(&b, "<p>Re-run the protocol in the extracted directory: <code>%s</code></p>\n", e(c.opt.Reproduce))
 	}
@@ -70,4 +70,15 @@ func (c *crate) preview() ([]byte, error) {
 	}
 	b.WriteString("</table>\n</body>\n</html>\n")
 	return []byte(b.String()), nil
+}
+
+// reportLink is the preview's link to the results' own page, if the
+// bundle holds one.
+func (c *crate) reportLink() string {
+	p := ResultsDir + "/" + c.opt.Report
+	if _, ok := c.items[p]; c.opt.Report == "" || !ok {
+		return ""
+	}
+	return fmt.Sprintf("<p><strong>The results: open <a href=\"%s\">%s</a></strong> — the provenance, the tables, the comparison with the published values and the figures on one page.</p>\n",
+		html.EscapeString(fileID(p)), html.EscapeString(p))
 }

@@ -54,6 +54,9 @@ type Options struct {
 	// ("": not).
 	Verify  string
 	Rebuild string
+	// Report is the page of Results a reader opens first (its path in
+	// Results, e.g. index.html), linked from the crate's preview; "": none.
+	Report string
 }
 
 // File is a file given whole.
@@ -363,6 +366,8 @@ func mediaTypeOf(name string) string {
 		return "text/x-tex"
 	case ".md":
 		return "text/markdown"
+	case ".html":
+		return "text/html"
 	case ".yaml", ".yml":
 		return "application/yaml"
 	case ".json", ".lock":

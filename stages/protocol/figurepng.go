@@ -12,6 +12,7 @@ import (
 	"thv/artifacts"
 	"thv/pipeline"
 	"thv/stages/figures"
+	"thv/stages/report"
 	"thv/stages/stage"
 )
 
@@ -91,10 +92,20 @@ const (
 // may have been drawn on another CPU: it must name the same curves in its
 // stamp, its image data must be unedited, and its pixels must be within
 // the tolerance above of want's; note then says how far they are. A PNG
-// identical to want gives no note.
+// identical to want gives no note. The page, index.html, must be want
+// outside its run block, and that block in its form (report.Same); note
+// then says what the block states, unchecked.
 func SameResult(rel string, want, got []byte) (note string, err error) {
 	if bytes.Equal(want, got) {
 		return "", nil
+	}
+	if rel == ReportName {
+		// The page: every byte but its run block (report.Same).
+		run, err := report.Same(want, got)
+		if err != nil {
+			return "", fmt.Errorf("results/%s: %w", rel, err)
+		}
+		return fmt.Sprintf("results/%s: the stored outputs' page; its run block (unchecked) says: date %q, executor %q", rel, run.Date, run.Executor), nil
 	}
 	wantStamp, _, serr := readPNGStamp(want, "")
 	source, _, drawn := strings.Cut(strings.TrimPrefix(wantStamp, "drawn by thv from "), "; image data ")

@@ -9,12 +9,20 @@ import (
 
 	"thv/artifacts"
 	"thv/pipeline"
+	"thv/stages/report"
 )
 
 // Project is the paper's protocol bound to a store and its lock file.
 type Project struct {
 	Config *Config
 	*pipeline.Project
+	// Run is what results/index.html says of the pass that exports it
+	// (report.Run; its date is the lock file's): the caller's to set.
+	Run report.Run
+	// PreviousReport is a page whose run block the export keeps when it
+	// shows the same results ("": the page being replaced): a bundle's
+	// export names the project's results/index.html.
+	PreviousReport string
 }
 
 // Options locate a project.

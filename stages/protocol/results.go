@@ -20,8 +20,9 @@ import (
 // (tables/*.tex, figures/*.pdf, figures/*.curves.parquet, compare.md and
 // its Parquet tables); each figure's PNG, figures/<setting>.png, drawn from
 // its curves output (the one file whose bytes depend on the CPU: no task
-// outputs it, figurepng.go); and a README.md index naming, for each PNG,
-// the digest of the curves it draws. Files whose content is unchanged are
+// outputs it, figurepng.go); a README.md index naming, for each PNG,
+// the digest of the curves it draws; and index.html, the page of it all
+// (report.go). Files whose content is unchanged are
 // not rewritten, PNGs whose stamp names the current curves not redrawn.
 func (p *Project) ExportResults(rep *pipeline.Report) ([]string, error) {
 	root := p.ResultsDir()
@@ -73,6 +74,7 @@ func (p *Project) ExportResults(rep *pipeline.Report) ([]string, error) {
 		}
 		fmt.Fprintf(&idx, "| `%s` | %s |\n", filepath.ToSlash(filepath.Join(f.sub, f.name)), what)
 	}
+	fmt.Fprintf(&idx, "| `%s` | %s |\n", ReportName, describeResult(ReportName, p.Config.Proposed()))
 	idx.WriteString("\nCompile the tables on their own with `cd tables && pdflatex all.tex`, or `\\input` them in a paper " +
 		"(they need booktabs, graphicx, amsmath; `\\citep` comes from natbib).\n")
 	path := filepath.Join(root, "README.md")
@@ -81,6 +83,13 @@ func (p *Project) ExportResults(rep *pipeline.Report) ([]string, error) {
 			return written, err
 		}
 		written = append(written, path)
+	}
+	// The page last: it reads the lock, the stored outputs and what thv
+	// readings left in results/.
+	if wrote, err := p.writeReport(rep, files); err != nil {
+		return written, fmt.Errorf("results/%s: %w", ReportName, err)
+	} else if wrote {
+		written = append(written, filepath.Join(root, ReportName))
 	}
 	return written, nil
 }
@@ -160,6 +169,8 @@ func describeResult(name, proposed string) string {
 		return "exact V* vs HV(G*), and " + proposed + "'s exact regret"
 	case strings.HasPrefix(name, "summary_"):
 		return "summary table (HV_last100 and final α-regret, mean ± 95% CI) for setting " + strings.TrimSuffix(strings.TrimPrefix(name, "summary_"), ".tex")
+	case name == ReportName:
+		return "one page of it all, to open in a browser: provenance, the paper's tables, the comparison with the paper, the claims and the figures (thv report; docs/report.md)"
 	case name == "compare.md":
 		return "our results against the paper's published values and claims, within stated tolerances (thv compare; docs/compare.md)"
 	case name == "comparison.parquet":

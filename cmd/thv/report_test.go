@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/png"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"thv/internal/testenv"
+)
+
+// TestReportInBrowser opens the quick profile's results/index.html, as
+// thv repro wrote it, in headless Chromium (served from results/ on
+// 127.0.0.1): no console error, every link and image inside results/
+// resolves and every in-page link has its target, the first screen is
+// not blank, the verdict filter works without script, and axe-core
+// (injected into the page) finds no serious or critical accessibility
+// violation. The page holds no script and names nothing outside results/.
+func TestReportInBrowser(t *testing.T) {
+	chromium := testenv.LookPath(t, "chromium", "chromium-browser")
+	axeJS := filepath.Join("testdata", "consumers", "node_modules", "axe-core", "axe.min.js")
+	axe, err := os.ReadFile(axeJS)
+	if err != nil {
+		testenv.Missing(t, "axe-core is not installed (%v): npm install --prefix cmd/thv/testdata/consumers", err)
+	}
+	bin, dir := quickLocal(t)
+	// Other tests export other comparisons into this project (thv compare
+	// --reference): a repro brings back its own.
+	thvOK(t, bin, dir, "repro", "--profile", "quick", "-j", "2")
+	results := filepath.Join(dir, "results")
+	html, err := os.ReadFile(filepath.Join(results, "index.html"))
+	if err != nil {
+		t.Fatalf("thv repro wrote no results/index.html: %v", err)
+	}
+	for _, bad := range []string{"<script", "http://", "https://", "src=\"//", "href=\"//", "@import", "url("} {
+		if bytes.Contains(html, []byte(bad)) {
+			t.Errorf("the page contains %q: it must be self-contained and need no script", bad)
+		}
+	}
+	t.Logf("results/index.html of the quick profile: %d bytes", len(html))
+
+	srv := httptest.NewServer(http.FileServer(http.Dir(results)))
+	defer srv.Close()
+	ctx := browser(t, chromium)
+	var mu sync.Mutex
+	var messages []string
+	go func() {
+		for m, err := range chromedp.Console(ctx) {
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			messages = append(messages, m.String())
+			mu.Unlock()
+		}
+	}()
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/index.html")); err != nil {
+		t.Fatalf("navigating to the page: %v", err)
+	}
+	title := eval[string](t, ctx, `document.title`)
+	if !strings.Contains(title, "quick") {
+		t.Errorf("title %q", title)
+	}
+
+	// Links and images.
+	type ref struct {
+		Href string `json:"href"`
+		OK   bool   `json:"ok"`
+	}
+	links := eval[[]ref](t, ctx, `[...document.querySelectorAll('a[href]')].map(a => { const h = a.getAttribute('href');
+		return {href: h, ok: !h.startsWith('#') || document.getElementById(decodeURIComponent(h.slice(1))) !== null} })`)
+	images := eval[[]ref](t, ctx, `[...document.images].map(i => ({href: i.getAttribute('src'), ok: i.complete && i.naturalWidth > 0 && i.alt.length > 20}))`)
+	if len(images) == 0 || len(links) < 10 {
+		t.Fatalf("the page has %d images and %d links", len(images), len(links))
+	}
+	for _, l := range append(links, images...) {
+		switch {
+		case !l.OK:
+			t.Errorf("%s: its target is missing in the page (or the image did not load, or has no alt text)", l.Href)
+		case strings.HasPrefix(l.Href, "#"):
+		case strings.Contains(l.Href, ":") || strings.HasPrefix(l.Href, "/") || strings.Contains(l.Href, ".."):
+			t.Errorf("%s: a link outside results/", l.Href)
+		default:
+			resp, err := http.Get(srv.URL + "/" + l.Href)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if _, serr := os.Stat(filepath.Join(results, filepath.FromSlash(l.Href))); resp.StatusCode != http.StatusOK || serr != nil {
+				t.Errorf("%s: HTTP %d, %v", l.Href, resp.StatusCode, serr)
+			}
+		}
+	}
+
+	// The first screen is not blank: its luminance varies.
+	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sd, dark := spread(t, shot); sd < 20 || dark < 0.01 {
+		t.Errorf("the first screen looks blank: luminance SD %.1f, %.2f%% of the pixels dark", sd, 100*dark)
+	}
+	os.WriteFile(filepath.Join(t.TempDir(), "first-screen.png"), shot, 0o644)
+
+	// The verdict filter (radio buttons and CSS): only the chosen rows show.
+	counts := eval[[]int](t, ctx, `(() => { document.getElementById('fv-differs').click();
+		const rows = [...document.querySelectorAll('#comparison tbody tr')];
+		const shown = rows.filter(r => r.getClientRects().length > 0);
+		return [rows.filter(r => r.dataset.v === 'differs').length, shown.length, shown.filter(r => r.dataset.v !== 'differs').length] })()`)
+	if counts[0] == 0 || counts[1] != counts[0] || counts[2] != 0 {
+		t.Errorf("filter on 'differs': %d such rows, %d shown, %d others shown", counts[0], counts[1], counts[2])
+	}
+	eval[bool](t, ctx, `(document.getElementById('fv-all').click(), true)`)
+
+	// axe-core, injected.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](string(axe))); err != nil {
+		t.Fatalf("injecting axe-core: %v", err)
+	}
+	type violation struct {
+		ID, Impact, Help, Target string
+		Nodes                    int
+	}
+	violations := eval[[]violation](t, ctx, `axe.run(document, {resultTypes: ['violations']}).then(r => r.violations.map(v =>
+		({id: v.id, impact: v.impact || '', help: v.help, nodes: v.nodes.length, target: String(v.nodes[0] && v.nodes[0].target)})))`, chromedp.EvalAwaitPromise)
+	for _, v := range violations {
+		msg := fmt.Sprintf("axe %s (%s): %s, %d nodes, first %s", v.ID, v.Impact, v.Help, v.Nodes, v.Target)
+		if v.Impact == "serious" || v.Impact == "critical" {
+			t.Error(msg)
+		} else {
+			t.Log(msg)
+		}
+	}
+	version := eval[string](t, ctx, `axe.version`)
+	// The checks can fail: an image without alt text is a critical
+	// violation, and a console error is seen.
+	probe := eval[string](t, ctx, `(document.body.appendChild(document.createElement('img')).src = document.images[0].src,
+		axe.run(document, {runOnly: ['image-alt']}).then(r => r.violations.map(v => v.impact).join()))`, chromedp.EvalAwaitPromise)
+	if probe != "critical" {
+		t.Errorf("axe-core did not report an image without alt text as critical: %q", probe)
+	}
+	eval[bool](t, ctx, `(console.error('thv-probe'), true)`)
+
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		seen := slices.Contains(messages, "error: thv-probe")
+		mu.Unlock()
+		if seen || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(messages, "error: thv-probe") {
+		t.Errorf("the console listener missed a console.error: %q", messages)
+	}
+	for _, m := range messages {
+		if (strings.HasPrefix(m, "error") || strings.HasPrefix(m, "exception")) && m != "error: thv-probe" {
+			t.Errorf("console: %s", m)
+		}
+	}
+	t.Logf("%d links, %d images, axe-core %s: %d violations, none serious; %d console messages (with the probes)", len(links), len(images), version, len(violations), len(messages))
+}
+
+// browser starts headless Chromium with a fresh profile, without any
+// connection of its own (this machine may have no network: without these
+// flags Chromium waits on them).
+func browser(t *testing.T, chromium string) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[int](`1`)); err != nil {
+		t.Fatalf("starting %s: %v", chromium, err)
+	}
+	return ctx
+}
+
+// eval evaluates a script in the page, with a time limit.
+func eval[T any](t *testing.T, ctx context.Context, script string, opts ...chromedp.EvaluateOption) T {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	v, err := chromedp.Run(c, chromedp.Evaluate[T](script, opts...))
+	if err != nil {
+		t.Fatalf("%.60s…: %v", script, err)
+	}
+	return v
+}
+
+// spread returns the standard deviation of a PNG's luminance (0–255) and
+// the share of its pixels darker than mid-grey.
+func spread(t *testing.T, b []byte) (sd, dark float64) {
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("the screenshot: %v", err)
+	}
+	var sum, sq, n, d float64
+	r := img.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			cr, cg, cb, _ := img.At(x, y).RGBA()
+			l := (0.2126*float64(cr) + 0.7152*float64(cg) + 0.0722*float64(cb)) / 257
+			sum, sq, n = sum+l, sq+l*l, n+1
+			if l < 128 {
+				d++
+			}
+		}
+	}
+	mean := sum / n
+	return math.Sqrt(sq/n - mean*mean), d / n
+}
+
+// TestReportQuickBundle: the quick profile (the embedded params.yaml,
+// whose lock a bundle renames) bundled: the bundle's page is the
+// project's, run block included (its executor is the repro's), the crate's
+// preview links it, and verify-bundle accepts it, saying it compared the
+// page outside its run block.
+func TestReportQuickBundle(t *testing.T) {
+	bin, dir := quickLocal(t)
+	// thv readings' table (TestReadings) is no stored output, so no
+	// bundle holds it, and a page that summarises it is not a bundle's:
+	// set it aside for this test.
+	readings := filepath.Join(dir, "results", "readings.parquet")
+	if err := os.Rename(readings, readings+".aside"); err == nil {
+		t.Cleanup(func() { os.Rename(readings+".aside", readings) })
+	}
+	thvOK(t, bin, dir, "repro", "--profile", "quick", "-j", "2") // as in TestReportInBrowser
+	path := filepath.Join(t.TempDir(), "quick.tar.gz")
+	thvOK(t, bin, dir, "bundle", "--profile", "quick", "--no-image", "-o", path)
+	x := filepath.Join(t.TempDir(), "x")
+	out, err := run(bin, t.TempDir(), "verify-bundle", path, "--sample", "1", "--dir", x)
+	if err != nil || !strings.Contains(out, "results/index.html: the stored outputs' page; its run block (unchecked) says") {
+		t.Fatalf("verify-bundle: %v\n%s", err, out)
+	}
+	page := must(os.ReadFile(filepath.Join(x, "results", "index.html")))
+	if !bytes.Equal(page, must(os.ReadFile(filepath.Join(dir, "results", "index.html")))) {
+		t.Error("the bundle's page is not the project's")
+	}
+	if !bytes.Contains(page, []byte(`<th scope="row">executor</th><td>local</td>`)) {
+		t.Error("the page does not name the repro's executor")
+	}
+
+	// thv verify's verdict reaches the page through thv report, and the
+	// executor stays the repro's.
+	thvOK(t, bin, dir, "verify", "--profile", "quick", "--sample", "3", "--skip-store")
+	if out := thvOK(t, bin, dir, "report", "--profile", "quick"); !strings.Contains(out, "index.html") {
+		t.Fatalf("thv report: %s", out)
+	}
+	page = must(os.ReadFile(filepath.Join(dir, "results", "index.html")))
+	for _, want := range []string{"tasks re-executed", "every output identical", `<th scope="row">executor</th><td>local</td>`} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("after thv verify and thv report, the page has no %q", want)
+		}
+	}
+}

@@ -1,0 +1,272 @@
+package protocol
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"thv/artifacts"
+	"thv/pipeline"
+	"thv/stages/compare"
+	"thv/stages/figures"
+	"thv/stages/formats"
+	"thv/stages/report"
+	"thv/stages/stage"
+	"thv/stages/tables"
+)
+
+// ReportName is the page of results/ (stages/report, docs/report.md).
+const ReportName = "index.html"
+
+// readingsFile is what thv readings writes into results/; the page
+// summarises it when it is there.
+const readingsFile = "readings.parquet"
+
+// writeReport writes results/index.html from the stored outputs of rep's
+// tasks, unless the page there is already this one. The page's run block
+// (report.Run) is p.Run, its empty fields taken from the page being
+// replaced, or from p.PreviousReport (a bundle's export: the project's
+// page), when that page shows the same results; so is its date, which is
+// otherwise the lock file's modification time: the date of the pass that
+// first exported these results.
+func (p *Project) writeReport(rep *pipeline.Report, files []resultFile) (bool, error) {
+	path := filepath.Join(p.ResultsDir(), ReportName)
+	old, _ := os.ReadFile(path)
+	sources := ""
+	if p.PreviousReport == "" { // a bundle's page is always rendered
+		sources = p.reportSources(rep, p.Run)
+		if pageCurrent(old, sources) {
+			return false, nil
+		}
+	}
+	pg, err := p.reportPage(rep, files)
+	if err != nil {
+		return false, err
+	}
+	b := report.Render(pg)
+	prev := old
+	if p.PreviousReport != "" {
+		prev, _ = os.ReadFile(p.PreviousReport)
+	}
+	run := pg.Run
+	if was, err := report.Same(b, prev); err == nil {
+		if was.Date != "" {
+			run.Date = was.Date // the run that first exported these results
+		}
+		for _, f := range []struct{ dst, src *string }{{&run.Executor, &was.Executor}, {&run.Thv, &was.Thv}, {&run.Verify, &was.Verify}, {&run.Sources, &was.Sources}} {
+			if *f.dst == "" {
+				*f.dst = *f.src
+			}
+		}
+	}
+	if sources != "" {
+		if run.Sources, err = withPageSum(sources, b); err != nil {
+			return false, err
+		}
+	}
+	if b, err = report.WithRun(b, run); err != nil {
+		return false, err
+	}
+	if old != nil && string(old) == string(b) {
+		return false, nil
+	}
+	if err := artifacts.WriteFileAtomic(path, b); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// reportPage gathers what results/index.html shows: the protocol, the
+// lock, the tables task's inputs, the compare task's outputs, the figures
+// tasks' parameters, the readings sweep's rows if thv readings wrote them
+// into results/, and p.Run with the lock file's date.
+func (p *Project) reportPage(rep *pipeline.Report, files []resultFile) (report.Page, error) {
+	pg := report.Page{Profile: p.Config.Profile, Proposed: p.Config.Proposed(), Run: p.Run}
+	pg.Protocol.Digest = p.Config.ValuesDigest()
+	differs, err := p.Config.DiffersFromPaper()
+	if err != nil {
+		return pg, err
+	}
+	for _, o := range differs {
+		pg.Protocol.Differs = append(pg.Protocol.Differs, report.Override(o))
+	}
+	if pg.Lock, pg.Run.Date, err = p.reportLock(); err != nil {
+		return pg, err
+	}
+	if pg.Run.Verify == "" {
+		pg.Run.Verify = p.lastVerify(pg.Lock.Digest)
+	}
+	byID := map[string]*pipeline.Result{}
+	for _, r := range rep.Results {
+		if r.Status == pipeline.Cached || r.Status == pipeline.Executed {
+			byID[r.Task.ID] = r
+		}
+	}
+	for _, r := range rep.Results {
+		if byID[r.Task.ID] != r {
+			continue
+		}
+		switch r.Task.Kind {
+		case tables.Kind:
+			if pg.Tables, err = p.reportTables(r, byID); err != nil {
+				return pg, fmt.Errorf("%s: %w", r.Task.ID, err)
+			}
+		case compare.Kind:
+			if pg.Compare, err = p.reportCompare(r); err != nil {
+				return pg, fmt.Errorf("%s: %w", r.Task.ID, err)
+			}
+		case figures.Kind:
+			fp, err := taskParams[figures.Params](r)
+			if err != nil {
+				return pg, err
+			}
+			pg.Figures = append(pg.Figures, report.Figure{Params: fp})
+		}
+	}
+	for _, f := range files {
+		rel := filepath.ToSlash(filepath.Join(f.sub, f.name))
+		pg.Files = append(pg.Files, report.ResultFile{Path: rel, What: describeResult(f.name, p.Config.Proposed())})
+	}
+	pg.Files = append(pg.Files, report.ResultFile{Path: "README.md", What: "the index of these files, with the digest of the curves each PNG is drawn from"})
+	if pg.Readings, err = p.reportReadings(pg.Compare); err != nil {
+		return pg, err
+	}
+	if pg.Readings != nil {
+		pg.Files = append(pg.Files, report.ResultFile{Path: "readings.md", What: "the readings sweep's report (thv readings)"},
+			report.ResultFile{Path: readingsFile, What: "the readings sweep, one row per reading (Parquet)"})
+	}
+	sort.Slice(pg.Files, func(i, j int) bool { return pg.Files[i].Path < pg.Files[j].Path })
+	return pg, nil
+}
+
+// reportLock describes the lock file: its digest, tasks, image and code,
+// and its modification time, the date of the run.
+func (p *Project) reportLock() (report.Lock, string, error) {
+	digest := p.Lock.Digest()
+	if digest.IsZero() {
+		b, err := os.ReadFile(p.LockPath)
+		if err != nil {
+			return report.Lock{}, "", fmt.Errorf("the page describes the lock: %w", err)
+		}
+		digest = artifacts.Sum(b)
+	}
+	l := report.Lock{Digest: digest.String(), Tasks: len(p.Lock.Tasks), Image: p.Lock.Image, Go: p.Lock.Code["go"]}
+	units := make([]string, 0, len(p.Lock.Code))
+	for u := range p.Lock.Code {
+		units = append(units, u)
+	}
+	sort.Strings(units)
+	h := sha256.New()
+	for _, u := range units {
+		fmt.Fprintf(h, "%s %s\n", u, p.Lock.Code[u])
+	}
+	l.CodeUnits, l.CodeDigest = len(units), fmt.Sprintf("sha256:%x", h.Sum(nil))
+	date := ""
+	if fi, err := os.Stat(p.LockPath); err == nil {
+		date = fi.ModTime().UTC().Format("2006-01-02 15:04 UTC") + " (the lock's last write)"
+	}
+	return l, date, nil
+}
+
+// taskParams decodes a task's parameters as its kind does.
+func taskParams[P any](r *pipeline.Result) (P, error) {
+	b, err := json.Marshal(r.Task.Params)
+	if err != nil {
+		var zero P
+		return zero, fmt.Errorf("%s: params: %w", r.Task.ID, err)
+	}
+	return stage.Decode[P](b)
+}
+
+// input reads input role name of task r from the store, decoded.
+func input[T any](p *Project, r *pipeline.Result, byID map[string]*pipeline.Result, name string, decode func([]byte) (T, error)) (T, error) {
+	var zero T
+	for _, d := range r.Task.Deps {
+		if d.Name != name {
+			continue
+		}
+		from, ok := byID[d.From.ID]
+		if !ok {
+			return zero, fmt.Errorf("input %s: task %s is not up to date", name, d.From.ID)
+		}
+		return output(p, from, d.Output, decode)
+	}
+	return zero, fmt.Errorf("no input %s", name)
+}
+
+// output reads output name of r from the store (verified), decoded.
+func output[T any](p *Project, r *pipeline.Result, name string, decode func([]byte) (T, error)) (T, error) {
+	var zero T
+	d, ok := r.Outputs[name]
+	if !ok {
+		return zero, fmt.Errorf("%s has no output %s", r.Task.ID, name)
+	}
+	b, err := p.Store.Get(d)
+	if err != nil {
+		return zero, err
+	}
+	v, err := decode(b)
+	if err != nil {
+		return zero, fmt.Errorf("%s output %s: %w", r.Task.ID, name, err)
+	}
+	return v, nil
+}
+
+func (p *Project) reportTables(r *pipeline.Result, byID map[string]*pipeline.Result) (*report.Tables, error) {
+	tp, err := taskParams[tables.Params](r)
+	if err != nil {
+		return nil, err
+	}
+	t := &report.Tables{Params: tp, Cells: map[string][]formats.Cell{}, Tests: map[string][]formats.TestRow{}}
+	for _, s := range tp.Settings {
+		if t.Cells[s.Name], err = input(p, r, byID, tables.CellsInputName(s.Name), formats.DecodeCells); err != nil {
+			return nil, err
+		}
+		if t.Tests[s.Name], err = input(p, r, byID, tables.TestsInputName(s.Name), formats.DecodeTests); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+func (p *Project) reportCompare(r *pipeline.Result) (*report.Comparison, error) {
+	cp, err := taskParams[compare.Params](r)
+	if err != nil {
+		return nil, err
+	}
+	c := &report.Comparison{Params: cp}
+	if c.Rows, err = output(p, r, "comparison.parquet", formats.DecodeComparisons); err != nil {
+		return nil, err
+	}
+	if c.Claims, err = output(p, r, "claims.parquet", formats.DecodeClaims); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// reportReadings reads results/readings.parquet if thv readings wrote it.
+func (p *Project) reportReadings(c *report.Comparison) (*report.Readings, error) {
+	path := filepath.Join(p.ResultsDir(), readingsFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rows, err := formats.DecodeReadings(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w (it is thv readings' output: rerun thv readings, or remove it)", path, err)
+	}
+	r := &report.Readings{Rows: rows}
+	if c != nil {
+		t := c.Params.Reference.Tolerance
+		r.Tolerance = fmt.Sprintf("the reference's percentile band [%g, %g]", t.Percentile[0], t.Percentile[1])
+	}
+	return r, nil
+}
