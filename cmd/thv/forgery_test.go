@@ -355,7 +355,8 @@ func TestLaunderedStoreCannotRewriteTheLock(t *testing.T) {
 	}
 }
 
-// readTree maps every file under root to its bytes.
+// readTree maps every file under root to its bytes, results/index.html
+// without its run block (what differs between two runs of the same results).
 func readTree(t *testing.T, root string) map[string]string {
 	t.Helper()
 	m := map[string]string{}
