@@ -77,6 +77,22 @@ the claims.`,
 			if err != nil {
 				return err
 			}
+			// The readings share one store, one lock on it for the whole
+			// sweep (no gc in between), and one listing of its objects,
+			// which each reading's pass checks its outputs against instead
+			// of listing the store again (pipeline.Listing).
+			if opt.Store, err = protocol.OpenStore(opt, dir); err != nil {
+				return err
+			}
+			unlock, err := opt.Store.LockShared()
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			opt.Listing = pipeline.NewListing(opt.Store)
+			if opt.Kinds, err = protocol.Kinds(); err != nil { // one registry and code identity cache
+				return err
+			}
 			for i, v := range sweep.Variants {
 				if len(only) > 0 && !slices.Contains(only, v.Name) {
 					continue
@@ -133,9 +149,11 @@ the claims.`,
 						return fmt.Errorf("reading %s: %d tasks failed, %d blocked (see FAILED lines above); fix the cause and rerun: finished tasks are kept", label, rep.Failed, rep.Blocked)
 					}
 					fmt.Fprintf(errw, "reading %s: %d tasks: %d executed, %d cached in %s\n", label, len(rep.Results), rep.Executed, rep.Cached, time.Since(start).Round(time.Millisecond))
-					status, err := proj.Status(cmd.Context())
-					if err != nil {
-						return err
+					status := rep // a pass that ran nothing found every task up to date
+					if rep.Executed > 0 {
+						if status, err = proj.Status(cmd.Context()); err != nil {
+							return err
+						}
 					}
 					if j == 0 { // the claims and the key: the reading's first run
 						if r.Rows, r.Claims, err = storedComparison(proj, status); err != nil {
