@@ -31,7 +31,7 @@ import (
 // task from its lock record, and its result depends on the store in
 // exactly three ways, which the fast path checks as the full pass does:
 // the seal still holds (no quarantine since: sealed), every recorded
-// output is present (the same object listing, then a stat), and every
+// output is present (a regular file under its name), and every
 // object the expansion read is still intact (read and re-hashed, as Get
 // does; a corrupt one is quarantined, which also breaks the seal). If
 // any check fails, or there is no certificate, the full pass runs and
@@ -114,30 +114,27 @@ func (p *Project) fastNoop() (rep *Report, ok bool) {
 	if err != nil {
 		return nil, false
 	}
-	// The full pass, if this check fails, reuses the listing; if the
-	// check holds, the next pass lists the store again (one listing per
-	// pass, as before).
-	listed := p.objects()
+	// Every recorded output present, checked as the full pass would find
+	// it missing (HasAll: a lookup per object, cheaper here than a listing
+	// of a store that also holds other protocols' objects).
+	var outs []artifacts.Digest
 	for i := range p.Lock.Tasks {
 		rec := &p.Lock.Tasks[i]
 		if len(rec.Outputs) == 0 {
 			return nil, false
 		}
 		for _, d := range rec.Outputs {
-			if !listed[d] && !p.Store.Has(d) {
-				return nil, false
-			}
+			outs = append(outs, d)
 		}
+	}
+	if !p.Store.HasAll(outs) {
+		return nil, false
 	}
 	for _, d := range reads {
 		if _, err := p.Store.Get(d); err != nil {
-			// A corrupt object is quarantined now: the full pass lists
-			// the store again and recomputes it.
-			p.listed = nil
-			return nil, false
+			return nil, false // a corrupt object is quarantined now: the full pass recomputes it
 		}
 	}
-	p.listed = nil
 	rep = &Report{Results: make([]*Result, len(p.Lock.Tasks)), Cached: len(p.Lock.Tasks)}
 	for i := range p.Lock.Tasks {
 		rec := &p.Lock.Tasks[i]

@@ -34,12 +34,8 @@ type Project struct {
 	// built from (the protocol's configuration): with it, a complete pass
 	// leaves a no-op certificate for the next (noop.go). "" means none.
 	PlanDigest string
-	// Shared is an object listing shared with other projects on the same
-	// store (thv readings), used instead of a listing of this project's.
-	Shared *Listing
 
 	listing        <-chan map[artifacts.Digest]bool // the first pass's object listing, being read
-	listed         map[artifacts.Digest]bool        // … once read, until a pass takes it
 	recoveryLogged bool                             // the store's check after a restart was reported
 }
 
@@ -80,28 +76,6 @@ func (p *Project) EnsurePlan() error {
 	return nil
 }
 
-// objects returns the object listing for the next pass: the shared one if
-// it still holds, else the prefetched one, else a fresh one.
-func (p *Project) objects() map[artifacts.Digest]bool {
-	if p.listed != nil {
-		return p.listed
-	}
-	if m, ok := p.Shared.objects(p.Store); ok {
-		p.listed = m
-		return m
-	}
-	if p.listing != nil {
-		p.listed = <-p.listing
-		p.listing = nil
-	} else {
-		p.listed, _ = p.Store.Objects() // on error the pass stats each output instead
-	}
-	if p.listed == nil {
-		p.listed = map[artifacts.Digest]bool{}
-	}
-	return p.listed
-}
-
 // runner returns the runner of the next pass (EnsurePlan first).
 func (p *Project) runner() *Runner {
 	kinds := p.Kinds
@@ -109,13 +83,20 @@ func (p *Project) runner() *Runner {
 		kinds = kinds.memoised(p.Store) // verification uses no memo (codememo.go)
 	}
 	r := &Runner{Plan: p.Plan, Kinds: kinds, Store: p.Store, Lock: p.Lock, listing: p.listing, trustLock: !p.IgnoreSeal && sealed(p.Store, p.Lock)}
-	if p.listed != nil {
-		ch := make(chan map[artifacts.Digest]bool, 1)
-		ch <- p.listed
-		r.listing = ch
-	}
-	p.listing, p.listed = nil, nil
+	p.listing = nil
 	return r
+}
+
+// fullPass prepares the full pass that a certificate did not spare: its
+// listing of the store's objects starts while the plan is built.
+func (p *Project) fullPass() (*Runner, error) {
+	if p.listing == nil {
+		p.listing = PrefetchListing(p.Store)
+	}
+	if err := p.EnsurePlan(); err != nil {
+		return nil, err
+	}
+	return p.runner(), nil
 }
 
 // Repro brings every task up to date and rewrites the lock file (unless
@@ -146,10 +127,10 @@ func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
 	if rep, ok := p.fastNoop(); ok {
 		return rep, nil
 	}
-	if err := p.EnsurePlan(); err != nil {
+	r, err := p.fullPass()
+	if err != nil {
 		return nil, err
 	}
-	r := p.runner()
 	rep, runErr := r.Run(ctx, opt)
 	if opt.DryRun {
 		return rep, runErr
@@ -236,10 +217,11 @@ func (p *Project) Status(ctx context.Context) (*Report, error) {
 	if rep, ok := p.fastNoop(); ok {
 		return rep, nil
 	}
-	if err := p.EnsurePlan(); err != nil {
+	r, err := p.fullPass()
+	if err != nil {
 		return nil, err
 	}
-	return p.runner().Run(ctx, Options{DryRun: true, Jobs: 1})
+	return r.Run(ctx, Options{DryRun: true, Jobs: 1})
 }
 
 // Outputs returns the output digests of the task id if rep found it up to

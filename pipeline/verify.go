@@ -158,7 +158,7 @@ func (p *Project) Verify(ctx context.Context, opt VerifyOptions) (*VerifyReport,
 	}
 	// A listing prefetched when the project was opened predates the
 	// check, which may have moved corrupt files aside.
-	p.listing, p.listed = nil, nil
+	p.listing = nil
 	defer func(v bool) { p.IgnoreSeal = v }(p.IgnoreSeal)
 	p.IgnoreSeal = true
 	status, err := p.Status(ctx)

@@ -77,20 +77,12 @@ the claims.`,
 			if err != nil {
 				return err
 			}
-			// The readings share one store, one lock on it for the whole
-			// sweep (no gc in between), and one listing of its objects,
-			// which each reading's pass checks its outputs against instead
-			// of listing the store again (pipeline.Listing).
+			// The readings share one open store and one registry of kinds,
+			// whose code identities and fingerprint are computed once.
 			if opt.Store, err = protocol.OpenStore(opt, dir); err != nil {
 				return err
 			}
-			unlock, err := opt.Store.LockShared()
-			if err != nil {
-				return err
-			}
-			defer unlock()
-			opt.Listing = pipeline.NewListing(opt.Store)
-			if opt.Kinds, err = protocol.Kinds(); err != nil { // one registry and code identity cache
+			if opt.Kinds, err = protocol.Kinds(); err != nil {
 				return err
 			}
 			for i, v := range sweep.Variants {

@@ -28,11 +28,9 @@ type Options struct {
 	// status, show, dag, gc --dry-run); a store that does not exist yet
 	// reads as empty.
 	ReadOnly bool
-	// Store and Listing, if set, are an open store and a listing of its
-	// objects shared by several projects (thv readings); StoreDir and
-	// ReadOnly are then not used.
-	Store   *artifacts.Store
-	Listing *pipeline.Listing
+	// Store, if set, is an open store shared by several projects (thv
+	// readings); StoreDir and ReadOnly are then not used.
+	Store *artifacts.Store
 }
 
 // Open loads and validates the protocol, plans the DAG, and opens the
@@ -100,12 +98,8 @@ func open(cfg *Config, opt Options, lockPath string) (*Project, error) {
 			return nil, err
 		}
 	}
-	// Listing the store and reading the lock overlap with the rest: on
-	// the no-op path of the paper they are most of the wall time.
-	var listing <-chan map[artifacts.Digest]bool
-	if opt.Listing == nil {
-		listing = pipeline.PrefetchListing(store)
-	}
+	// Reading the lock overlaps with the rest. (A pass that no no-op
+	// certificate spares lists the store's objects while it plans.)
 	type read struct {
 		lock *pipeline.Lock
 		err  error
@@ -132,11 +126,7 @@ func open(cfg *Config, opt Options, lockPath string) (*Project, error) {
 	proj := &pipeline.Project{
 		Planner:    func() (*pipeline.Plan, error) { return NewPlan(cfg) },
 		PlanDigest: planDigest(cfg),
-		Shared:     opt.Listing,
 		Kinds:      kinds, Store: store, Lock: lr.lock, LockPath: lockPath, Profile: cfg.Profile,
-	}
-	if listing != nil {
-		proj.UseListing(listing)
 	}
 	return &Project{Config: cfg, Project: proj}, nil
 }
