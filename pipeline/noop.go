@@ -127,6 +127,15 @@ func (p *Project) fastNoop() (rep *Report, ok bool) {
 			outs = append(outs, d)
 		}
 	}
+	if listed, ok := p.Shared.objects(p.Store); ok {
+		missing := outs[:0:0]
+		for _, d := range outs {
+			if !listed[d] {
+				missing = append(missing, d)
+			}
+		}
+		outs = missing
+	}
 	if !p.Store.HasAll(outs) {
 		return nil, false
 	}

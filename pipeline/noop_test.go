@@ -249,3 +249,47 @@ func TestNoopCertificateForm(t *testing.T) {
 		}
 	}
 }
+
+// TestNoopCertificateSharedListing: a listing shared by several projects
+// serves their checks while it holds; once something is quarantined (the
+// only way an object leaves a store while the listing's holder keeps the
+// store locked shared) it is not used, and the removed object is seen.
+func TestNoopCertificateSharedListing(t *testing.T) {
+	e, fsys := warm(t)
+	unlock, err := e.store.LockShared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	l := NewListing(e.store)
+	plan := noopPlan(2)
+	p := e.noopProject(fsys, memoBinary, plan, noopPlanDigest)
+	p.Shared = l
+	if st, err := p.Status(context.Background()); err != nil || !certified(st, plan) {
+		t.Fatalf("not served with a shared listing (%v)", err)
+	}
+	if _, ok := l.objects(e.store); !ok {
+		t.Fatal("the listing does not hold")
+	}
+	// Quarantine after's output: the listing still names it.
+	path := objectOf(t, p, "after", "y")
+	rec, _ := p.Lock.Record("after")
+	d := rec.Outputs["y"]
+	os.Chmod(path, 0o644)
+	if err := os.WriteFile(path, []byte("garbled"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.Get(d); err == nil {
+		t.Fatal("the garbled object was not found corrupt")
+	}
+	if listed, ok := l.objects(e.store); ok || !listed[d] {
+		t.Fatalf("after a quarantine the listing still holds (%v), or never named the object (%v)", ok, listed[d])
+	}
+	plan = noopPlan(2)
+	p = e.noopProject(fsys, memoBinary, plan, noopPlanDigest)
+	p.Shared = l
+	rep, err := p.Repro(context.Background(), Options{Jobs: 2})
+	if err != nil || certified(rep, plan) || !slices.Equal(ids(rep, Executed), []string{"after"}) {
+		t.Fatalf("after the quarantine: certified %v, executed %v (%v)", certified(rep, plan), ids(rep, Executed), err)
+	}
+}

@@ -34,6 +34,10 @@ type Project struct {
 	// built from (the protocol's configuration): with it, a complete pass
 	// leaves a no-op certificate for the next (noop.go). "" means none.
 	PlanDigest string
+	// Shared, if set, is a listing of the store's objects shared with
+	// other projects (thv readings), which the no-op check uses while it
+	// holds (listing.go).
+	Shared *Listing
 
 	listing        <-chan map[artifacts.Digest]bool // the first pass's object listing, being read
 	recoveryLogged bool                             // the store's check after a restart was reported

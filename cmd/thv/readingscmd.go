@@ -77,11 +77,20 @@ the claims.`,
 			if err != nil {
 				return err
 			}
-			// The readings share one open store and one registry of kinds,
-			// whose code identities and fingerprint are computed once.
+			// The readings share one open store, one lock on it for the
+			// whole sweep (no gc in between), one listing of its objects
+			// for their no-op checks (pipeline.Listing), and one registry
+			// of kinds, whose code identities and fingerprint are computed
+			// once.
 			if opt.Store, err = protocol.OpenStore(opt, dir); err != nil {
 				return err
 			}
+			unlock, err := opt.Store.LockShared()
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			opt.Listing = pipeline.NewListing(opt.Store)
 			if opt.Kinds, err = protocol.Kinds(); err != nil {
 				return err
 			}

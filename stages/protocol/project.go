@@ -28,9 +28,11 @@ type Options struct {
 	// status, show, dag, gc --dry-run); a store that does not exist yet
 	// reads as empty.
 	ReadOnly bool
-	// Store, if set, is an open store shared by several projects (thv
-	// readings); StoreDir and ReadOnly are then not used.
-	Store *artifacts.Store
+	// Store and Listing, if set, are an open store and a listing of its
+	// objects shared by several projects (thv readings); StoreDir and
+	// ReadOnly are then not used.
+	Store   *artifacts.Store
+	Listing *pipeline.Listing
 }
 
 // Open loads and validates the protocol, plans the DAG, and opens the
@@ -126,6 +128,7 @@ func open(cfg *Config, opt Options, lockPath string) (*Project, error) {
 	proj := &pipeline.Project{
 		Planner:    func() (*pipeline.Plan, error) { return NewPlan(cfg) },
 		PlanDigest: planDigest(cfg),
+		Shared:     opt.Listing,
 		Kinds:      kinds, Store: store, Lock: lr.lock, LockPath: lockPath, Profile: cfg.Profile,
 	}
 	return &Project{Config: cfg, Project: proj}, nil
