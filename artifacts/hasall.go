@@ -1,7 +1,6 @@
 package artifacts
 
 import (
-	"bytes"
 	"slices"
 	"sync"
 )
@@ -14,18 +13,17 @@ import (
 // on several goroutines. In a store that also holds other protocols'
 // objects this costs far less than listing it.
 func (s *Store) HasAll(ds []Digest) bool {
-	ds = slices.Clone(ds)
-	slices.SortFunc(ds, func(a, b Digest) int { return bytes.Compare(a[:], b[:]) })
-	ds = slices.Compact(ds)
-	// Runs of one first byte share a fan-out directory.
+	// Objects by fan-out directory (their first byte); an object named
+	// twice is looked up twice, which costs less than sorting them all.
+	var byDir [256][]Digest
+	for _, d := range ds {
+		byDir[d[0]] = append(byDir[d[0]], d)
+	}
 	var runs [][]Digest
-	for i := 0; i < len(ds); {
-		j := i + 1
-		for j < len(ds) && ds[j][0] == ds[i][0] {
-			j++
+	for _, run := range byDir {
+		if len(run) > 0 {
+			runs = append(runs, run)
 		}
-		runs = append(runs, ds[i:j])
-		i = j
 	}
 	const workers = 4
 	ok := make([]bool, workers)

@@ -1,6 +1,10 @@
 package artifacts
 
-import "golang.org/x/sys/unix"
+import (
+	"encoding/hex"
+
+	"golang.org/x/sys/unix"
+)
 
 // hasAllListFactor: hasRun reads a fan-out directory whole when it holds
 // at most this many entries per object asked for (tests set it to take
@@ -37,8 +41,10 @@ func (s *Store) hasRun(run []Digest) bool {
 				regular[e.Name()] = true
 			}
 		}
+		var name [64]byte
 		for _, d := range run {
-			if !regular[d.Hex()] {
+			hex.Encode(name[:], d[:])
+			if !regular[string(name[:])] { // no allocation for the lookup
 				return false
 			}
 		}
