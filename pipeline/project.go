@@ -24,8 +24,20 @@ type Project struct {
 	Profile  string // recorded in the lock
 	// IgnoreSeal makes every pass read each task's record from the
 	// store's index, even when the lock is sealed in the store:
-	// verification honours no seal.
+	// verification honours no seal (nor a no-op certificate, noop.go).
 	IgnoreSeal bool
+	// Planner, if set, builds Plan when a pass first needs it (a pass
+	// that the no-op certificate serves needs none); Plan is then nil
+	// until EnsurePlan.
+	Planner func() (*Plan, error)
+	// PlanDigest names everything besides this binary that the plan is
+	// built from (the protocol's configuration): with it, a complete pass
+	// leaves a no-op certificate for the next (noop.go). "" means none.
+	PlanDigest string
+	// Shared, if set, is a listing of the store's objects shared with
+	// other projects (thv readings), which the no-op check uses while it
+	// holds (listing.go).
+	Shared *Listing
 
 	listing        <-chan map[artifacts.Digest]bool // the first pass's object listing, being read
 	recoveryLogged bool                             // the store's check after a restart was reported
@@ -55,6 +67,20 @@ func PrefetchListing(store *artifacts.Store) <-chan map[artifacts.Digest]bool {
 // UseListing hands a prefetched listing to the next pass.
 func (p *Project) UseListing(ch <-chan map[artifacts.Digest]bool) { p.listing = ch }
 
+// EnsurePlan builds the plan with Planner if it is not built yet.
+func (p *Project) EnsurePlan() error {
+	if p.Plan != nil || p.Planner == nil {
+		return nil
+	}
+	plan, err := p.Planner()
+	if err != nil {
+		return err
+	}
+	p.Plan = plan
+	return nil
+}
+
+// runner returns the runner of the next pass (EnsurePlan first).
 func (p *Project) runner() *Runner {
 	kinds := p.Kinds
 	if !p.IgnoreSeal {
@@ -63,6 +89,18 @@ func (p *Project) runner() *Runner {
 	r := &Runner{Plan: p.Plan, Kinds: kinds, Store: p.Store, Lock: p.Lock, listing: p.listing, trustLock: !p.IgnoreSeal && sealed(p.Store, p.Lock)}
 	p.listing = nil
 	return r
+}
+
+// fullPass prepares the full pass that a certificate did not spare: its
+// listing of the store's objects starts while the plan is built.
+func (p *Project) fullPass() (*Runner, error) {
+	if p.listing == nil {
+		p.listing = PrefetchListing(p.Store)
+	}
+	if err := p.EnsurePlan(); err != nil {
+		return nil, err
+	}
+	return p.runner(), nil
 }
 
 // Repro brings every task up to date and rewrites the lock file (unless
@@ -88,7 +126,15 @@ func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
 			opt.Logger.Warn("set aside after the restart", "what", pr.String())
 		}
 	}
-	r := p.runner()
+	// Nothing changed since a complete pass left its certificate: the
+	// lock stands as it is, and nothing is written.
+	if rep, ok := p.fastNoop(); ok {
+		return rep, nil
+	}
+	r, err := p.fullPass()
+	if err != nil {
+		return nil, err
+	}
 	rep, runErr := r.Run(ctx, opt)
 	if opt.DryRun {
 		return rep, runErr
@@ -118,9 +164,19 @@ func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
 	// looked up there, or written from executions): seal it, so that the
 	// next pass can trust it without reading the index. A lock that keeps
 	// records of tasks that did not complete is not sealed.
+	sealedNow := lock.complete && !wrote && r.trustLock
 	if lock.complete && (wrote || !r.trustLock) {
-		if err := seal(p.Store, lock); err != nil && opt.Logger != nil {
+		err := seal(p.Store, lock)
+		if err != nil && opt.Logger != nil {
 			opt.Logger.Warn("sealing the lock in the store", "err", err)
+		}
+		sealedNow = err == nil
+	}
+	// A sealed lock of a complete pass with nothing disputed: the next
+	// pass of this binary and protocol can be served by a certificate.
+	if sealedNow && len(rep.Disputes) == 0 {
+		if err := p.certify(r); err != nil && opt.Logger != nil && !errors.Is(err, artifacts.ErrReadOnly) {
+			opt.Logger.Warn("keeping the no-op certificate in the store", "err", err)
 		}
 	}
 	// After a complete pass, like a seal, the store also keeps this
@@ -162,7 +218,14 @@ func (p *Project) lockCurrent(rep *Report) bool {
 
 // Status decides what is stale and why, running nothing.
 func (p *Project) Status(ctx context.Context) (*Report, error) {
-	return p.runner().Run(ctx, Options{DryRun: true, Jobs: 1})
+	if rep, ok := p.fastNoop(); ok {
+		return rep, nil
+	}
+	r, err := p.fullPass()
+	if err != nil {
+		return nil, err
+	}
+	return r.Run(ctx, Options{DryRun: true, Jobs: 1})
 }
 
 // Outputs returns the output digests of the task id if rep found it up to
@@ -237,6 +300,7 @@ func (p *Project) GC(ctx context.Context, dryRun bool) (artifacts.GCStats, error
 		keepKeys[sealKey(p.Lock.digest)] = true // the current lock's seal
 	}
 	p.Kinds.keepMemo(p.Store, keep, keepKeys) // this binary's memo (codememo.go)
+	p.keepCertificate(keep, keepKeys)         // this protocol's no-op certificate (noop.go)
 	for _, r := range rep.Results {
 		if r.Status != Cached {
 			continue

@@ -94,6 +94,9 @@ type Runner struct {
 	// trustLock says the lock's bytes are sealed in this store (seal.go):
 	// its records may be used without reading the index.
 	trustLock bool
+	// reads are the objects the pass read to expand tasks: a no-op
+	// certificate lists them, to be re-hashed as this pass did (noop.go).
+	reads []artifacts.Digest
 }
 
 // result returns t's result in the last pass.
@@ -164,7 +167,7 @@ func (r *Runner) Run(ctx context.Context, opt Options) (*Report, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	r.results = nil
+	r.results, r.reads = nil, nil
 	s.register()
 
 	// A worker's answer is a claim unless the worker is this process's
@@ -475,6 +478,7 @@ func (s *pass) expand(t *Task) bool {
 		s.recover(t.Trigger, waiter{ok: func() { s.ready = append(s.ready, t) }, fail: func(err error) { s.fail(t, err) }})
 		return false
 	}
+	s.reads = append(s.reads, d)
 	if err := t.Expand(s.Plan, b); err != nil {
 		s.fail(t, err)
 		return false

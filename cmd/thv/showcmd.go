@@ -271,6 +271,9 @@ func newDAGCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := proj.EnsurePlan(); err != nil { // opening plans lazily
+				return err
+			}
 			g := kindGraph(proj.Plan)
 			if tasks {
 				g = taskGraph(proj.Plan, filter)

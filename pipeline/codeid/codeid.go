@@ -152,6 +152,7 @@ type Module struct {
 	sets     map[string]*rootSet    // guarded by mu: per canonical root set
 	seed     map[string]memoPackage // read-only: the memo of Seeded, by package path
 	computed int                    // guarded by mu (write lock): packages normalised rather than taken from seed
+	fp       fingerprint            // Fingerprint, computed once
 }
 
 type pkg struct {

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,6 +36,11 @@ type Options struct {
 	// status, show, dag, gc --dry-run); a store that does not exist yet
 	// reads as empty.
 	ReadOnly bool
+	// Store and Listing, if set, are an open store and a listing of its
+	// objects shared by several projects (thv readings); StoreDir and
+	// ReadOnly are then not used.
+	Store   *artifacts.Store
+	Listing *pipeline.Listing
 }
 
 // Open loads and validates the protocol, plans the DAG, and opens the
@@ -68,12 +74,9 @@ func projectDir(opt Options) (string, error) {
 	return os.Getwd()
 }
 
-// open plans cfg's DAG and opens the store and the lock file.
-func open(cfg *Config, opt Options, lockPath string) (*Project, error) {
-	dir, err := projectDir(opt)
-	if err != nil {
-		return nil, err
-	}
+// OpenStore opens the store opt names (StoreDir, else $THV_STORE, else
+// .thv in dir).
+func OpenStore(opt Options, dir string) (*artifacts.Store, error) {
 	storeDir := opt.StoreDir
 	if storeDir == "" {
 		storeDir = os.Getenv("THV_STORE")
@@ -89,9 +92,24 @@ func open(cfg *Config, opt Options, lockPath string) (*Project, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the store: %w", err)
 	}
-	// Listing the store and reading the lock overlap with planning: on the
-	// no-op path of the paper they are most of the wall time.
-	listing := pipeline.PrefetchListing(store)
+	return store, nil
+}
+
+// open opens the store (unless opt has one) and the lock file; cfg's DAG
+// is planned when a pass needs it.
+func open(cfg *Config, opt Options, lockPath string) (*Project, error) {
+	store := opt.Store
+	if store == nil {
+		dir, err := projectDir(opt)
+		if err != nil {
+			return nil, err
+		}
+		if store, err = OpenStore(opt, dir); err != nil {
+			return nil, err
+		}
+	}
+	// Reading the lock overlaps with the rest. (A pass that no no-op
+	// certificate spares lists the store's objects while it plans.)
 	type read struct {
 		lock *pipeline.Lock
 		err  error
@@ -101,23 +119,40 @@ func open(cfg *Config, opt Options, lockPath string) (*Project, error) {
 		l, err := pipeline.ReadLock(lockPath)
 		locked <- read{l, err}
 	}()
-	plan, err := NewPlan(cfg)
-	if err != nil {
-		return nil, err
-	}
 	kinds := opt.Kinds
 	if kinds == nil {
+		var err error
 		if kinds, err = Kinds(); err != nil {
 			return nil, err
 		}
 	}
+	// The plan is built when a pass needs it: a no-op certificate
+	// (pipeline/noop.go) serves a pass without one. Its digest is the
+	// configuration's: with the binary, all the plan is built from.
 	lr := <-locked
 	if lr.err != nil {
 		return nil, lr.err
 	}
-	proj := &pipeline.Project{Plan: plan, Kinds: kinds, Store: store, Lock: lr.lock, LockPath: lockPath, Profile: cfg.Profile}
-	proj.UseListing(listing)
+	proj := &pipeline.Project{
+		Planner:    func() (*pipeline.Plan, error) { return NewPlan(cfg) },
+		PlanDigest: planDigest(cfg),
+		Shared:     opt.Listing,
+		Kinds:      kinds, Store: store, Lock: lr.lock, LockPath: lockPath, Profile: cfg.Profile,
+	}
 	return &Project{Config: cfg, Project: proj}, nil
+}
+
+// planDigest is the SHA-256 of cfg as JSON (struct fields in order, map
+// keys sorted, floats in shortest round-trip form: the same configuration,
+// the same bytes). NewPlan reads nothing but cfg and what is compiled into
+// the binary (the algorithms' registry, the paper's reference). A
+// configuration that JSON cannot encode has none ("": no certificate).
+func planDigest(cfg *Config) string {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return ""
+	}
+	return artifacts.Sum(append([]byte("thv plan v1\n"), b...)).String()
 }
 
 // LockPath returns the lock file of a protocol in dir. A lock belongs to

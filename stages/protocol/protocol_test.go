@@ -275,7 +275,11 @@ func TestEveryEditChangesExactlyItsUsers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := tiny(t, t.TempDir(), nil).Plan
+	tp := tiny(t, t.TempDir(), nil)
+	if err := tp.EnsurePlan(); err != nil {
+		t.Fatal(err)
+	}
+	plan := tp.Plan
 	labels := map[string]*pipeline.Task{}
 	for _, task := range plan.Tasks {
 		labels[task.Kind+" "+runFamily(task)] = task
@@ -365,6 +369,9 @@ func TestRegistryDerived(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := tiny(t, t.TempDir(), nil)
+	if err := p.EnsurePlan(); err != nil {
+		t.Fatal(err)
+	}
 	if got := slices.Sorted(slices.Values(p.Plan.KindOrder())); !slices.Equal(got, k.Names()) {
 		t.Fatalf("plan kinds %v, registered %v", got, k.Names())
 	}

@@ -1,0 +1,192 @@
+package pipeline
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"thv/artifacts"
+)
+
+// A pass that finds every task up to date spends most of its time proving
+// it: planning the DAG, computing thousands of keys, expanding the collect
+// and figure tasks. When nothing changed, all of that gives the same
+// answer as last time. So after a complete pass whose lock is sealed
+// (seal.go), the store keeps a no-op certificate: an index entry whose key
+// is derived from this binary's code, the protocol's plan digest
+// (Project.PlanDigest: everything besides the binary that the plan is
+// built from) and the SHA-256 of the lock's bytes, with one object listing
+// the objects the pass read to expand its tasks. The binary enters as its
+// code fingerprint (codeid's Fingerprint): its build ID, which covers the
+// planner and the normaliser, and every source file, module and toolchain
+// its code identities are computed from.
+//
+// Given the same code (hence every code identity, and the planner), the
+// same plan digest (hence the same plan and parameters) and the same sealed
+// lock (hence the same input digests, the
+// same keys, each equal to its record's), a full pass would decide every
+// task from its lock record, and its result depends on the store in
+// exactly three ways, which the fast path checks as the full pass does:
+// the seal still holds (no quarantine since: sealed), every recorded
+// output is present (a regular file under its name), and every
+// object the expansion read is still intact (read and re-hashed, as Get
+// does; a corrupt one is quarantined, which also breaks the seal). If
+// any check fails, or there is no certificate, the full pass runs and
+// decides as before. Like a seal or the code memo, a certificate is this
+// machine's cache, never evidence: a pass that honours no seal
+// (IgnoreSeal: Verify, verify-bundle) never looks for one.
+
+const noopKind = "no-op"
+
+// noopMagic heads a certificate's object.
+const noopMagic = "thv no-op v1\n"
+
+func noopKey(code, plan string, lock artifacts.Digest) artifacts.Key {
+	return sha256.Sum256([]byte(noopMagic + code + "\n" + plan + "\n" + lock.String()))
+}
+
+// encodeReads is a certificate's object: the magic, the count, then the
+// digests the pass read, raw, sorted and unique.
+func encodeReads(reads []artifacts.Digest) []byte {
+	b := append([]byte(noopMagic), strconv.Itoa(len(reads))...)
+	b = append(b, '\n')
+	for _, d := range reads {
+		b = append(b, d[:]...)
+	}
+	return b
+}
+
+func decodeReads(b []byte) ([]artifacts.Digest, error) {
+	rest, ok := bytes.CutPrefix(b, []byte(noopMagic))
+	nl := bytes.IndexByte(rest, '\n')
+	if !ok || nl < 0 {
+		return nil, errors.New("not a no-op certificate")
+	}
+	n, err := strconv.Atoi(string(rest[:nl]))
+	rest = rest[nl+1:]
+	if err != nil || n < 0 || len(rest) != n*len(artifacts.Digest{}) {
+		return nil, errors.New("no-op certificate: malformed count")
+	}
+	out := make([]artifacts.Digest, n)
+	for i := range out {
+		copy(out[i][:], rest[i*len(artifacts.Digest{}):])
+	}
+	return out, nil
+}
+
+// certificateKey returns the key of p's certificate, if p can have one.
+func (p *Project) certificateKey() (artifacts.Key, bool) {
+	m, ok := p.Kinds.binaryModule()
+	if !ok || p.IgnoreSeal || p.PlanDigest == "" || p.Lock == nil || p.Lock.digest.IsZero() || len(p.Lock.Tasks) == 0 {
+		return artifacts.Key{}, false
+	}
+	code, err := m.Fingerprint()
+	if err != nil {
+		return artifacts.Key{}, false
+	}
+	return noopKey(code, p.PlanDigest, p.Lock.digest), true
+}
+
+// fastNoop returns the report of a pass in which every task is up to date,
+// built from the lock's records without planning, when the store holds
+// this project's certificate and every check the full pass would make
+// holds (see above). ok false: run the full pass.
+func (p *Project) fastNoop() (rep *Report, ok bool) {
+	key, ok := p.certificateKey()
+	if !ok {
+		return nil, false
+	}
+	e, found, err := p.Store.GetEntry(key)
+	if err != nil || !found || e.Kind != noopKind || e.Meta["lock"] != p.Lock.digest.String() || len(e.Outputs) != 1 {
+		return nil, false
+	}
+	if !sealed(p.Store, p.Lock) {
+		return nil, false
+	}
+	data, err := p.Store.Get(e.Outputs[0].Digest)
+	if err != nil {
+		return nil, false
+	}
+	reads, err := decodeReads(data)
+	if err != nil {
+		return nil, false
+	}
+	// Every recorded output present, checked as the full pass would find
+	// it missing (HasAll: a lookup per object, cheaper here than a listing
+	// of a store that also holds other protocols' objects).
+	var outs []artifacts.Digest
+	for i := range p.Lock.Tasks {
+		rec := &p.Lock.Tasks[i]
+		if len(rec.Outputs) == 0 {
+			return nil, false
+		}
+		for _, d := range rec.Outputs {
+			outs = append(outs, d)
+		}
+	}
+	if listed, ok := p.Shared.objects(p.Store); ok {
+		missing := outs[:0:0]
+		for _, d := range outs {
+			if !listed[d] {
+				missing = append(missing, d)
+			}
+		}
+		outs = missing
+	}
+	if !p.Store.HasAll(outs) {
+		return nil, false
+	}
+	for _, d := range reads {
+		if _, err := p.Store.Get(d); err != nil {
+			return nil, false // a corrupt object is quarantined now: the full pass recomputes it
+		}
+	}
+	rep = &Report{Results: make([]*Result, len(p.Lock.Tasks)), Cached: len(p.Lock.Tasks)}
+	for i := range p.Lock.Tasks {
+		rec := &p.Lock.Tasks[i]
+		// The task as the lock records it: its ID, kind and canonical
+		// parameters (what reports and the export read of a task).
+		t := &Task{ID: rec.ID, Kind: rec.Kind, Params: rec.Params, order: i}
+		rep.Results[i] = &Result{Task: t, Status: Cached, Key: rec.Key, Outputs: rec.Outputs}
+	}
+	return rep, true
+}
+
+// certify writes p's certificate after a complete pass whose lock is sealed
+// in the store (reads: the objects the pass read to expand its tasks).
+func (p *Project) certify(r *Runner) error {
+	key, ok := p.certificateKey()
+	if !ok {
+		return nil
+	}
+	reads := slices.Clone(r.reads)
+	slices.SortFunc(reads, func(a, b artifacts.Digest) int { return bytes.Compare(a[:], b[:]) })
+	data := encodeReads(slices.Compact(reads))
+	d, err := p.Store.Put(data)
+	if err != nil {
+		return fmt.Errorf("no-op certificate: %w", err)
+	}
+	return p.Store.PutEntry(artifacts.Entry{
+		Key:     key,
+		Kind:    noopKind,
+		Outputs: []artifacts.Output{{Name: "reads", Digest: d, Size: int64(len(data))}},
+		Meta:    map[string]string{"lock": p.Lock.digest.String(), "plan": p.PlanDigest},
+	})
+}
+
+// keepCertificate adds p's certificate to what gc keeps.
+func (p *Project) keepCertificate(keep map[artifacts.Digest]bool, keepKeys map[artifacts.Key]bool) {
+	key, ok := p.certificateKey()
+	if !ok {
+		return
+	}
+	if e, found, err := p.Store.GetEntry(key); err == nil && found {
+		keepKeys[key] = true
+		for _, o := range e.Outputs {
+			keep[o.Digest] = true
+		}
+	}
+}

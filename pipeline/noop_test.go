@@ -1,0 +1,295 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"testing/fstest"
+
+	"thv/artifacts"
+)
+
+// The no-op certificate (noop.go): a pass with nothing to do is served
+// from it, and every change that a full pass would see — the protocol, the
+// code, the lock, an object removed or corrupted, the quarantine — makes
+// the next pass a full one again.
+
+const noopPlanDigest = "sha256:plan-one"
+
+// noopPlan is expandPlan with choose's count n: "pick" reads choose's
+// output to add n tasks.
+func noopPlan(n int) *Plan {
+	p := expandPlan(false)
+	t, _ := p.Task("choose")
+	t.Params = genParams{Name: "choice", N: n}
+	return p
+}
+
+// noopProject is a fresh process's project of binary over fsys, with the
+// plan digest digest.
+func (e *env) noopProject(fsys fstest.MapFS, binary string, plan *Plan, digest string) *Project {
+	e.t.Helper()
+	p := e.memoProject(memoModule(fsys, binary), plan)
+	p.PlanDigest = digest
+	return p
+}
+
+func (e *env) noopRepro(fsys fstest.MapFS, binary string, plan *Plan, digest string) *Report {
+	e.t.Helper()
+	rep, err := e.noopProject(fsys, binary, plan, digest).Repro(context.Background(), Options{Jobs: 2})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if rep.Failed+rep.Blocked+rep.Cancelled > 0 {
+		e.t.Fatalf("pass: %d failed, %d blocked, %d cancelled", rep.Failed, rep.Blocked, rep.Cancelled)
+	}
+	return rep
+}
+
+// certified reports whether a certificate served rep: its tasks are the
+// lock's records, not the plan's.
+func certified(rep *Report, plan *Plan) bool {
+	for _, r := range rep.Results {
+		if t, ok := plan.Task(r.Task.ID); ok && t == r.Task {
+			return false
+		}
+	}
+	return len(rep.Results) > 0
+}
+
+// sameReport compares what callers read of two reports.
+func sameReport(t *testing.T, got, want *Report) {
+	t.Helper()
+	if len(got.Results) != len(want.Results) || got.Cached != want.Cached || got.Executed != want.Executed {
+		t.Fatalf("%d results (%d cached, %d executed), want %d (%d, %d)", len(got.Results), got.Cached, got.Executed, len(want.Results), want.Cached, want.Executed)
+	}
+	for i, g := range got.Results {
+		w := want.Results[i]
+		gp, _ := json.Marshal(g.Task.Params)
+		wp, _ := json.Marshal(w.Task.Params)
+		if g.Task.ID != w.Task.ID || g.Task.Kind != w.Task.Kind || g.Status != w.Status || g.Key != w.Key || fmt.Sprint(g.Outputs) != fmt.Sprint(w.Outputs) || string(gp) != string(wp) {
+			t.Errorf("result %d: %s %s %v %v %v %s, want %s %s %v %v %v %s", i, g.Task.ID, g.Task.Kind, g.Status, g.Key, g.Outputs, gp, w.Task.ID, w.Task.Kind, w.Status, w.Key, w.Outputs, wp)
+		}
+	}
+}
+
+// warm runs a cold pass and checks that the next one is served by the
+// certificate, with the report a full pass gives, writing nothing.
+func warm(t *testing.T) (*env, fstest.MapFS) {
+	e := newEnv(t)
+	fsys := memoSources()
+	plan := noopPlan(2)
+	if rep := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest); rep.Executed != 5 || certified(rep, plan) {
+		t.Fatalf("cold pass: %d executed", rep.Executed)
+	}
+	lock := e.lock()
+	plan = noopPlan(2)
+	fast := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest)
+	if !certified(fast, plan) {
+		t.Fatal("the pass after a complete one was not served by its certificate")
+	}
+	full := e.noopRepro(fsys, memoBinary, noopPlan(2), "") // no plan digest: no certificate
+	sameReport(t, fast, full)
+	if got := e.lock(); string(got) != string(lock) {
+		t.Fatal("the lock changed")
+	}
+	plan = noopPlan(2)
+	st, err := e.noopProject(fsys, memoBinary, plan, noopPlanDigest).Status(context.Background())
+	if err != nil || !certified(st, plan) {
+		t.Fatalf("status not served by the certificate (%v)", err)
+	}
+	sameReport(t, st, full)
+	return e, fsys
+}
+
+func TestNoopCertificate(t *testing.T) {
+	warm(t)
+}
+
+// TestNoopCertificateInvalidated: each change makes the next pass a full
+// one, which decides as it always did; the pass after that is served again.
+func TestNoopCertificateInvalidated(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		// change changes something and returns the plan, binary and
+		// sources the next pass runs with, and how many tasks it executes.
+		change func(t *testing.T, e *env, fsys fstest.MapFS) (plan func() *Plan, binary string, src fstest.MapFS, executed int)
+	}{
+		{"params", func(t *testing.T, e *env, fsys fstest.MapFS) (func() *Plan, string, fstest.MapFS, int) {
+			// Another protocol: choose makes 3, so pick has one more input.
+			return func() *Plan { return noopPlan(3) }, memoBinary, fsys, 4 // choose, chosen/2, pick, after
+		}},
+		{"code", func(t *testing.T, e *env, fsys fstest.MapFS) (func() *Plan, string, fstest.MapFS, int) {
+			// Another binary, whose sum package differs.
+			edited := fstest.MapFS{}
+			for k, v := range fsys {
+				edited[k] = v
+			}
+			edited["sum/sum.go"] = &fstest.MapFile{Data: []byte("package sum\n\nimport \"fake/util\"\n\nvar X = util.X + 1\n")}
+			return func() *Plan { return noopPlan(2) }, "otherBinary00001/otherBinary00002", edited, 2 // pick, after
+		}},
+		{"sources", func(t *testing.T, e *env, fsys fstest.MapFS) (func() *Plan, string, fstest.MapFS, int) {
+			// The same build ID over edited sources (as tests build Modules).
+			edited := fstest.MapFS{}
+			for k, v := range fsys {
+				edited[k] = v
+			}
+			edited["sum/sum.go"] = &fstest.MapFile{Data: []byte("package sum\n\nimport \"fake/util\"\n\nvar X = util.X + 1\n")}
+			return func() *Plan { return noopPlan(2) }, memoBinary, edited, 2 // pick, after
+		}},
+		{"object removed", func(t *testing.T, e *env, fsys fstest.MapFS) (func() *Plan, string, fstest.MapFS, int) {
+			p := e.noopProject(fsys, memoBinary, noopPlan(2), noopPlanDigest)
+			if err := os.Remove(objectOf(t, p, "after", "y")); err != nil {
+				t.Fatal(err)
+			}
+			return func() *Plan { return noopPlan(2) }, memoBinary, fsys, 1 // after
+		}},
+		{"object corrupted", func(t *testing.T, e *env, fsys fstest.MapFS) (func() *Plan, string, fstest.MapFS, int) {
+			// The object that pick's expansion reads (choose's output).
+			p := e.noopProject(fsys, memoBinary, noopPlan(2), noopPlanDigest)
+			path := objectOf(t, p, "choose", "x")
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[0] ^= 1
+			os.Chmod(path, 0o644)
+			if err := os.WriteFile(path, b, 0o444); err != nil {
+				t.Fatal(err)
+			}
+			return func() *Plan { return noopPlan(2) }, memoBinary, fsys, 1 // choose, found corrupt and recomputed
+		}},
+		{"lock changed", func(t *testing.T, e *env, fsys fstest.MapFS) (func() *Plan, string, fstest.MapFS, int) {
+			// The same records with other bytes: no seal, no certificate.
+			path := filepath.Join(e.dir, "test.lock")
+			b := e.lock()
+			if err := os.WriteFile(path, append(b, ' '), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return func() *Plan { return noopPlan(2) }, memoBinary, fsys, 0
+		}},
+		{"quarantine", func(t *testing.T, e *env, fsys fstest.MapFS) (func() *Plan, string, fstest.MapFS, int) {
+			// Something else set aside in corrupt/: the seal no longer holds.
+			d, err := e.store.Put([]byte("another object"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := e.store.ObjectPath(d)
+			os.Chmod(path, 0o644)
+			if err := os.WriteFile(path, []byte("Another object"), 0o444); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.store.Get(d); err == nil {
+				t.Fatal("the corrupt object was not found corrupt")
+			}
+			return func() *Plan { return noopPlan(2) }, memoBinary, fsys, 0
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e, fsys := warm(t)
+			planOf, binary, src, executed := c.change(t, e, fsys)
+			plan := planOf()
+			digest := noopPlanDigest
+			if c.name == "params" {
+				digest = "sha256:plan-two"
+			}
+			rep := e.noopRepro(src, binary, plan, digest)
+			if certified(rep, plan) {
+				t.Fatal("served by the certificate after the change")
+			}
+			if rep.Executed != executed {
+				t.Errorf("%d executed (%v), want %d", rep.Executed, ids(rep, Executed), executed)
+			}
+			// A full pass with no certificate at all decides the same.
+			full, err := e.noopProject(src, binary, planOf(), "").Status(ctx)
+			if err != nil || full.Cached != len(full.Results) {
+				t.Fatalf("after the full pass, status: %d of %d cached (%v)", full.Cached, len(full.Results), err)
+			}
+			plan = planOf()
+			again := e.noopRepro(src, binary, plan, digest)
+			if !certified(again, plan) {
+				t.Fatal("the pass after the full one was not served by a certificate")
+			}
+			sameReport(t, again, full)
+		})
+	}
+}
+
+// TestNoopCertificateNotForVerification: a pass that honours no seal uses
+// no certificate.
+func TestNoopCertificateNotForVerification(t *testing.T) {
+	e, fsys := warm(t)
+	plan := noopPlan(2)
+	p := e.noopProject(fsys, memoBinary, plan, noopPlanDigest)
+	p.IgnoreSeal = true
+	st, err := p.Status(context.Background())
+	if err != nil || certified(st, plan) || st.Cached != len(plan.Tasks) {
+		t.Fatalf("status honouring no seal: certified %v, %d cached (%v)", certified(st, plan), st.Cached, err)
+	}
+}
+
+// TestNoopCertificateForm: a certificate's object is refused unless well
+// formed.
+func TestNoopCertificateForm(t *testing.T) {
+	ds := []artifacts.Digest{artifacts.Sum([]byte("a")), artifacts.Sum([]byte("b"))}
+	b := encodeReads(ds)
+	got, err := decodeReads(b)
+	if err != nil || !slices.Equal(got, ds) {
+		t.Fatalf("round trip: %v %v", got, err)
+	}
+	for _, bad := range [][]byte{nil, []byte("thv no-op v1\n"), b[:len(b)-1], append(slices.Clone(b), 0), []byte("thv no-op v1\n-1\n"), []byte("thv no-op v2\n0\n")} {
+		if _, err := decodeReads(bad); err == nil {
+			t.Errorf("%q: accepted", bad)
+		}
+	}
+}
+
+// TestNoopCertificateSharedListing: a listing shared by several projects
+// serves their checks while it holds; once something is quarantined (the
+// only way an object leaves a store while the listing's holder keeps the
+// store locked shared) it is not used, and the removed object is seen.
+func TestNoopCertificateSharedListing(t *testing.T) {
+	e, fsys := warm(t)
+	unlock, err := e.store.LockShared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	l := NewListing(e.store)
+	plan := noopPlan(2)
+	p := e.noopProject(fsys, memoBinary, plan, noopPlanDigest)
+	p.Shared = l
+	if st, err := p.Status(context.Background()); err != nil || !certified(st, plan) {
+		t.Fatalf("not served with a shared listing (%v)", err)
+	}
+	if _, ok := l.objects(e.store); !ok {
+		t.Fatal("the listing does not hold")
+	}
+	// Quarantine after's output: the listing still names it.
+	path := objectOf(t, p, "after", "y")
+	rec, _ := p.Lock.Record("after")
+	d := rec.Outputs["y"]
+	os.Chmod(path, 0o644)
+	if err := os.WriteFile(path, []byte("garbled"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.Get(d); err == nil {
+		t.Fatal("the garbled object was not found corrupt")
+	}
+	if listed, ok := l.objects(e.store); ok || !listed[d] {
+		t.Fatalf("after a quarantine the listing still holds (%v), or never named the object (%v)", ok, listed[d])
+	}
+	plan = noopPlan(2)
+	p = e.noopProject(fsys, memoBinary, plan, noopPlanDigest)
+	p.Shared = l
+	rep, err := p.Repro(context.Background(), Options{Jobs: 2})
+	if err != nil || certified(rep, plan) || !slices.Equal(ids(rep, Executed), []string{"after"}) {
+		t.Fatalf("after the quarantine: certified %v, executed %v (%v)", certified(rep, plan), ids(rep, Executed), err)
+	}
+}
