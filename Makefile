@@ -49,6 +49,7 @@ repro: $(BIN)
 	./$(BIN) show
 	./$(BIN) compare --fail-on none
 	./$(BIN) readings --only default -j $(JOBS)
+	./$(BIN) report # results/index.html again, now with the readings' summary
 
 quick: $(BIN)
 	./$(BIN) repro --profile quick -j $(JOBS)
