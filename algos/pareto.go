@@ -654,12 +654,21 @@ func (f *FrontTracker) Size(points [][]float64) int {
 	}
 	f.Reserve(n, d)
 	f.changed = f.changed[:0]
+	prev := f.prev
 	for i, p := range points {
-		old := f.prev[i*d : (i+1)*d : (i+1)*d]
-		if !slices.Equal(old, p) {
-			copy(old, p)
-			f.changed = append(f.changed, i)
-			f.moved[i] = true
+		old := prev[:d:d]
+		prev = prev[d:]
+		p = p[:d]
+		for j, x := range p {
+			if x != old[j] { // == as slices.Equal: −0 equals +0
+				copy(old, p)
+				f.changed = append(f.changed, i)
+				f.moved[i] = true
+				if f.nd[i] {
+					f.count-- // counted again below if still on the front
+				}
+				break
+			}
 		}
 	}
 	if len(f.changed) == 0 {
@@ -691,12 +700,14 @@ func (f *FrontTracker) Size(points [][]float64) int {
 			if w := f.wit[i]; f.moved[w] && !f.dominates(points, w, i) {
 				if f.scan(points, i) {
 					f.cand = append(f.cand, i) // back on the front
+					f.count++
 				}
 			}
 		default:
 			for _, c := range f.changed {
 				if f.dominates(points, c, i) {
 					f.nd[i], f.wit[i] = false, c
+					f.count--
 					break
 				}
 			}
@@ -717,13 +728,12 @@ func (f *FrontTracker) Size(points [][]float64) int {
 				break
 			}
 		}
-	}
-	f.count = 0
-	for i, c := range f.nd {
-		if c {
+		if f.nd[c] {
 			f.count++
 		}
-		f.moved[i] = false
+	}
+	for _, c := range f.changed {
+		f.moved[c] = false
 	}
 	return f.count
 }
