@@ -218,12 +218,12 @@ func (l *Layers) signatures(points [][]float64) {
 	for i, p := range points {
 		p = p[:d]
 		var sg uint64
+		shift := uint(0)
 		for j, x := range p {
-			q := (x - lo[j]) * scale[j] // in [0, top] up to rounding: x ≥ lo
-			if q > top {
-				q = top
-			}
-			sg |= uint64(int64(q)) << (w * j)
+			q := (x - lo[j]) * scale[j]            // in [0, top] up to rounding: x ≥ lo
+			q = min(q, top)                        // q is not NaN: lo, scale are finite
+			sg |= uint64(int64(q)) << (shift & 63) // w·j < 64
+			shift += uint(w)
 		}
 		l.sig[i] = sg
 	}
@@ -654,20 +654,32 @@ func (f *FrontTracker) Size(points [][]float64) int {
 	}
 	f.Reserve(n, d)
 	f.changed = f.changed[:0]
-	prev := f.prev
-	for i, p := range points {
-		old := prev[:d:d]
-		prev = prev[d:]
-		p = p[:d]
-		for j, x := range p {
-			if x != old[j] { // == as slices.Equal: −0 equals +0
-				copy(old, p)
-				f.changed = append(f.changed, i)
-				f.moved[i] = true
-				if f.nd[i] {
-					f.count-- // counted again below if still on the front
+	// Changed vectors (compared with ==, as slices.Equal: −0 equals +0),
+	// unrolled for the paper's d = 2, 3.
+	prev := f.prev[:n*d]
+	switch d {
+	case 2:
+		for i, p := range points {
+			p, old := p[:2], prev[2*i:2*i+2:2*i+2]
+			if p[0] != old[0] || p[1] != old[1] {
+				f.change(i, p, old)
+			}
+		}
+	case 3:
+		for i, p := range points {
+			p, old := p[:3], prev[3*i:3*i+3:3*i+3]
+			if p[0] != old[0] || p[1] != old[1] || p[2] != old[2] {
+				f.change(i, p, old)
+			}
+		}
+	default:
+		for i, p := range points {
+			p, old := p[:d], prev[d*i:d*i+d:d*i+d]
+			for j, x := range p {
+				if x != old[j] {
+					f.change(i, p, old)
+					break
 				}
-				break
 			}
 		}
 	}
@@ -736,6 +748,16 @@ func (f *FrontTracker) Size(points [][]float64) int {
 		f.moved[c] = false
 	}
 	return f.count
+}
+
+// change records that vector i moved from old to p.
+func (f *FrontTracker) change(i int, p, old []float64) {
+	copy(old, p)
+	f.changed = append(f.changed, i)
+	f.moved[i] = true
+	if f.nd[i] {
+		f.count-- // counted again if still on the front
+	}
 }
 
 // OnFront reports whether vector i of the points of the last Size call is
