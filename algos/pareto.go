@@ -218,12 +218,12 @@ func (l *Layers) signatures(points [][]float64) {
 	for i, p := range points {
 		p = p[:d]
 		var sg uint64
+		shift := uint(0)
 		for j, x := range p {
-			q := (x - lo[j]) * scale[j] // in [0, top] up to rounding: x ≥ lo
-			if q > top {
-				q = top
-			}
-			sg |= uint64(int64(q)) << (w * j)
+			q := (x - lo[j]) * scale[j]            // in [0, top] up to rounding: x ≥ lo
+			q = min(q, top)                        // q is not NaN: lo, scale are finite
+			sg |= uint64(int64(q)) << (shift & 63) // w·j < 64
+			shift += uint(w)
 		}
 		l.sig[i] = sg
 	}
@@ -654,12 +654,33 @@ func (f *FrontTracker) Size(points [][]float64) int {
 	}
 	f.Reserve(n, d)
 	f.changed = f.changed[:0]
-	for i, p := range points {
-		old := f.prev[i*d : (i+1)*d : (i+1)*d]
-		if !slices.Equal(old, p) {
-			copy(old, p)
-			f.changed = append(f.changed, i)
-			f.moved[i] = true
+	// Changed vectors (compared with ==, as slices.Equal: −0 equals +0),
+	// unrolled for the paper's d = 2, 3.
+	prev := f.prev[:n*d]
+	switch d {
+	case 2:
+		for i, p := range points {
+			p, old := p[:2], prev[2*i:2*i+2:2*i+2]
+			if p[0] != old[0] || p[1] != old[1] {
+				f.change(i, p, old)
+			}
+		}
+	case 3:
+		for i, p := range points {
+			p, old := p[:3], prev[3*i:3*i+3:3*i+3]
+			if p[0] != old[0] || p[1] != old[1] || p[2] != old[2] {
+				f.change(i, p, old)
+			}
+		}
+	default:
+		for i, p := range points {
+			p, old := p[:d], prev[d*i:d*i+d:d*i+d]
+			for j, x := range p {
+				if x != old[j] {
+					f.change(i, p, old)
+					break
+				}
+			}
 		}
 	}
 	if len(f.changed) == 0 {
@@ -691,12 +712,14 @@ func (f *FrontTracker) Size(points [][]float64) int {
 			if w := f.wit[i]; f.moved[w] && !f.dominates(points, w, i) {
 				if f.scan(points, i) {
 					f.cand = append(f.cand, i) // back on the front
+					f.count++
 				}
 			}
 		default:
 			for _, c := range f.changed {
 				if f.dominates(points, c, i) {
 					f.nd[i], f.wit[i] = false, c
+					f.count--
 					break
 				}
 			}
@@ -717,15 +740,24 @@ func (f *FrontTracker) Size(points [][]float64) int {
 				break
 			}
 		}
-	}
-	f.count = 0
-	for i, c := range f.nd {
-		if c {
+		if f.nd[c] {
 			f.count++
 		}
-		f.moved[i] = false
+	}
+	for _, c := range f.changed {
+		f.moved[c] = false
 	}
 	return f.count
+}
+
+// change records that vector i moved from old to p.
+func (f *FrontTracker) change(i int, p, old []float64) {
+	copy(old, p)
+	f.changed = append(f.changed, i)
+	f.moved[i] = true
+	if f.nd[i] {
+		f.count-- // counted again if still on the front
+	}
 }
 
 // OnFront reports whether vector i of the points of the last Size call is

@@ -114,13 +114,38 @@ func fewestPulls(counts []int, slate []int, ties *rand.Rand) {
 }
 
 // newSlateHV memoises HV of sorted slates: after learning, policies replay
-// the same few slates, and the hypervolume of a slate never changes.
+// the same few slates, and the hypervolume of a slate never changes. A
+// slate of at most 6 arms below 1024 (the paper's) is keyed by its arms
+// packed into 10-bit fields of an integer, which the runtime's map hashes
+// without building a string; others by 3 bytes per arm.
 func newSlateHV(means [][]float64, ref []float64) func(sorted []int) float64 {
+	packed := map[uint64]float64{}
 	memo := map[string]float64{}
 	var calc hv.Calculator
 	pts := make([][]float64, 0, 8)
 	key := make([]byte, 0, 32)
+	volume := func(sorted []int) float64 {
+		pts = pts[:0]
+		for _, i := range sorted {
+			pts = append(pts, means[i])
+		}
+		return calc.Volume(pts, ref)
+	}
 	return func(sorted []int) float64 {
+		if len(sorted) <= 6 && len(means) <= 1<<10-1 {
+			// Arm i is stored as i+1, so that slates of different sizes
+			// differ (a field of 0 is no arm).
+			var k uint64
+			for _, i := range sorted {
+				k = k<<10 | uint64(i+1)
+			}
+			if v, ok := packed[k]; ok {
+				return v
+			}
+			v := volume(sorted)
+			packed[k] = v
+			return v
+		}
 		key = key[:0]
 		for _, i := range sorted {
 			key = append(key, byte(i), byte(i>>8), byte(i>>16))
@@ -128,11 +153,7 @@ func newSlateHV(means [][]float64, ref []float64) func(sorted []int) float64 {
 		if v, ok := memo[string(key)]; ok {
 			return v
 		}
-		pts = pts[:0]
-		for _, i := range sorted {
-			pts = append(pts, means[i])
-		}
-		v := calc.Volume(pts, ref)
+		v := volume(sorted)
 		memo[string(key)] = v
 		return v
 	}

@@ -28,3 +28,82 @@ func BenchmarkPaperRun(b *testing.B) {
 		}
 	}
 }
+
+// readingSettings are the paper's d = 2 and d = 3 settings, the ones a
+// reading (thv readings) runs.
+var readingSettings = []struct {
+	d, n, k, T int
+	sigma      float64
+}{{2, 36, 3, 2000, 0.05}, {3, 60, 4, 3000, 0.035}}
+
+// BenchmarkReadingRun times, per algorithm, the runs of one seed of a
+// reading's d = 2 or d = 3 setting: one run per geometry (instance seed 0,
+// environment seed 0, η = 0.1).
+func BenchmarkReadingRun(b *testing.B) {
+	for _, s := range readingSettings {
+		var insts []*envs.Instance
+		var benches []algos.Benchmarks
+		for _, g := range envs.Geometries {
+			in, err := envs.Generate(g, s.d, s.n, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			insts = append(insts, in)
+			benches = append(benches, algos.ComputeBenchmarks(in, s.k, nil))
+		}
+		for _, spec := range algos.All() {
+			b.Run(fmt.Sprintf("d=%d/%s", s.d, spec.Name), func(b *testing.B) {
+				for b.Loop() {
+					for g, in := range insts {
+						if _, _, err := algos.Run(algos.RunSpec{Algo: spec.Name, Eta: 0.1, Instance: in, K: s.k, T: s.T, Sigma: s.sigma, MinPulls: 2, Window: 100}, benches[g]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// paperParams are params.yaml's fixed parameters.
+var paperParams = map[string]map[string]float64{
+	"THV-UCB":      {"delta": 0, "clip": 1},
+	"ChebyshevUCB": {"divisions": 4},
+	"ParetoTS+":    {"sigma_prior": 0.1},
+	"RandomK":      {"once": 1},
+}
+
+// BenchmarkReadingMix is the run tasks of one seed of a reading in the
+// proportions a reading has them: every algorithm at every η of
+// params.yaml's grid (once for those without η), on the four geometries of
+// the d = 2 and d = 3 settings (344 runs). A reading is ten such seeds, on
+// instances of its instance seed.
+func BenchmarkReadingMix(b *testing.B) {
+	etas := []float64{0.01, 0.1, 0.3, 1.0}
+	for b.Loop() {
+		for _, s := range readingSettings {
+			for _, g := range envs.Geometries {
+				in, err := envs.Generate(g, s.d, s.n, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				bench := algos.ComputeBenchmarks(in, s.k, nil)
+				for _, name := range algos.PaperOrder {
+					spec, err := algos.Lookup(name)
+					if err != nil {
+						b.Fatal(err)
+					}
+					grid := etas
+					if !spec.UsesEta {
+						grid = etas[:1]
+					}
+					for _, eta := range grid {
+						if _, _, err := algos.Run(algos.RunSpec{Algo: name, Eta: eta, Params: paperParams[name], Instance: in, K: s.k, T: s.T, Sigma: s.sigma, MinPulls: 2, Window: 100}, bench); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			}
+		}
+	}
+}

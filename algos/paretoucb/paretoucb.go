@@ -195,13 +195,37 @@ func (p *Policy) farthest(chosen, layer, out []int) {
 }
 
 // nearer lowers dist[c] to the ℓ∞ distance between U_layer[c] and U_s.
+// For d = 2, 3 (a reading's settings) linf's expression is written out in
+// the loop, which the compiler does not inline.
 func (p *Policy) nearer(layer []int, dist []float64, s int) {
 	us := p.upper[s]
-	for c, i := range layer {
-		if dist[c] < 0 {
-			continue
+	dist = dist[:len(layer)]
+	switch len(us) {
+	case 2:
+		b0, b1 := us[0], us[1]
+		for c, i := range layer {
+			if dist[c] < 0 {
+				continue
+			}
+			a := p.upper[i][:2]
+			dist[c] = min(dist[c], max(math.Abs(a[0]-b0), math.Abs(a[1]-b1)))
 		}
-		dist[c] = min(dist[c], linf(p.upper[i], us))
+	case 3:
+		b0, b1, b2 := us[0], us[1], us[2]
+		for c, i := range layer {
+			if dist[c] < 0 {
+				continue
+			}
+			a := p.upper[i][:3]
+			dist[c] = min(dist[c], max(math.Abs(a[0]-b0), math.Abs(a[1]-b1), math.Abs(a[2]-b2)))
+		}
+	default:
+		for c, i := range layer {
+			if dist[c] < 0 {
+				continue
+			}
+			dist[c] = min(dist[c], linf(p.upper[i], us))
+		}
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 	"thv/envs"
 )
 
-// TestGainBitIdentical: the unrolled d = 5 gain and the loop over shifted
+// TestGainBitIdentical: the unrolled d = 2, 3, 4, 5 gains and the loop over shifted
 // corners (gainLoop) both equal the textbook formula (plainGain) bitwise,
 // with exact ties (coordinates on a grid), sides ≤ 0 and a reference point
 // other than the origin.
@@ -30,8 +30,8 @@ func TestGainBitIdentical(t *testing.T) {
 		return v
 	}
 	for trial := 0; trial < 20000; trial++ {
-		d := 5
-		if trial%4 == 0 {
+		d := 2 + trial%4 // the unrolled ones
+		if trial%5 == 0 {
 			d = 2 + rng.IntN(5)
 		}
 		ref := make([]float64, d)

@@ -71,7 +71,14 @@ func (ts *terms) gain(u []float64) float64 {
 	if len(ts.signs) == 0 {
 		return g
 	}
-	if ts.d == 5 {
+	switch ts.d {
+	case 2:
+		return ts.gain2(g, u)
+	case 3:
+		return ts.gain3(g, u)
+	case 4:
+		return ts.gain4(g, u)
+	case 5:
 		return ts.gain5(g, u)
 	}
 	return ts.gainLoop(g, u)
@@ -121,6 +128,67 @@ func (ts *terms) gain5(g float64, u []float64) float64 {
 		c3 := min(m[3], v3)
 		c4 := min(m[4], v4)
 		g -= float64(sign * ((((c0 * c1) * c2) * c3) * c4))
+	}
+	return g
+}
+
+// gain2, gain3 and gain4 are gain5 for the paper's other settings (the
+// d = 2, 3 ones are most of a reading's THV-UCB runs): the same values as
+// gainLoop to the last bit (TestGainBitIdentical).
+func (ts *terms) gain2(g float64, u []float64) float64 {
+	r := ts.ref[:2]
+	v0, v1 := u[0]-r[0], u[1]-r[1]
+	if !(v0 > 0 && v1 > 0) {
+		return g
+	}
+	if !ts.positive {
+		return ts.gainLoop(g, u)
+	}
+	corners := ts.corners[:len(ts.signs)*2]
+	for t, sign := range ts.signs {
+		m := corners[t*2 : t*2+2 : t*2+2]
+		g -= float64(sign * (min(m[0], v0) * min(m[1], v1)))
+	}
+	return g
+}
+
+func (ts *terms) gain3(g float64, u []float64) float64 {
+	r := ts.ref[:3]
+	v0, v1, v2 := u[0]-r[0], u[1]-r[1], u[2]-r[2]
+	if !(v0 > 0 && v1 > 0 && v2 > 0) {
+		return g
+	}
+	if !ts.positive {
+		return ts.gainLoop(g, u)
+	}
+	corners := ts.corners[:len(ts.signs)*3]
+	for t, sign := range ts.signs {
+		m := corners[t*3 : t*3+3 : t*3+3]
+		c0 := min(m[0], v0)
+		c1 := min(m[1], v1)
+		c2 := min(m[2], v2)
+		g -= float64(sign * ((c0 * c1) * c2))
+	}
+	return g
+}
+
+func (ts *terms) gain4(g float64, u []float64) float64 {
+	r := ts.ref[:4]
+	v0, v1, v2, v3 := u[0]-r[0], u[1]-r[1], u[2]-r[2], u[3]-r[3]
+	if !(v0 > 0 && v1 > 0 && v2 > 0 && v3 > 0) {
+		return g
+	}
+	if !ts.positive {
+		return ts.gainLoop(g, u)
+	}
+	corners := ts.corners[:len(ts.signs)*4]
+	for t, sign := range ts.signs {
+		m := corners[t*4 : t*4+4 : t*4+4]
+		c0 := min(m[0], v0)
+		c1 := min(m[1], v1)
+		c2 := min(m[2], v2)
+		c3 := min(m[3], v3)
+		g -= float64(sign * (((c0 * c1) * c2) * c3))
 	}
 	return g
 }

@@ -22,9 +22,13 @@ func main() {
 		Short:         "Top-k Pareto bandits: exact hypervolume, THV-UCB and baselines, and the paper-reproduction pipeline",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+	}
+	startProfile, stopProfile := addProfileFlag(root) // hidden --cpuprofile (profile.go)
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		// Temp data of killed runs is removed when the next command that
 		// makes some starts (sweep.go).
-		PersistentPreRun: func(cmd *cobra.Command, _ []string) { sweepTemp(cmd, os.Stderr) },
+		sweepTemp(cmd, os.Stderr)
+		return startProfile()
 	}
 	root.AddCommand(newHVCommand(), newRunCommand(), newAlgosCommand(),
 		newReproCommand(), newStatusCommand(), newDAGCommand(), newShowCommand(), newGCCommand(),
@@ -36,7 +40,9 @@ func main() {
 	// second one exits at once (signals.go).
 	ctx, stop := notifyContext(context.Background(), os.Stderr, os.Exit)
 	defer stop()
-	if err := root.ExecuteContext(ctx); err != nil {
+	err := root.ExecuteContext(ctx)
+	stopProfile()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "thv:", err)
 		stop()
 		os.Exit(1)

@@ -36,6 +36,12 @@ type Params struct {
 	Window    int                `json:"hv_window"`
 }
 
+// The decoded inputs of earlier tasks of this process (memo.go).
+var (
+	instances  memo[formats.Instance]
+	benchmarks memo[formats.Benchmark]
+)
+
 // Run simulates one run on input "instance" (formats.Instance) against
 // input "benchmark" (formats.Benchmark): outputs "summary" (one
 // formats.Summary row) and "trajectory" (formats trajectory table).
@@ -44,11 +50,11 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 	if err != nil {
 		return nil, err
 	}
-	fi, err := stage.Read(in, "instance", formats.DecodeInstance)
+	fi, err := stage.Read(in, "instance", instances.decode(formats.DecodeInstance))
 	if err != nil {
 		return nil, err
 	}
-	bench, err := stage.Read(in, "benchmark", formats.DecodeBenchmark)
+	bench, err := stage.Read(in, "benchmark", benchmarks.decode(formats.DecodeBenchmark))
 	if err != nil {
 		return nil, err
 	}
