@@ -121,3 +121,38 @@ func TestExportWritesThePage(t *testing.T) {
 		}
 	}
 }
+
+// TestPageFromCertifiedPass: a pass that the no-op certificate serves
+// (pipeline/noop.go: no plan, the results are the sealed lock's records,
+// without dependencies) writes the same page as the full pass did: the
+// tables' inputs are found by the digests the lock records.
+func TestPageFromCertifiedPass(t *testing.T) {
+	dir := t.TempDir()
+	repro(t, tiny(t, dir, nil), pipeline.Options{}) // computes, seals
+	repro(t, tiny(t, dir, nil), pipeline.Options{}) // a full pass of nothing: certifies
+	path := filepath.Join(dir, "results", ReportName)
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	p := tiny(t, dir, nil)
+	rep := repro(t, p, pipeline.Options{})
+	if p.Plan != nil {
+		t.Fatal("the third pass was not served by the certificate (it built a plan): this test tests nothing")
+	}
+	for _, r := range rep.Results {
+		if len(r.Task.Deps) != 0 {
+			t.Fatalf("a certified pass's result %s has dependencies", r.Task.ID)
+		}
+	}
+	again, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the certified pass wrote no page: %v", err)
+	}
+	if _, err := SameResult(ReportName, again, page); err != nil {
+		t.Errorf("the certified pass's page is not the full pass's: %v", err)
+	}
+}
