@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -19,7 +20,10 @@ func (c *Config) normalize() error {
 	if len(c.Settings) == 0 {
 		return fmt.Errorf("settings: no setting")
 	}
-	for name, s := range c.Settings {
+	// In the order of the names, so that the same file always gets the
+	// same error (map order is random).
+	for _, name := range slices.Sorted(maps.Keys(c.Settings)) {
+		s := c.Settings[name]
 		s.Name = name
 		key := "settings." + name
 		switch {
@@ -135,7 +139,8 @@ func (c *Config) normalize() error {
 				return fmt.Errorf("algorithms[%s].eta[%d] = %v: given twice (also eta[%d]): remove one", key, i, e, j)
 			}
 		}
-		for p, x := range a.Params {
+		for _, p := range slices.Sorted(maps.Keys(a.Params)) { // one error, always the same
+			x := a.Params[p]
 			if math.IsNaN(x) || math.IsInf(x, 0) {
 				return fmt.Errorf("algorithms[%s].params.%s = %v: must be a finite number", key, p, x)
 			}
