@@ -2,7 +2,6 @@ package algos
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"thv/envs"
 	"thv/hv"
@@ -19,11 +18,29 @@ type RunSpec struct {
 	Seed     uint64 // environment seed: noise streams and the policy's stream
 	MinPulls int
 	// InitTies breaks the forced initialisation's ties: InitTiesLowest
-	// ("" too) or InitTiesRandom.
+	// ("" too), InitTiesRandom or InitTiesNumpy.
 	InitTies string
 	Ref      []float64 // nil: the origin
 	Window   int       // HV_last window
+	// The readings of the regret (RegretRoundRules, BenchmarkRules) and of
+	// η (EtaScales); "" is the default of each.
+	RegretRounds string
+	BenchmarkD3  string
+	EtaScale     string
 }
+
+// The readings of η (eta_scale; docs/fidelity.md), the default first.
+const (
+	// EtaVariance: η inside the root, β = sqrt(2η·log(…)/N), as printed.
+	EtaVariance = "variance"
+	// EtaRadius: η multiplies the root, β = η·sqrt(2·log(…)/N), as UCB
+	// code often writes a "confidence parameter". The policy is given η²,
+	// which every family puts inside its root.
+	EtaRadius = "radius"
+)
+
+// EtaScales lists the readings of η, the default first.
+var EtaScales = []string{EtaVariance, EtaRadius}
 
 // Benchmarks are the hindsight values a run is measured against.
 type Benchmarks struct {
@@ -54,8 +71,28 @@ func Run(spec RunSpec, bench Benchmarks) (*Trace, Summary, error) {
 	if err := inst.Validate(); err != nil {
 		return nil, Summary{}, err
 	}
-	if !algo.UsesEta {
+	switch {
+	case spec.EtaScale != "" && spec.EtaScale != EtaVariance && spec.EtaScale != EtaRadius:
+		return nil, Summary{}, fmt.Errorf("eta scale %q: want one of %v", spec.EtaScale, EtaScales)
+	case !algo.UsesEta:
 		spec.Eta = 0
+	case spec.EtaScale == EtaRadius:
+		spec.Eta *= spec.Eta
+	}
+	var rr RegretReading
+	switch spec.RegretRounds {
+	case "", RegretAllRounds:
+	case RegretAfterInit:
+		rr.SkipRounds = -1 // the trace says how many
+	default:
+		return nil, Summary{}, fmt.Errorf("regret rounds %q: want one of %v", spec.RegretRounds, RegretRoundRules)
+	}
+	switch spec.BenchmarkD3 {
+	case "", BenchmarkAlphaGreedy:
+	case BenchmarkGreedy:
+		rr.GreedyBenchmark = true
+	default:
+		return nil, Summary{}, fmt.Errorf("benchmark %q: want one of %v", spec.BenchmarkD3, BenchmarkRules)
 	}
 	prob := Problem{N: inst.N(), D: inst.D(), K: spec.K, T: spec.T, Sigma: spec.Sigma, Ref: spec.Ref}
 	pol, err := algo.NewPolicy(prob, spec.Eta, spec.Params, envs.NewStream(spec.Seed, "policy/"+algo.Name))
@@ -66,19 +103,26 @@ func Run(spec RunSpec, bench Benchmarks) (*Trace, Summary, error) {
 	if err != nil {
 		return nil, Summary{}, err
 	}
-	var ties *rand.Rand
+	var pick func(counts, slate []int)
 	switch spec.InitTies {
 	case "", InitTiesLowest:
+		pick = func(counts, slate []int) { fewestPulls(counts, slate, nil) }
 	case InitTiesRandom:
 		// Its own stream: the same initial slates for every algorithm of a
 		// seed, as the shared initialisation must be.
-		ties = envs.NewStream(spec.Seed, "init-ties")
+		ties := envs.NewStream(spec.Seed, "init-ties")
+		pick = func(counts, slate []int) { fewestPulls(counts, slate, ties) }
+	case InitTiesNumpy:
+		pick = numpyFewestPulls
 	default:
-		return nil, Summary{}, fmt.Errorf("init ties %q: want %s or %s", spec.InitTies, InitTiesLowest, InitTiesRandom)
+		return nil, Summary{}, fmt.Errorf("init ties %q: want one of %v", spec.InitTies, InitTieRules)
 	}
-	tr, err := SimulateWith(pol, bandit, spec.K, spec.T, spec.MinPulls, spec.Ref, ties)
+	tr, err := simulate(pol, bandit, spec.K, spec.T, spec.MinPulls, spec.Ref, pick)
 	if err != nil {
 		return nil, Summary{}, fmt.Errorf("%s: %w", algo.Name, err)
 	}
-	return tr, Summarize(tr.HV, inst.D(), bench.VStar, bench.HVGreedy, spec.Window), nil
+	if rr.SkipRounds < 0 {
+		rr.SkipRounds = tr.InitRounds
+	}
+	return tr, SummarizeWith(tr.HV, inst.D(), bench.VStar, bench.HVGreedy, spec.Window, rr), nil
 }

@@ -22,6 +22,9 @@ func InitRounds(n, k, m0 int) int { return (n*m0 + k - 1) / k }
 type Trace struct {
 	HV     []float64 // HV(S_t) on the true means, t = 1..T
 	Slates [][]int   // S_t, t = 1..T, arms sorted ascending
+	// InitRounds is how many rounds the forced initialisation played,
+	// t₀ = ⌈n·m0/k⌉ (the first InitRounds entries of HV and Slates).
+	InitRounds int
 }
 
 // Simulate runs policy p for T rounds with slates of k arms against bandit b.
@@ -37,14 +40,23 @@ func Simulate(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64) (*Trace, er
 const (
 	InitTiesLowest = "lowest_index" // the lowest index first
 	InitTiesRandom = "random"       // uniformly at random
+	// InitTiesNumpy: as NumPy 1.24's np.argsort(N)[:k] picks them, an
+	// unstable introsort (numpysort.go), the paper's stated environment.
+	InitTiesNumpy = "numpy_argsort"
 )
 
 // InitTieRules lists the rules, the default first.
-var InitTieRules = []string{InitTiesLowest, InitTiesRandom}
+var InitTieRules = []string{InitTiesLowest, InitTiesRandom, InitTiesNumpy}
 
 // SimulateWith is Simulate with the initialisation's ties broken at random
 // from ties (nil: lowest index first).
 func SimulateWith(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64, ties *rand.Rand) (*Trace, error) {
+	return simulate(p, b, k, T, m0, ref, func(counts, slate []int) { fewestPulls(counts, slate, ties) })
+}
+
+// simulate is Simulate with the initialisation's slates chosen by pick,
+// which fills slate with k arms of fewest pulls.
+func simulate(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64, pick func(counts, slate []int)) (*Trace, error) {
 	inst := b.Instance()
 	n, d := inst.N(), inst.D()
 	if k < 1 || k > n {
@@ -77,7 +89,8 @@ func SimulateWith(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64, ties *r
 		if initDone {
 			p.Select(t, slate)
 		} else {
-			fewestPulls(counts, slate, ties)
+			pick(counts, slate)
+			tr.InitRounds = t
 		}
 		for _, i := range slate {
 			if i < 0 || i >= n || seen[i] == t {
@@ -110,6 +123,13 @@ func fewestPulls(counts []int, slate []int, ties *rand.Rand) {
 		ties.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
 	}
 	slices.SortStableFunc(idx, func(a, b int) int { return counts[a] - counts[b] })
+	copy(slate, idx[:len(slate)])
+}
+
+// numpyFewestPulls fills slate as np.argsort(counts)[:k] does in NumPy 1.24.
+func numpyFewestPulls(counts, slate []int) {
+	idx := make([]int, len(counts))
+	numpyArgsort(counts, idx)
 	copy(slate, idx[:len(slate)])
 }
 
@@ -174,16 +194,48 @@ type Summary struct {
 	RegretExact float64 // Σ_t (V* − HV(S_t)), against the exact V* for every d
 }
 
+// The readings of how the α-regret is counted (metrics.regret_rounds,
+// metrics.benchmark_d3; docs/fidelity.md), the default first of each.
+const (
+	RegretAllRounds = "all"        // every round t = 1..T, as eq. (regret-alpha) sums
+	RegretAfterInit = "after_init" // only t > t₀, after the forced initialisation
+
+	BenchmarkAlphaGreedy = "alpha_hv_greedy" // d ≥ 3: α·HV(G*)
+	BenchmarkGreedy      = "hv_greedy"       // d ≥ 3: HV(G*) itself stands for αV*
+)
+
+// RegretRoundRules and BenchmarkRules list the readings, the default first.
+var (
+	RegretRoundRules = []string{RegretAllRounds, RegretAfterInit}
+	BenchmarkRules   = []string{BenchmarkAlphaGreedy, BenchmarkGreedy}
+)
+
+// RegretReading says how Summarize counts the regrets: SkipRounds leaves
+// the first rounds out of every sum, and GreedyBenchmark (d ≥ 3 only) puts
+// HV(G*) itself where α·HV(G*) stands. The zero value is the default.
+type RegretReading struct {
+	SkipRounds      int
+	GreedyBenchmark bool
+}
+
 // Summarize computes the metrics of a trajectory. d selects which benchmark
 // the α-regret uses (the paper: V* for d = 2, HV(G*) for d ≥ 3).
 func Summarize(hvs []float64, d int, vStar, hvGreedy float64, window int) Summary {
+	return SummarizeWith(hvs, d, vStar, hvGreedy, window, RegretReading{})
+}
+
+// SummarizeWith is Summarize under a reading of the regret.
+func SummarizeWith(hvs []float64, d int, vStar, hvGreedy float64, window int, r RegretReading) Summary {
 	s := Summary{VStar: vStar, HVGreedy: hvGreedy, Window: min(window, len(hvs))}
 	s.VAlpha = hvGreedy
 	if d == 2 {
 		s.VAlpha = vStar
 	}
 	target := float64(Alpha * s.VAlpha) // rounded: it feeds target − h
-	for _, h := range hvs {
+	if r.GreedyBenchmark && d > 2 {
+		target = s.VAlpha
+	}
+	for _, h := range hvs[min(r.SkipRounds, len(hvs)):] {
 		s.RegretAlpha += target - h
 		s.RegretPos += max(0, target-h)
 		s.RegretExact += vStar - h

@@ -52,7 +52,8 @@ func TestReadingsQuick(t *testing.T) {
 		}
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "results", "readings.md"))
-	if err != nil || !strings.Contains(string(md), "| delta-0.05 | `algorithms.THV-UCB.params.delta=0.05` | 2 instances |") {
+	if err != nil || !strings.Contains(string(md), "| delta-0.05 | `algorithms.THV-UCB.params.delta=0.05` | 2 instances |") ||
+		!strings.Contains(string(md), "## THV-UCB's Final Regret per reading") || !regexp.MustCompile(`\n\| delta-0\.05 \|( [0-9.]+( ✓)? \|){8} \d / 8 \| \d+ / 216 \| \d+ / \d+ \|`).Match(md) {
 		t.Fatalf("readings.md: %v\n%s", err, md)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "results", "readings.parquet"))

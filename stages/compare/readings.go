@@ -140,6 +140,7 @@ func ReadingsMarkdown(results []ReadingResult, band [2]float64) string {
 				pm(c.Ours, c.OursCI), pm(c.Published, c.PublishedCI), 100*c.RelDiff, pctText(c.Percentile))
 		}
 	}
+	proposedRegret(&b, results)
 	b.WriteString("\n## Claims\n\n")
 	for _, r := range results {
 		fmt.Fprintf(&b, "**%s**", r.Name)
@@ -157,6 +158,94 @@ func ReadingsMarkdown(results []ReadingResult, band [2]float64) string {
 		}
 	}
 	return b.String()
+}
+
+// tightCI is the paper's "< 0.001", the smallest CI its tables print.
+const tightCI = 0.001
+
+// proposedRegret writes, per reading, the proposed method's Final Regret
+// in every published cell (issue 24's question), how many of the other
+// published values agree, and the two claims about the proposed method's
+// rank.
+func proposedRegret(b *strings.Builder, results []ReadingResult) {
+	if len(results) == 0 {
+		return
+	}
+	proposed := results[0].Proposed
+	type cell struct{ setting, geometry string }
+	var cells []cell
+	published := map[cell]formats.Comparison{}
+	for _, r := range results {
+		for _, c := range r.Rows {
+			k := cell{c.Setting, c.Geometry}
+			if c.Algorithm != proposed || c.Metric != MetricRegret || c.Missing {
+				continue
+			}
+			if _, ok := published[k]; !ok {
+				cells = append(cells, k)
+				published[k] = c
+			}
+		}
+	}
+	if len(cells) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n## %s's Final Regret per reading\n\nOur value (the mean over the instances, or over the seeds), ✓ where the published value agrees with it; \"other values\": the other published values that agree; \"CI < 0.001\": of the Final Regret values (any algorithm) published with a 95%% CI below 0.001, those whose CI is below 0.001 with us too (the median over the instances), which only an algorithm that accrues regret in the shared initialisation alone can have; the two claims on %s's rank, on the first instance.\n\n| reading |", proposed, proposed)
+	for _, k := range cells {
+		fmt.Fprintf(b, " %s %s |", k.setting, k.geometry)
+	}
+	b.WriteString(" agree | other values | CI < 0.001 | best-hv | lowest-regret |\n|---|" + strings.Repeat("---|", len(cells)+5) + "\n| *published* |")
+	for _, k := range cells {
+		fmt.Fprintf(b, " *%s* |", fmt.Sprintf("%.3g", published[k].Published))
+	}
+	b.WriteString(" | | | | |\n")
+	for _, r := range results {
+		mine := map[cell]formats.Comparison{}
+		other, otherN, tight, tightN := 0, 0, 0, 0
+		for _, c := range r.Rows {
+			if !c.Missing && c.Metric == MetricRegret && c.PublishedCI > 0 && c.PublishedCI <= tightCI {
+				tightN++
+				if c.OursCI <= tightCI {
+					tight++
+				}
+			}
+			switch {
+			case c.Missing:
+			case c.Algorithm == proposed && c.Metric == MetricRegret:
+				mine[cell{c.Setting, c.Geometry}] = c
+			default:
+				otherN++
+				if c.Agrees {
+					other++
+				}
+			}
+		}
+		fmt.Fprintf(b, "| %s |", r.Name)
+		agree := 0
+		for _, k := range cells {
+			c, ok := mine[k]
+			switch {
+			case !ok:
+				b.WriteString(" — |")
+			case c.Agrees:
+				agree++
+				fmt.Fprintf(b, " %.3g ✓ |", c.Ours)
+			default:
+				fmt.Fprintf(b, " %.3g |", c.Ours)
+			}
+		}
+		fmt.Fprintf(b, " %d / %d | %d / %d | %d / %d |", agree, len(cells), other, otherN, tight, tightN)
+		for _, id := range []string{"best-hv", "lowest-regret"} {
+			mark := "—"
+			for _, c := range r.Claims {
+				if c.ID == id {
+					mark = yes(c.Holds)
+				}
+			}
+			b.WriteString(" " + mark + " |")
+		}
+		b.WriteString("\n")
+	}
 }
 
 // median is the middle value of xs (the mean of the two middle ones for an

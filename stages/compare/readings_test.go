@@ -88,3 +88,33 @@ func TestAcrossInstances(t *testing.T) {
 		t.Fatalf("a cell absent on one instance: %+v", r)
 	}
 }
+
+// TestProposedRegretTable: the report's table of the proposed method's
+// Final Regret per reading: the published values, ours with ✓ where they
+// agree, the count of the other agreeing values and the two rank claims.
+func TestProposedRegretTable(t *testing.T) {
+	rows := func(agree bool, ours float64) []formats.Comparison {
+		return []formats.Comparison{
+			{Setting: "d2", Geometry: "linear", Algorithm: "THV-UCB", Metric: MetricRegret, Ours: ours, Published: 2.7, Agrees: agree, PublishedCI: 0.001, OursCI: ours - 1.64},
+			{Setting: "d3", Geometry: "linear", Algorithm: "THV-UCB", Metric: MetricRegret, Ours: 1.5, Published: 1.9},
+			{Setting: "d2", Geometry: "linear", Algorithm: "THV-UCB", Metric: MetricHV, Agrees: true},
+			{Setting: "d2", Geometry: "linear", Algorithm: "RandomK", Metric: MetricRegret, Agrees: agree},
+		}
+	}
+	claims := []formats.ClaimCheck{{ID: "best-hv", Holds: true}, {ID: "lowest-regret", Holds: false}}
+	md := ReadingsMarkdown([]ReadingResult{
+		{Name: "default", Proposed: "THV-UCB", InstanceSeeds: 20, Rows: rows(false, 1.64), Claims: claims},
+		{Name: "other", Proposed: "THV-UCB", InstanceSeeds: 20, Rows: rows(true, 2.61), Claims: claims[:1]},
+	}, [2]float64{2.5, 97.5})
+	for _, s := range []string{
+		"## THV-UCB's Final Regret per reading",
+		"| reading | d2 linear | d3 linear | agree | other values | CI < 0.001 | best-hv | lowest-regret |",
+		"| *published* | *2.7* | *1.9* |",
+		"| default | 1.64 | 1.5 | 0 / 2 | 1 / 2 | 1 / 1 | yes | no |",
+		"| other | 2.61 ✓ | 1.5 | 1 / 2 | 2 / 2 | 0 / 1 | yes | — |",
+	} {
+		if !strings.Contains(md, s) {
+			t.Errorf("report lacks %q:\n%s", s, md)
+		}
+	}
+}

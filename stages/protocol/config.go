@@ -22,6 +22,9 @@ type AlgoConfig struct {
 	Name   string             `mapstructure:"name"` // as the paper prints it
 	Eta    []float64          `mapstructure:"eta"`
 	Params map[string]float64 `mapstructure:"params"`
+	// MinPulls is this algorithm's own m0, a reading (docs/fidelity.md);
+	// 0: the protocol's min_pulls, shared by all algorithms.
+	MinPulls int `mapstructure:"min_pulls"`
 }
 
 // Config is the validated experiment protocol.
@@ -46,8 +49,11 @@ type Config struct {
 	} `mapstructure:"instances"`
 	MinPulls int `mapstructure:"min_pulls"`
 	// InitTies is how the forced initialisation breaks ties
-	// (algos.InitTieRules): lowest_index or random.
-	InitTies  string  `mapstructure:"init_ties"`
+	// (algos.InitTieRules): lowest_index, random or numpy_argsort.
+	InitTies string `mapstructure:"init_ties"`
+	// EtaScale is how η enters the confidence radii (algos.EtaScales):
+	// variance (inside the root, as printed) or radius (multiplying it).
+	EtaScale  string  `mapstructure:"eta_scale"`
 	Reference float64 `mapstructure:"reference"`
 	Metrics   struct {
 		HVWindow int `mapstructure:"hv_window"`
@@ -55,6 +61,10 @@ type Config struct {
 		// column is compared with (docs/compare.md): regret_alpha_pos,
 		// regret_alpha or regret_exact.
 		FinalRegret string `mapstructure:"final_regret"`
+		// RegretRounds and BenchmarkD3 are readings of how the α-regret
+		// is counted (algos.RegretRoundRules, algos.BenchmarkRules).
+		RegretRounds string `mapstructure:"regret_rounds"`
+		BenchmarkD3  string `mapstructure:"benchmark_d3"`
 	} `mapstructure:"metrics"`
 	Algorithms []AlgoConfig `mapstructure:"algorithms"`
 	Statistics struct {
@@ -86,6 +96,14 @@ const (
 	InstancesPerSeed = "per_seed"
 	InstancesFixed   = "fixed"
 )
+
+// MinPullsOf is the m0 of algorithm a: its own, else the protocol's.
+func (c *Config) MinPullsOf(a AlgoConfig) int {
+	if a.MinPulls > 0 {
+		return a.MinPulls
+	}
+	return c.MinPulls
+}
 
 // InstanceSeed is the seed of the instance a run of seed faces.
 func (c *Config) InstanceSeed(seed uint64) uint64 {

@@ -78,11 +78,22 @@ func (c *Config) normalize() error {
 	default:
 		return fmt.Errorf("instances.mode = %q: want %s (one instance per seed) or %s (one per setting and geometry, from instances.seed)", c.Instances.Mode, InstancesPerSeed, InstancesFixed)
 	}
-	switch {
-	case c.InitTies == "":
-		c.InitTies = algos.InitTieRules[0]
-	case !slices.Contains(algos.InitTieRules, c.InitTies):
-		return fmt.Errorf("init_ties = %q: want one of %v", c.InitTies, algos.InitTieRules)
+	for _, r := range []struct {
+		key   string
+		value *string
+		rules []string
+	}{
+		{"init_ties", &c.InitTies, algos.InitTieRules},
+		{"eta_scale", &c.EtaScale, algos.EtaScales},
+		{"metrics.regret_rounds", &c.Metrics.RegretRounds, algos.RegretRoundRules},
+		{"metrics.benchmark_d3", &c.Metrics.BenchmarkD3, algos.BenchmarkRules},
+	} {
+		switch {
+		case *r.value == "":
+			*r.value = r.rules[0]
+		case !slices.Contains(r.rules, *r.value):
+			return fmt.Errorf("%s = %q: want one of %v", r.key, *r.value, r.rules)
+		}
 	}
 	switch c.Metrics.FinalRegret {
 	case "":
@@ -121,6 +132,14 @@ func (c *Config) normalize() error {
 		}
 		if _, dup := named[spec.Name]; dup {
 			return fmt.Errorf("algorithms[%s]: %s is listed twice", key, spec.Name)
+		}
+		if a.MinPulls < 0 {
+			return fmt.Errorf("algorithms[%s].min_pulls = %d: must be ≥ 1 (or 0 for the protocol's min_pulls)", key, a.MinPulls)
+		}
+		for _, s := range c.SortedSettings() {
+			if m0 := c.MinPullsOf(a); s.T < algos.InitRounds(s.N, s.K, m0) {
+				return fmt.Errorf("algorithms[%s].min_pulls = %d: settings.%s.T = %d is shorter than its forced initialisation (%d rounds)", key, m0, s.Name, s.T, algos.InitRounds(s.N, s.K, m0))
+			}
 		}
 		if spec.UsesEta && len(a.Eta) == 0 {
 			return fmt.Errorf("algorithms[%s].eta: %s has η: give its grid, e.g. [0.01, 0.1, 0.3, 1.0]", key, spec.Name)

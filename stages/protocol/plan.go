@@ -158,7 +158,10 @@ func (p *planner) run(s Setting, g string, a AlgoConfig, eta float64, seed uint6
 		Kind: run.Kind,
 		Params: run.Params{
 			Algo: a.Name, Eta: eta, Params: a.Params, K: s.K, T: s.T, Sigma: s.Sigma, Seed: seed,
-			MinPulls: p.cfg.MinPulls, InitTies: p.cfg.InitTies, Reference: p.cfg.Reference, Window: p.cfg.Metrics.HVWindow,
+			MinPulls: p.cfg.MinPullsOf(a), InitTies: p.cfg.InitTies, Reference: p.cfg.Reference, Window: p.cfg.Metrics.HVWindow,
+			RegretRounds: nonDefault(p.cfg.Metrics.RegretRounds, algos.RegretRoundRules),
+			BenchmarkD3:  benchmarkD3(s, p.cfg.Metrics.BenchmarkD3),
+			EtaScale:     etaScale(a, p.cfg.EtaScale),
 		},
 		Roots: []string{code.root},
 		Cost:  float64(s.T) * float64(s.N) * float64(s.D) * code.cost,
@@ -167,6 +170,34 @@ func (p *planner) run(s Setting, g string, a AlgoConfig, eta float64, seed uint6
 			{Name: "benchmark", From: bench, Output: "benchmark"},
 		},
 	}), nil
+}
+
+// nonDefault is value, or "" if it is the default reading (rules[0]): a
+// reading added later enters no key of the runs that do not take it.
+func nonDefault(value string, rules []string) string {
+	if value == rules[0] {
+		return ""
+	}
+	return value
+}
+
+// benchmarkD3 is the d ≥ 3 benchmark reading of a run of setting s: none
+// at d = 2, where V* is the benchmark, so that the reading reruns no d = 2
+// run.
+func benchmarkD3(s Setting, value string) string {
+	if s.D < 3 {
+		return ""
+	}
+	return nonDefault(value, algos.BenchmarkRules)
+}
+
+// etaScale is the η reading of a run of algorithm a: none for an
+// algorithm without η, whose runs it cannot change.
+func etaScale(a AlgoConfig, value string) string {
+	if len(a.Eta) == 0 {
+		return ""
+	}
+	return nonDefault(value, algos.EtaScales)
 }
 
 func algoNames(cfg *Config) []string {

@@ -34,6 +34,11 @@ type Params struct {
 	InitTies  string             `json:"init_ties"`
 	Reference float64            `json:"reference"`
 	Window    int                `json:"hv_window"`
+	// Readings of the paper (algos.RunSpec); empty for the default, so
+	// that they enter no key of a default run.
+	RegretRounds string `json:"regret_rounds,omitempty"`
+	BenchmarkD3  string `json:"benchmark_d3,omitempty"`
+	EtaScale     string `json:"eta_scale,omitempty"`
 }
 
 // The decoded inputs of earlier tasks of this process (memo.go).
@@ -63,6 +68,7 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 		Algo: p.Algo, Eta: p.Eta, Params: p.Params, Instance: &inst,
 		K: p.K, T: p.T, Sigma: p.Sigma, Seed: p.Seed, MinPulls: p.MinPulls, InitTies: p.InitTies,
 		Ref: slices.Repeat([]float64{p.Reference}, inst.D()), Window: p.Window,
+		RegretRounds: p.RegretRounds, BenchmarkD3: p.BenchmarkD3, EtaScale: p.EtaScale,
 	}, algos.Benchmarks(bench))
 	if err != nil {
 		return nil, err
