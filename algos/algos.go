@@ -92,6 +92,12 @@ type Spec struct {
 	Learns  bool
 	Summary string
 	New     func(cfg Config) Policy
+	// Limit, when set, refuses params with which a run at d objectives
+	// would be too large to build (ChebyshevUCB's lattice is built whole
+	// for every run). Its error begins with the parameter ("divisions =
+	// 1000: …"), names at (where d comes from: "settings.d3", "--d") and
+	// ends with the fix; the caller prefixes where the params came from.
+	Limit func(params map[string]float64, d int, at string) error
 }
 
 // PaperOrder lists the paper's fourteen algorithms in the order of its

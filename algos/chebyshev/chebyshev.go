@@ -36,6 +36,7 @@ func init() {
 		Cite:    "Mandow2023ChebyshevMAB",
 		Summary: "Algorithm C2: top-k by min_ℓ w_ℓ(U_iℓ − z_ℓ), w drawn each round from a simplex lattice, z the empirical nadir, UCB1 bonus",
 		New:     func(cfg algos.Config) algos.Policy { return New(cfg) },
+		Limit:   checkLattice,
 	})
 	algos.Register(algos.Spec{
 		Name:     "ChebyshevUCB+",

@@ -248,7 +248,7 @@ func runOnce(cmd *cobra.Command, f runFlags) error {
 	if f.instance != "" {
 		at = f.instance
 	}
-	if err := protocol.CheckParams(spec.Name, params, inst.D(), "algorithms."+spec.Name+".params", at); err != nil {
+	if err := protocol.CheckParams(spec, params, inst.D(), "algorithms."+spec.Name+".params", at); err != nil {
 		return err
 	}
 	ref := make([]float64, inst.D())

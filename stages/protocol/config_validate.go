@@ -172,7 +172,7 @@ func (c *Config) normalize() error {
 			}
 		}
 		for _, s := range c.SortedSettings() {
-			if err := CheckParams(spec.Name, a.Params, s.D, fmt.Sprintf("algorithms[%s].params", key), "settings."+s.Name); err != nil {
+			if err := CheckParams(spec, a.Params, s.D, fmt.Sprintf("algorithms[%s].params", key), "settings."+s.Name); err != nil {
 				return err
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"thv/algos"
 )
 
 // The protocol's ceilings: how much work a protocol may ask for. A
@@ -38,9 +40,6 @@ const (
 	MaxSeedRounds = 500_000
 	// MaxEtas bounds the η grid of one algorithm.
 	MaxEtas = 16
-	// MaxLattice bounds the weight vectors of ChebyshevUCB's lattice,
-	// C(divisions+d−1, d−1), built whole for every run.
-	MaxLattice = 100_000
 	// MaxResamples bounds statistics.bootstrap_resamples: each paired
 	// comparison keeps one mean per resample.
 	MaxResamples = 1_000_000
@@ -116,37 +115,18 @@ func CheckSetting(prefix string, s Setting) error {
 	return CheckSigma(prefix+"sigma", s.Sigma)
 }
 
-// CheckParams checks an algorithm's params against the ceilings at d
-// objectives: ChebyshevUCB's divisions H make C(H+d−1, d−1) weight
-// vectors. key names the params ("algorithms[7 (ChebyshevUCB)].params"),
-// at names the setting ("settings.d5", or "--d").
-func CheckParams(algo string, params map[string]float64, d int, key, at string) error {
-	h, ok := params["divisions"]
-	if algo != "ChebyshevUCB" || !ok {
+// CheckParams checks an algorithm's params against what its spec can
+// build at d objectives (algos.Spec.Limit: ChebyshevUCB's lattice). key
+// names the params ("algorithms[7 (ChebyshevUCB)].params"), at names the
+// setting ("settings.d5", or "--d").
+func CheckParams(spec algos.Spec, params map[string]float64, d int, key, at string) error {
+	if spec.Limit == nil {
 		return nil
 	}
-	hi := max(0, int(math.Min(math.Round(h), MaxLattice))) // as the policy rounds it
-	if n := latticeSize(hi, d); n > MaxLattice {
-		return fmt.Errorf("%s.divisions = %v: C(H+d−1, d−1) weight vectors with d = %d (%s) are more than %d, the limit on ChebyshevUCB's lattice (docs/reliability.md, \"Protocol limits\"): give fewer divisions",
-			key, h, d, at, MaxLattice)
+	if err := spec.Limit(params, d, at); err != nil {
+		return fmt.Errorf("%s.%w", key, err)
 	}
 	return nil
-}
-
-// latticeSize is C(h+d−1, d−1), or MaxLattice+1 if it is larger.
-func latticeSize(h, d int) int {
-	if d < 1 {
-		return 0
-	}
-	// C(h+j, j) for j = 1..d−1, each exact: C(h+j, j) = C(h+j−1, j−1)·(h+j)/j.
-	c := 1
-	for j := 1; j < d; j++ {
-		c = c * (h + j) / j
-		if c > MaxLattice {
-			return MaxLattice + 1
-		}
-	}
-	return c
 }
 
 // planBound is an upper bound on the tasks of cfg's plan (NewPlan): final
