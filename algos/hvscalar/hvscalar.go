@@ -13,6 +13,7 @@ package hvscalar
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"thv/algos"
 	"thv/envs/fmath"
@@ -54,6 +55,7 @@ type Policy struct {
 	lambda []float64 // the current direction
 
 	gap    []float64 // n×d flat: U_iℓ − r_ℓ
+	gapAt  []int     // gapAt[i]: N_i when arm i's gap was computed (−1: never)
 	scores []float64
 	taken  []int // taken[i] == stamp: arm i is already in this round's slate
 	stamp  int
@@ -80,6 +82,7 @@ func newPolicy(cfg algos.Config, plus bool) *Policy {
 		rng:    cfg.Rand,
 		lambda: make([]float64, d),
 		gap:    make([]float64, n*d),
+		gapAt:  slices.Repeat([]int{-1}, n),
 		scores: make([]float64, n),
 		taken:  make([]int, n),
 	}
@@ -116,6 +119,13 @@ func Direction(rng *rand.Rand, lambda []float64) {
 func (p *Policy) Select(t int, slate []int) {
 	d := p.d
 	for i, m := range p.Mean {
+		// U_i moves only when arm i is observed (the standard bonus does
+		// not depend on t), and every observation counts: the k played
+		// arms are recomputed, the others kept.
+		if p.gapAt[i] == p.Count[i] {
+			continue
+		}
+		p.gapAt[i] = p.Count[i]
 		b := math.Sqrt(p.c / float64(max(1, p.Count[i])))
 		g := p.gap[i*d : (i+1)*d]
 		for l, mu := range m {

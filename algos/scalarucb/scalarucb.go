@@ -13,6 +13,7 @@ package scalarucb
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"thv/algos"
 	"thv/envs/fmath"
@@ -51,6 +52,12 @@ type Policy struct {
 	w      []float64
 	rng    *rand.Rand
 	scores []float64
+	// bonus[i] = β_i, computed when N_i was bonusAt[i] (−1: never). The
+	// standard bonus does not depend on t, and ScalarUCB's index (fixed w)
+	// moves only with arm i's statistics, so only the played arms are
+	// recomputed each round.
+	bonus   []float64
+	bonusAt []int
 }
 
 // New returns a ScalarUCB policy.
@@ -75,10 +82,12 @@ func NewRandW(cfg algos.Config) *Policy {
 
 func newPolicy(cfg algos.Config) *Policy {
 	return &Policy{
-		Stats:  algos.NewStats(cfg.N, cfg.D),
-		w:      make([]float64, cfg.D),
-		rng:    cfg.Rand,
-		scores: make([]float64, cfg.N),
+		Stats:   algos.NewStats(cfg.N, cfg.D),
+		w:       make([]float64, cfg.D),
+		rng:     cfg.Rand,
+		scores:  make([]float64, cfg.N),
+		bonus:   make([]float64, cfg.N),
+		bonusAt: slices.Repeat([]int{-1}, cfg.N),
 	}
 }
 
@@ -103,7 +112,14 @@ func (p *Policy) Select(t int, slate []int) {
 		Dirichlet(p.rng, p.w)
 	}
 	for i, m := range p.Mean {
-		b := math.Sqrt(p.c / float64(max(1, p.Count[i])))
+		fresh := p.bonusAt[i] != p.Count[i]
+		if fresh {
+			p.bonusAt[i] = p.Count[i]
+			p.bonus[i] = math.Sqrt(p.c / float64(max(1, p.Count[i])))
+		} else if !p.randW {
+			continue // the score of last round
+		}
+		b := p.bonus[i]
 		var s float64
 		if p.randW {
 			for l, mu := range m {
