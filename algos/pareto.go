@@ -77,9 +77,9 @@ type Layers struct {
 	seq  []int // TopBySum: arms visited so far, in visiting order
 
 	// The sweep of Peel for d = 2, 3 (sweep.go).
-	flat     []float64 // the points' coordinates, d per arm
-	lex      []int     // arms lexicographically descending, kept between calls
-	stair    []stairPoint // d = 3: the staircase of the (y, z) seen so far
+	flat  []float64    // the points' coordinates, d per arm
+	lex   []int        // arms lexicographically descending, kept between calls
+	stair []stairPoint // d = 3: the staircase of the (y, z) seen so far
 }
 
 // sigThreshold is the archive size from which signatures pay for their
