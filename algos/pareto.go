@@ -350,7 +350,8 @@ func (l *Layers) appendAscending(dst []int) []int {
 // nil when whole layers give exactly k arms or when there are at most k
 // arms, all then in full). The caller completes its slate with
 // k − len(full) arms of overflow by its own tie-break rule; it may reorder
-// overflow in place.
+// overflow in place. For d = 2 and 3 each layer is found by a sweep
+// (sweep.go) instead of the archive pass described above: the same sets.
 func (l *Layers) Peel(points [][]float64, k int) (full, overflow []int) {
 	n := len(points)
 	sweep := l.prepareSweep(points)
