@@ -7,47 +7,38 @@ import (
 	"testing"
 )
 
-// archiveLayers peels every layer with the archive pass (maximal), the
-// path Peel takes for d ≠ 2, 3, and returns them ascending.
-func archiveLayers(l *Layers, points [][]float64) [][]int {
-	l.prepare(points)
-	l.sortOrder()
+// allLayers peels every layer of n points with next, each ascending.
+func allLayers(l *Layers, n int, next func() []int) [][]int {
 	var out [][]int
-	for left := len(points); left > 0; {
-		layer := l.maximal(points)
+	for left := n; left > 0; {
+		layer := next()
 		if len(layer) == 0 {
 			break
 		}
-		asc := slices.Sorted(slices.Values(layer))
 		for _, i := range layer {
 			l.taken[i] = true
 		}
-		out = append(out, asc)
+		out = append(out, slices.Sorted(slices.Values(layer)))
 		left -= len(layer)
 	}
 	return out
 }
 
-// sweepLayers peels every layer with the sweep, ascending.
+// archiveLayers peels every layer with the archive pass (maximal), the
+// path Peel takes for d ≠ 2, 3.
+func archiveLayers(l *Layers, points [][]float64) [][]int {
+	l.prepare(points)
+	l.sortOrder()
+	return allLayers(l, len(points), func() []int { return l.maximal(points) })
+}
+
+// sweepLayers peels every layer with the sweep.
 func sweepLayers(l *Layers, points [][]float64) [][]int {
 	if !l.prepareSweep(points) {
 		return nil
 	}
 	d := len(points[0])
-	var out [][]int
-	for left := len(points); left > 0; {
-		layer := l.maximalSweep(d)
-		if len(layer) == 0 {
-			break
-		}
-		asc := slices.Sorted(slices.Values(layer))
-		for _, i := range layer {
-			l.taken[i] = true
-		}
-		out = append(out, asc)
-		left -= len(layer)
-	}
-	return out
+	return allLayers(l, len(points), func() []int { return l.maximalSweep(d) })
 }
 
 // TestSweepMatchesArchive: for d = 2, 3 the sweep finds every layer the
