@@ -75,6 +75,11 @@ type Layers struct {
 
 	heap []int // TopBySum: arms not yet visited, a max-heap on (sum, −index)
 	seq  []int // TopBySum: arms visited so far, in visiting order
+
+	// The sweep of Peel for d = 2, 3 (sweep.go).
+	flat  []float64    // the points' coordinates, d per arm
+	lex   []int        // arms lexicographically descending, kept between calls
+	stair []stairPoint // d = 3: the staircase of the (y, z) seen so far
 }
 
 // sigThreshold is the archive size from which signatures pay for their
@@ -100,25 +105,16 @@ func (l *Layers) Reserve(n int) {
 	l.starts = make([]int, 0, n)
 	l.heap = make([]int, 0, n)
 	l.seq = make([]int, 0, n)
+	l.flat = make([]float64, 0, 3*n)
+	l.lex = make([]int, 0, n)
+	l.stair = make([]stairPoint, 0, n)
 }
 
 // prepare sizes the scratch space for points, resets the per-call state
 // and computes the sums.
 func (l *Layers) prepare(points [][]float64) {
 	n := len(points)
-	if len(l.hint) != n {
-		l.Reserve(n)
-		l.taken = l.taken[:n]
-		l.sum = l.sum[:n]
-		l.sig = l.sig[:n]
-		l.stamp = l.stamp[:n]
-		l.hint = l.hint[:n]
-		l.order = l.order[:n]
-		for i := range n {
-			l.hint[i] = -1
-			l.order[i] = i
-		}
-	}
+	l.size(n)
 	clear(l.taken)
 	l.sigDone = false
 	l.high = 0
@@ -147,6 +143,26 @@ func (l *Layers) prepare(points [][]float64) {
 			}
 		}
 		l.sum[i] = s
+	}
+}
+
+// size sizes the per-arm scratch space for n arms, resetting the kept
+// state (hints, orders) when n changed.
+func (l *Layers) size(n int) {
+	if len(l.hint) != n {
+		l.Reserve(n)
+		l.taken = l.taken[:n]
+		l.sum = l.sum[:n]
+		l.sig = l.sig[:n]
+		l.stamp = l.stamp[:n]
+		l.hint = l.hint[:n]
+		l.order = l.order[:n]
+		l.lex = l.lex[:n]
+		for i := range n {
+			l.hint[i] = -1
+			l.order[i] = i
+			l.lex[i] = i
+		}
 	}
 }
 
@@ -334,15 +350,27 @@ func (l *Layers) appendAscending(dst []int) []int {
 // nil when whole layers give exactly k arms or when there are at most k
 // arms, all then in full). The caller completes its slate with
 // k − len(full) arms of overflow by its own tie-break rule; it may reorder
-// overflow in place.
+// overflow in place. For d = 2 and 3 each layer is found by a sweep
+// (sweep.go) instead of the archive pass described above: the same sets.
 func (l *Layers) Peel(points [][]float64, k int) (full, overflow []int) {
 	n := len(points)
-	l.prepare(points)
-	l.sortOrder()
+	sweep := l.prepareSweep(points)
+	d := 0
+	if sweep {
+		d = len(points[0])
+	} else {
+		l.prepare(points)
+		l.sortOrder()
+	}
 	l.full = l.full[:0]
 	l.starts = l.starts[:0]
 	for len(l.full) < k && len(l.full) < n {
-		layer := l.maximal(points)
+		var layer []int
+		if sweep {
+			layer = l.maximalSweep(d)
+		} else {
+			layer = l.maximal(points)
+		}
 		if len(layer) == 0 {
 			break // impossible: a finite set has maximal elements
 		}

@@ -160,6 +160,14 @@ func TestFrontTracker(t *testing.T) {
 				pts = randomPoints(rng, n, d)
 			case r == 1:
 				copy(pts[rng.IntN(n)], pts[rng.IntN(n)])
+			case r == 2: // signs of zeros flipped: equal values, other bits
+				for _, p := range pts {
+					for j, x := range p {
+						if x == 0 {
+							p[j] = -x
+						}
+					}
+				}
 			default:
 				for range 1 + rng.IntN(3) {
 					pts[rng.IntN(n)][rng.IntN(d)] = float64(rng.IntN(5)) / 4

@@ -1,0 +1,240 @@
+package algos
+
+import "slices"
+
+// The layers of Peel for d = 2 and 3, by a sweep (Kung, Luccio and
+// Preparata 1975) instead of the archive of maximal: arms are visited in
+// lexicographically descending order of their vectors, so every dominator
+// of an arm comes before it (it is ≥ in the first coordinate, and on a tie
+// ≥ in the next, …, and differs somewhere), and exact duplicates are
+// adjacent. An arm is then dominated exactly when an earlier arm other than
+// its duplicates is ≥ in the remaining coordinates: for d = 2, when the
+// largest second coordinate seen so far is ≥ its own; for d = 3, when the
+// staircase of the (y, z) seen so far (the pairs no other seen pair
+// weakly exceeds, by y ascending and z descending) has a point ≥ (y, z),
+// which the first point of y ≥ the arm's y tells. A layer costs O(n log s)
+// comparisons (s the staircase's length) where the archive costs O(|L|²)
+// signature tests. Only comparisons of the coordinates are made, so the
+// layers are the same sets as maximal's, to the last tie.
+
+// prepareSweep sizes the scratch space, copies the points into flat and
+// repairs the kept lexicographic order. It reports false, doing nothing
+// else, unless every point has d = 2 or d = 3 coordinates.
+func (l *Layers) prepareSweep(points [][]float64) bool {
+	n := len(points)
+	if n == 0 {
+		return false
+	}
+	d := len(points[0])
+	if d != 2 && d != 3 {
+		return false
+	}
+	for _, p := range points {
+		if len(p) != d {
+			return false
+		}
+	}
+	l.size(n)
+	clear(l.taken)
+	f := slices.Grow(l.flat[:0], d*n)[:d*n]
+	if d == 2 {
+		for i, p := range points {
+			p := p[:2]
+			f[2*i], f[2*i+1] = p[0], p[1]
+		}
+	} else {
+		for i, p := range points {
+			p := p[:3]
+			f[3*i], f[3*i+1], f[3*i+2] = p[0], p[1], p[2]
+		}
+	}
+	l.flat = f
+	l.sortLex(d)
+	return true
+}
+
+// lexAbove is the visiting order of the sweep: the vector of x
+// lexicographically larger, then the lower index.
+func (l *Layers) lexAbove(d, x, y int) bool {
+	f := l.flat
+	if d == 2 {
+		p, q := f[2*x:2*x+2:2*x+2], f[2*y:2*y+2:2*y+2]
+		if p[0] != q[0] {
+			return p[0] > q[0]
+		}
+		if p[1] != q[1] {
+			return p[1] > q[1]
+		}
+		return x < y
+	}
+	p, q := f[3*x:3*x+3:3*x+3], f[3*y:3*y+3:3*y+3]
+	if p[0] != q[0] {
+		return p[0] > q[0]
+	}
+	if p[1] != q[1] {
+		return p[1] > q[1]
+	}
+	if p[2] != q[2] {
+		return p[2] > q[2]
+	}
+	return x < y
+}
+
+// sortLex repairs the kept lexicographic order by insertion sort, and falls
+// back to a full sort when too many arms moved.
+func (l *Layers) sortLex(d int) {
+	order := l.lex
+	budget := 16 * len(order)
+	for a := 1; a < len(order); a++ {
+		x := order[a]
+		b := a
+		for b > 0 && l.lexAbove(d, x, order[b-1]) {
+			order[b] = order[b-1]
+			b--
+		}
+		order[b] = x
+		if budget -= a - b; budget < 0 {
+			slices.SortFunc(order, func(x, y int) int {
+				if l.lexAbove(d, x, y) {
+					return -1
+				}
+				return 1 // x ≠ y: the order is strict
+			})
+			return
+		}
+	}
+}
+
+// stairPoint is a point (y, z) of the staircase.
+type stairPoint struct{ y, z float64 }
+
+// maximalSweep is maximal for the points of the last prepareSweep: the
+// non-dominated arms among those not taken, in visiting order, stamped
+// with the current pass.
+func (l *Layers) maximalSweep(d int) []int {
+	l.layer = l.layer[:0]
+	l.pass++
+	if l.pass == 0 { // wrapped: old stamps could collide
+		clear(l.stamp)
+		l.pass = 1
+	}
+	if d == 2 {
+		l.sweep2()
+	} else {
+		l.sweep3()
+	}
+	return l.layer
+}
+
+// sweep2 is the sweep for d = 2: an arm is dominated when the largest y
+// seen before its group of duplicates is ≥ its y.
+func (l *Layers) sweep2() {
+	f := l.flat
+	order := l.lex
+	layer := l.layer
+	seen, maxY := false, 0.0
+	for a := 0; a < len(order); {
+		i := order[a]
+		if l.taken[i] {
+			a++
+			continue
+		}
+		x, y := f[2*i], f[2*i+1]
+		// The duplicates of i follow it; they are in i's layer too, so
+		// none of them is taken either.
+		e := a + 1
+		for e < len(order) && f[2*order[e]] == x && f[2*order[e]+1] == y {
+			e++
+		}
+		if !seen || y > maxY {
+			seen, maxY = true, y
+			for _, m := range order[a:e] {
+				layer = append(layer, m)
+				l.stamp[m] = l.pass
+			}
+		}
+		a = e
+	}
+	l.layer = layer
+}
+
+// sweep3 is the sweep for d = 3: an arm is dominated when the staircase of
+// the (y, z) seen before its group of duplicates has a point ≥ its (y, z).
+func (l *Layers) sweep3() {
+	f := l.flat
+	order := l.lex
+	layer := l.layer
+	st := l.stair[:0]
+	for a := 0; a < len(order); {
+		i := order[a]
+		if l.taken[i] {
+			a++
+			continue
+		}
+		p := f[3*i : 3*i+3 : 3*i+3]
+		x, y, z := p[0], p[1], p[2]
+		e := a + 1
+		for e < len(order) {
+			q := f[3*order[e] : 3*order[e]+3 : 3*order[e]+3]
+			if q[0] != x || q[1] != y || q[2] != z {
+				break
+			}
+			e++
+		}
+		// s: the first staircase point of y ≥ the arm's, the one of
+		// largest z among them.
+		s, hi := 0, len(st)
+		for s < hi {
+			m := int(uint(s+hi) >> 1)
+			if st[m].y < y {
+				s = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if s < len(st) && st[s].z >= z {
+			a = e
+			continue // dominated
+		}
+		// Insert (y, z) in place of the points it weakly exceeds: those
+		// before s of z ≤ the arm's (a suffix, z descending), and s itself
+		// if its y is equal (its z is then smaller).
+		b := s
+		for b > 0 && st[b-1].z <= z {
+			b--
+		}
+		end := s
+		if s < len(st) && st[s].y == y {
+			end++
+		}
+		switch end - b {
+		case 1:
+			st[b] = stairPoint{y, z}
+		case 0:
+			st = append(st, stairPoint{})
+			for c := len(st) - 1; c > b; c-- {
+				st[c] = st[c-1]
+			}
+			st[b] = stairPoint{y, z}
+		default:
+			st[b] = stairPoint{y, z}
+			gone := end - b - 1
+			for c := b + 1; c+gone < len(st); c++ {
+				st[c] = st[c+gone]
+			}
+			st = st[:len(st)-gone]
+		}
+		if e == a+1 {
+			layer = append(layer, i)
+			l.stamp[i] = l.pass
+		} else {
+			for _, m := range order[a:e] {
+				layer = append(layer, m)
+				l.stamp[m] = l.pass
+			}
+		}
+		a = e
+	}
+	l.stair = st
+	l.layer = layer
+}

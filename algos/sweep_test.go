@@ -1,0 +1,121 @@
+package algos
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// allLayers peels every layer of n points with next, each ascending.
+func allLayers(l *Layers, n int, next func() []int) [][]int {
+	var out [][]int
+	for left := n; left > 0; {
+		layer := next()
+		if len(layer) == 0 {
+			break
+		}
+		for _, i := range layer {
+			l.taken[i] = true
+		}
+		out = append(out, slices.Sorted(slices.Values(layer)))
+		left -= len(layer)
+	}
+	return out
+}
+
+// archiveLayers peels every layer with the archive pass (maximal), the
+// path Peel takes for d ≠ 2, 3.
+func archiveLayers(l *Layers, points [][]float64) [][]int {
+	l.prepare(points)
+	l.sortOrder()
+	return allLayers(l, len(points), func() []int { return l.maximal(points) })
+}
+
+// sweepLayers peels every layer with the sweep.
+func sweepLayers(l *Layers, points [][]float64) [][]int {
+	if !l.prepareSweep(points) {
+		return nil
+	}
+	d := len(points[0])
+	return allLayers(l, len(points), func() []int { return l.maximalSweep(d) })
+}
+
+// TestSweepMatchesArchive: for d = 2, 3 the sweep finds every layer the
+// archive pass and the definition find, on points with many equal
+// coordinates, exact duplicates, duplicates up to the sign of zero, and
+// ulp-level differences, over successive calls on moving points (the kept
+// order repaired) and after changes of n (the order reset).
+func TestSweepMatchesArchive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	var sw, ar Layers
+	for trial := range 2000 {
+		n, d := 1+rng.IntN(40), 2+rng.IntN(2)
+		pts := randomPoints(rng, n, d)
+		for _, p := range pts {
+			for j := range p {
+				if p[j] == 0 && rng.IntN(2) == 0 {
+					p[j] = math.Copysign(0, -1)
+				}
+				if rng.IntN(8) == 0 {
+					p[j] = -p[j] // negative coordinates too
+				}
+			}
+		}
+		for step := range 4 {
+			want := bruteLayers(pts)
+			got := sweepLayers(&sw, pts)
+			if !slices.EqualFunc(got, want, slices.Equal) {
+				t.Fatalf("trial %d step %d (d = %d) %v: sweep %v, definition %v", trial, step, d, pts, got, want)
+			}
+			if a := archiveLayers(&ar, pts); !slices.EqualFunc(a, want, slices.Equal) {
+				t.Fatalf("trial %d step %d: archive %v, definition %v", trial, step, a, want)
+			}
+			for range 1 + rng.IntN(4) {
+				p := pts[rng.IntN(n)]
+				switch j := rng.IntN(d); rng.IntN(3) {
+				case 0:
+					p[j] += float64(rng.IntN(3)-1) / 4
+				case 1:
+					p[j] = math.Nextafter(p[j], math.Inf(rng.IntN(2)*2-1))
+				default:
+					copy(p, pts[rng.IntN(n)])
+				}
+			}
+		}
+	}
+}
+
+// TestSweepOnlyForTwoAndThree: other dimensions, and ragged points, take
+// the archive pass.
+func TestSweepOnlyForTwoAndThree(t *testing.T) {
+	var l Layers
+	for _, pts := range [][][]float64{
+		nil,
+		{{1}, {2}},
+		{{1, 2, 3, 4}, {2, 1, 0, 0}},
+		{{1, 2}, {2, 1, 0}},
+	} {
+		if l.prepareSweep(pts) {
+			t.Errorf("prepareSweep(%v) = true, want false", pts)
+		}
+	}
+	if !l.prepareSweep([][]float64{{1, 2}, {2, 1}}) || !l.prepareSweep([][]float64{{1, 2, 3}}) {
+		t.Error("prepareSweep refused d = 2 or 3")
+	}
+}
+
+func TestSweepDoesNotAllocate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, d := range []int{2, 3} {
+		pts := frontPoints(rng, 150, d)
+		var l Layers
+		l.Reserve(150)
+		if a := testing.AllocsPerRun(50, func() {
+			l.Peel(pts, 150)
+			pts[3][1] += 0.01
+		}); a != 0 {
+			t.Fatalf("d = %d: Peel allocates %v times per call", d, a)
+		}
+	}
+}
