@@ -160,31 +160,47 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 		g.key[i] = v + g.slack - p.riseAt[i]
 	}
 	var hash uint64
+	full := 0 // how many of the first arms chosen have u = (1, …, 1)
 	for j := 0; j < k; j++ {
 		stamp := g.call*int64(k+1) + int64(j)
 		g.evals = 0
-		var cached *stepEntry
-		if j > 0 {
-			cached = c.lookup(hash)
-		}
 		best := -1
-		for try := 0; ; try++ {
-			switch {
-			case try == 0:
-				best = p.bestGain(stamp, cached)
-			default:
-				best = p.bestGain(stamp, nil) // cached bounds already folded in
-			}
-			if best < 0 {
+		if j > 0 && full >= max(1, j-1) {
+			// Every gain is exactly 0 (see zeroGains): the literal
+			// algorithm takes the lowest index left in A_t.
+			if best = p.lowest(prune); best < 0 {
 				return false
 			}
-			if !prune || !p.dominated(best) {
-				break
+		} else {
+			var cached *stepEntry
+			if j > 0 {
+				cached = c.lookup(hash)
 			}
-			g.exclude(best, true)
+			ceil := math.Inf(1)
+			if j == 0 && p.clip {
+				ceil = p.fullBox
+			}
+			for try := 0; ; try++ {
+				switch {
+				case try == 0:
+					best = p.bestGain(stamp, cached, ceil)
+				default:
+					best = p.bestGain(stamp, nil, ceil) // cached bounds already folded in
+				}
+				if best < 0 {
+					return false
+				}
+				if !prune || !p.dominated(best) {
+					break
+				}
+				g.exclude(best, true)
+			}
+			if j > 0 {
+				p.store(cached, hash, best)
+			}
 		}
-		if j > 0 {
-			p.store(cached, hash, best)
+		if full == j && p.clip && isFull(p.upper[best]) {
+			full++
 		}
 		slate[j] = best
 		g.exclude(best, false)
@@ -198,8 +214,9 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 
 // bestGain returns the remaining arm of largest exact gain at the current
 // step, lowest index on ties, or −1 if none remains. If cached is not nil,
-// its bounds plus the drift since are folded in.
-func (p *Policy) bestGain(stamp int64, cached *stepEntry) int {
+// its bounds plus the drift since are folded in. No exact gain of the step
+// can exceed ceil, so once the bar reaches it no arm after the best can win.
+func (p *Policy) bestGain(stamp int64, cached *stepEntry, ceil float64) int {
 	g, c := &p.lazy, &p.steps
 	rise := p.rise.now
 	var key []float64
@@ -253,11 +270,55 @@ func (p *Policy) bestGain(stamp int64, cached *stepEntry) int {
 	}
 	for i, v := range keys {
 		if v+rise[i] >= bar {
+			if bar >= ceil && i > best {
+				break // a tie at most, and best has the lower index
+			}
 			best, bar = p.challenge(i, best, bar, stamp)
 		}
 	}
 	return best
 }
+
+// lowest returns the lowest-index arm left in this greedy call (not
+// confidently dominated, if prune), or −1 if none is: the choice of a step
+// whose gains are all exactly 0. Its UCB vector is made current, as an
+// exact evaluation would have.
+func (p *Policy) lowest(prune bool) int {
+	g := &p.lazy
+	for i, out := range g.out {
+		if out {
+			continue
+		}
+		p.refresh(i)
+		if !prune || !p.dominated(i) {
+			return i
+		}
+		g.exclude(i, true)
+	}
+	return -1
+}
+
+// isFull reports whether u = (1, …, 1): with clipping, the largest UCB
+// vector there is, above every other coordinate-wise.
+func isFull(u []float64) bool {
+	for _, v := range u {
+		if v != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// zeroGains: with clipping every u_i ≤ (1, …, 1). If the first m − 1 arms
+// of S (m = |S| ≥ 2), or all of them, are at (1, …, 1), the exact gain of
+// every u given S, as terms.gain forms it, is exactly 0, not merely up to
+// rounding. Every term box(min(u, corner_T)) is then B = box(u) if
+// s_m ∉ T and X = box(min(u, u_{s_m})) if s_m ∈ T, the very same bits (the
+// minima and products are formed alike). The terms of the first m − 1 arms
+// come first with signs +, −, …, + and subtract from B in turn: B, 0, B,
+// …, 0. Their twins with s_m alternate −, +, …, −: 0, X, 0, …, X. The term
+// {s_m} (+) last: X − X = 0. Every step is exact (x − x = 0, 0 + x = x).
+// If all m arms are at (1, …, 1), X = B and the same holds for m = 1.
 
 // challenge evaluates arm i exactly and returns it with its gain if it beats
 // best, whose gain is bar (ties to the lower index), else best and bar.

@@ -62,6 +62,8 @@ type Policy struct {
 	t      int       // the round of the current (or last) Select, 0 before the first
 	c      float64   // its c_t
 
+	fullBox float64 // box((1, …, 1)): with clipping, no box is larger
+
 	pruned  []int8 // per round: 0 unknown, 1 kept, 2 pruned
 	lastDom []int  // the arm that last proved i dominated: checked first
 
@@ -91,6 +93,11 @@ func New(cfg algos.Config) *Policy {
 	if p.prob.Ref == nil {
 		p.prob.Ref = make([]float64, d)
 	}
+	ones := make([]float64, d)
+	for j := range ones {
+		ones[j] = 1
+	}
+	p.fullBox = box(ones, p.prob.Ref)
 	for i := range p.lastDom {
 		p.lastDom[i] = -1
 	}

@@ -298,6 +298,13 @@ func TestSelectMatchesAlgorithm1OverRuns(t *testing.T) {
 		{envs.Convex, 4, 30, 5, 0.01, 0.0, 0, 1500, 1500},
 		{envs.Concave, 5, 150, 6, 0.01, 0.02, 1, 1500, 1500}, // the paper's d = 5 setting
 		{envs.Clusters, 4, 60, 5, 0.01, 0.03, 1, 1500, 400},
+		// The readings' d = 2, 3 settings at large η: the first arms chosen
+		// are often at (1, …, 1), where every later gain is exactly 0.
+		{envs.Concave, 2, 36, 3, 1, 0.05, 1, 2000, 2000},
+		{envs.Linear, 2, 36, 3, 0.3, 0.05, 1, 2000, 2000},
+		{envs.Convex, 3, 60, 4, 1, 0.035, 1, 3000, 3000},
+		{envs.Clusters, 3, 60, 4, 0.3, 0.035, 1, 3000, 3000},
+		{envs.Concave, 3, 60, 4, 0.1, 0.035, 1, 3000, 3000},
 	} {
 		in, _ := envs.Generate(c.g, c.d, c.n, 3)
 		b, _ := envs.NewBandit(in, c.sig, 3)
@@ -431,5 +438,63 @@ func TestStaleLowerBoundsOnlyFilter(t *testing.T) {
 		p.compute(0)
 		p.compute(1)
 		clear(p.pruned)
+	}
+}
+
+// TestZeroGainsExact: with the first m − 1 arms of S at (1, …, 1) (or all
+// m), terms.gain returns exactly 0 for every u ≤ (1, …, 1), as greedy's
+// shortcut for such steps assumes (zeroGains in greedy.go); and with only
+// the first m − 2 there, it does not always (so the rule cannot be loosened).
+func TestZeroGainsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	loose := 0
+	for trial := 0; trial < 200000; trial++ {
+		d := 2 + rng.IntN(4)
+		m := 1 + rng.IntN(5)
+		ref := make([]float64, d)
+		for j := range ref {
+			ref[j] = []float64{0, 0, 0.1 * rng.Float64()}[rng.IntN(3)]
+		}
+		full := m - 1
+		if m == 1 || rng.IntN(4) == 0 {
+			full = m
+		}
+		random := func() []float64 {
+			u := make([]float64, d)
+			for j := range u {
+				switch rng.IntN(4) {
+				case 0:
+					u[j] = 1
+				default:
+					u[j] = rng.Float64()
+				}
+			}
+			return u
+		}
+		var ts terms
+		ts.init(d, ref)
+		for s := 0; s < m; s++ {
+			if s < full {
+				ts.add([]float64{1, 1, 1, 1, 1}[:d])
+			} else {
+				ts.add(random())
+			}
+		}
+		if g := ts.gain(random()); math.Float64bits(g) != 0 {
+			t.Fatalf("d=%d m=%d full=%d: gain %g, want exactly 0", d, m, full, g)
+		}
+		if m >= 3 { // one full arm fewer: some gains are not exactly 0
+			ts.reset()
+			ts.add([]float64{1, 1, 1, 1, 1}[:d])
+			for s := 1; s < m; s++ {
+				ts.add(random())
+			}
+			if ts.gain(random()) != 0 {
+				loose++
+			}
+		}
+	}
+	if loose == 0 {
+		t.Fatal("with only the first m − 2 arms at (1, …, 1), every gain was 0: the test draws no informative cases")
 	}
 }
