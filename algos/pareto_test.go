@@ -597,3 +597,48 @@ func BenchmarkPeel(b *testing.B) {
 		l.Peel(pts, 6)
 	}
 }
+
+// TestFrontTrackerBandit follows the sequences a bandit makes: n = 36 or 60
+// arms of d = 2 or 3 (a reading's settings), k of them moving every round
+// by a running mean of rewards on a coarse grid (so exact ties, duplicates
+// and −0 are common), sometimes an arm moved onto another, and compares the
+// tracked front with the brute-force one every round.
+func TestFrontTrackerBandit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 3))
+	for trial := range 40 {
+		n, d, k := 36, 2, 3
+		if trial%2 == 1 {
+			n, d, k = 60, 3, 4
+		}
+		pts := make([][]float64, n)
+		count := make([]int, n)
+		for i := range pts {
+			pts[i] = make([]float64, d)
+		}
+		var f FrontTracker
+		for round := range 300 {
+			for _, i := range rng.Perm(n)[:k] {
+				count[i]++
+				for j := range d {
+					x := float64(rng.IntN(5)-1) / 4
+					pts[i][j] += (x - pts[i][j]) / float64(count[i])
+					if pts[i][j] == 0 && rng.IntN(2) == 0 {
+						pts[i][j] = math.Copysign(0, -1)
+					}
+				}
+			}
+			if rng.IntN(10) == 0 {
+				copy(pts[rng.IntN(n)], pts[rng.IntN(n)])
+			}
+			front := bruteLayers(pts)[0]
+			if got := f.Size(pts); got != len(front) {
+				t.Fatalf("trial %d round %d: tracked front size %d, want %d", trial, round, got, len(front))
+			}
+			for i := range pts {
+				if got, want := f.OnFront(i), slices.Contains(front, i); got != want {
+					t.Fatalf("trial %d round %d: OnFront(%d) = %v, want %v", trial, round, i, got, want)
+				}
+			}
+		}
+	}
+}
