@@ -562,6 +562,7 @@ func EmpiricalFrontSize(means [][]float64) int {
 //     dominates and joins. A dominated arm is always dominated by some
 //     non-dominated one (the set is finite), which is in the list or
 //     joins it later and then removes c; so the list ends as the front.
+//
 // Tests go through a signature filter as in Layers, whose quantisation is
 // kept between calls (any fixed monotone quantisation is valid), so only
 // the changed vectors are re-quantised, unless one leaves the range.
@@ -571,7 +572,7 @@ type FrontTracker struct {
 	nd      []bool // nd[i]: i is not dominated
 	wit     []int  // wit[i]: an arm dominating i (when !nd[i])
 	changed []int
-	moved   []bool // moved[i]: i is in changed
+	moved   []bool   // moved[i]: i is in changed
 	list    []int    // the front's members, in no particular order
 	lsig    []uint64 // lsig[a] = q.sig[list[a]] while the filter is on
 	pos     []int    // pos[i]: i's index in list (when nd[i])
@@ -673,7 +674,7 @@ func (f *FrontTracker) Reserve(n, d int) {
 	f.wit = make([]int, n)
 	f.changed = make([]int, 0, n)
 	f.moved = make([]bool, n)
-	f.list = make([]int, n, n)
+	f.list = make([]int, n)
 	f.lsig = make([]uint64, n)
 	f.pos = make([]int, n)
 	for i := range f.nd {
