@@ -81,16 +81,60 @@ func (l *Layers) lexAbove(d, x, y int) bool {
 }
 
 // sortLex repairs the kept lexicographic order by insertion sort, and falls
-// back to a full sort when too many arms moved.
+// back to a full sort when too many arms moved. The comparisons with the
+// arm being inserted are written out (lexAbove is not inlined): most
+// stop at the first coordinate.
 func (l *Layers) sortLex(d int) {
 	order := l.lex
+	f := l.flat
 	budget := 16 * len(order)
 	for a := 1; a < len(order); a++ {
 		x := order[a]
 		b := a
-		for b > 0 && l.lexAbove(d, x, order[b-1]) {
-			order[b] = order[b-1]
-			b--
+		if d == 2 {
+			p := f[2*x : 2*x+2 : 2*x+2]
+			p0, p1 := p[0], p[1]
+			for b > 0 {
+				y := order[b-1]
+				q := f[2*y : 2*y+2 : 2*y+2]
+				if p0 != q[0] {
+					if !(p0 > q[0]) {
+						break
+					}
+				} else if p1 != q[1] {
+					if !(p1 > q[1]) {
+						break
+					}
+				} else if !(x < y) {
+					break
+				}
+				order[b] = y
+				b--
+			}
+		} else {
+			p := f[3*x : 3*x+3 : 3*x+3]
+			p0, p1, p2 := p[0], p[1], p[2]
+			for b > 0 {
+				y := order[b-1]
+				q := f[3*y : 3*y+3 : 3*y+3]
+				if p0 != q[0] {
+					if !(p0 > q[0]) {
+						break
+					}
+				} else if p1 != q[1] {
+					if !(p1 > q[1]) {
+						break
+					}
+				} else if p2 != q[2] {
+					if !(p2 > q[2]) {
+						break
+					}
+				} else if !(x < y) {
+					break
+				}
+				order[b] = y
+				b--
+			}
 		}
 		order[b] = x
 		if budget -= a - b; budget < 0 {

@@ -68,6 +68,18 @@ func TestSweepMatchesArchive(t *testing.T) {
 			if !slices.EqualFunc(got, want, slices.Equal) {
 				t.Fatalf("trial %d step %d (d = %d) %v: sweep %v, definition %v", trial, step, d, pts, got, want)
 			}
+			// The repaired order is the order from scratch: lexicographically
+			// descending, the lower index first on equal vectors.
+			lex := slices.Clone(sw.lex)
+			slices.SortFunc(lex, func(x, y int) int {
+				if c := slices.Compare(pts[y], pts[x]); c != 0 {
+					return c
+				}
+				return x - y
+			})
+			if !slices.Equal(sw.lex, lex) {
+				t.Fatalf("trial %d step %d (d = %d) %v: kept order %v, want %v", trial, step, d, pts, sw.lex, lex)
+			}
 			if a := archiveLayers(&ar, pts); !slices.EqualFunc(a, want, slices.Equal) {
 				t.Fatalf("trial %d step %d: archive %v, definition %v", trial, step, a, want)
 			}
