@@ -77,9 +77,10 @@ type Layers struct {
 	seq  []int // TopBySum: arms visited so far, in visiting order
 
 	// The sweep of Peel for d = 2, 3 (sweep.go).
-	flat  []float64    // the points' coordinates, d per arm
-	lex   []int        // arms lexicographically descending, kept between calls
-	stair []stairPoint // d = 3: the staircase of the (y, z) seen so far
+	flat   []float64    // Peel's copy of the points' coordinates, d per arm
+	coords []float64    // the coordinates the sweep reads: flat, or PeelFlat's
+	lex    []int        // arms lexicographically descending, kept between calls
+	stair  []stairPoint // d = 3: the staircase of the (y, z) seen so far
 }
 
 // sigThreshold is the archive size from which signatures pay for their
@@ -353,20 +354,39 @@ func (l *Layers) appendAscending(dst []int) []int {
 // overflow in place. For d = 2 and 3 each layer is found by a sweep
 // (sweep.go) instead of the archive pass described above: the same sets.
 func (l *Layers) Peel(points [][]float64, k int) (full, overflow []int) {
-	n := len(points)
-	sweep := l.prepareSweep(points)
-	d := 0
-	if sweep {
-		d = len(points[0])
-	} else {
-		l.prepare(points)
-		l.sortOrder()
+	if l.prepareSweep(points) {
+		return l.peel(nil, len(points[0]), k)
 	}
+	l.prepare(points)
+	l.sortOrder()
+	return l.peel(points, 0, k)
+}
+
+// PeelFlat is Peel for the n = len(coords)/d points of d = 2 or 3
+// coordinates stored one after the other in coords (point i at
+// coords[d·i:d·i+d]), read in place; the same layers as Peel on those
+// points, without Peel's copy.
+func (l *Layers) PeelFlat(coords []float64, d, k int) (full, overflow []int) {
+	if d != 2 && d != 3 || len(coords)%d != 0 {
+		panic("algos: PeelFlat needs d = 2 or 3 and whole points")
+	}
+	if len(coords) == 0 {
+		return l.Peel(nil, k)
+	}
+	l.sweepFrom(coords, d)
+	return l.peel(nil, d, k)
+}
+
+// peel collects the layers once the visiting order is ready: by the sweep
+// when d > 0 (prepareSweep or sweepFrom), else by the archive pass on
+// points (prepare and sortOrder).
+func (l *Layers) peel(points [][]float64, d, k int) (full, overflow []int) {
+	n := len(l.taken)
 	l.full = l.full[:0]
 	l.starts = l.starts[:0]
 	for len(l.full) < k && len(l.full) < n {
 		var layer []int
-		if sweep {
+		if d > 0 {
 			layer = l.maximalSweep(d)
 		} else {
 			layer = l.maximal(points)

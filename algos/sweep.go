@@ -34,8 +34,6 @@ func (l *Layers) prepareSweep(points [][]float64) bool {
 			return false
 		}
 	}
-	l.size(n)
-	clear(l.taken)
 	f := slices.Grow(l.flat[:0], d*n)[:d*n]
 	if d == 2 {
 		for i, p := range points {
@@ -49,14 +47,24 @@ func (l *Layers) prepareSweep(points [][]float64) bool {
 		}
 	}
 	l.flat = f
-	l.sortLex(d)
+	l.sweepFrom(f, d)
 	return true
+}
+
+// sweepFrom sizes the scratch space for the len(coords)/d points of coords
+// (d = 2, 3; point i at coords[d·i:d·i+d]), which the sweep then reads
+// until the next call, and repairs the kept lexicographic order.
+func (l *Layers) sweepFrom(coords []float64, d int) {
+	l.size(len(coords) / d)
+	clear(l.taken)
+	l.coords = coords
+	l.sortLex(d)
 }
 
 // lexAbove is the visiting order of the sweep: the vector of x
 // lexicographically larger, then the lower index.
 func (l *Layers) lexAbove(d, x, y int) bool {
-	f := l.flat
+	f := l.coords
 	if d == 2 {
 		p, q := f[2*x:2*x+2:2*x+2], f[2*y:2*y+2:2*y+2]
 		if p[0] != q[0] {
@@ -86,7 +94,7 @@ func (l *Layers) lexAbove(d, x, y int) bool {
 // stop at the first coordinate.
 func (l *Layers) sortLex(d int) {
 	order := l.lex
-	f := l.flat
+	f := l.coords
 	budget := 16 * len(order)
 	for a := 1; a < len(order); a++ {
 		x := order[a]
@@ -173,7 +181,7 @@ func (l *Layers) maximalSweep(d int) []int {
 // sweep2 is the sweep for d = 2: an arm is dominated when the largest y
 // seen before its group of duplicates is ≥ its y.
 func (l *Layers) sweep2() {
-	f := l.flat
+	f := l.coords
 	order := l.lex
 	layer := l.layer
 	seen, maxY := false, 0.0
@@ -205,7 +213,7 @@ func (l *Layers) sweep2() {
 // sweep3 is the sweep for d = 3: an arm is dominated when the staircase of
 // the (y, z) seen before its group of duplicates has a point ≥ its (y, z).
 func (l *Layers) sweep3() {
-	f := l.flat
+	f := l.coords
 	order := l.lex
 	layer := l.layer
 	st := l.stair[:0]

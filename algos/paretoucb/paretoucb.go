@@ -144,7 +144,12 @@ func (p *Policy) Select(t int, slate []int) {
 		p.layers.TopBySum(p.upper, slate)
 		return
 	}
-	full, over := p.layers.Peel(p.upper, len(slate))
+	var full, over []int
+	if p.d == 2 || p.d == 3 {
+		full, over = p.layers.PeelFlat(p.flat, p.d, len(slate)) // U in place
+	} else {
+		full, over = p.layers.Peel(p.upper, len(slate))
+	}
 	n := copy(slate, full)
 	if n == len(slate) {
 		return
