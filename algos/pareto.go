@@ -968,16 +968,17 @@ func (c *Crowding) prepareOrders(n, d int) {
 // index) ascending: insertion sort from the previous order, or a full sort
 // when too much moved.
 func repairOrder(points [][]float64, order []int, j int) {
-	less := func(x, y int) bool {
-		vx, vy := points[x][j], points[y][j]
-		return vx < vy || vx == vy && x < y
-	}
 	budget := 16 * len(order)
 	for a := 1; a < len(order); a++ {
 		x := order[a]
+		vx := points[x][j] // the inserted arm's value, read once
 		b := a
-		for b > 0 && less(x, order[b-1]) {
-			order[b] = order[b-1]
+		for b > 0 {
+			y := order[b-1]
+			if vy := points[y][j]; !(vx < vy || vx == vy && x < y) {
+				break
+			}
+			order[b] = y
 			b--
 		}
 		order[b] = x

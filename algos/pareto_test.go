@@ -642,3 +642,40 @@ func TestFrontTrackerBandit(t *testing.T) {
 		}
 	}
 }
+
+// TestRepairOrder: the kept per-objective order of Crowding, repaired from
+// the previous one, is the sort from scratch by (coordinate, index), on
+// points with many ties, −0 and +0, over successive calls on moving points.
+func TestRepairOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 52))
+	for trial := range 300 {
+		n, d := 1+rng.IntN(60), 1+rng.IntN(3)
+		pts := randomPoints(rng, n, d)
+		orders := make([][]int, d)
+		for j := range orders {
+			orders[j] = rng.Perm(n)
+		}
+		for step := range 5 {
+			for j, order := range orders {
+				repairOrder(pts, order, j)
+				want := slices.Clone(order)
+				slices.SortFunc(want, func(x, y int) int {
+					if c := cmp.Compare(pts[x][j], pts[y][j]); c != 0 {
+						return c
+					}
+					return x - y
+				})
+				if !slices.Equal(order, want) {
+					t.Fatalf("trial %d step %d objective %d: order %v, want %v", trial, step, j, order, want)
+				}
+			}
+			for range 1 + rng.IntN(6) {
+				x := float64(rng.IntN(5)) / 4
+				if x == 0 && rng.IntN(2) == 0 {
+					x = math.Copysign(0, -1)
+				}
+				pts[rng.IntN(n)][rng.IntN(d)] = x
+			}
+		}
+	}
+}
