@@ -120,3 +120,45 @@ func TestFarthestMatchesDefinition(t *testing.T) {
 		}
 	}
 }
+
+// TestUCBVectorsBitIdentical: Select's U and Σ_j U_ij, written out for
+// d = 2, 3, are those of the loop over coordinates bit for bit, −0 and
+// zero counts included.
+func TestUCBVectorsBitIdentical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 4))
+	for trial := range 2000 {
+		d := 2 + trial%4
+		n := 1 + rng.IntN(20)
+		p := New(algos.Config{Problem: algos.Problem{N: n, D: d, K: 1, T: 1}}, 0.1, Farthest)
+		for i := range n {
+			p.Count[i] = rng.IntN(4)
+			for j := range d {
+				switch rng.IntN(4) {
+				case 0:
+					p.Mean[i][j] = math.Copysign(0, -1)
+				case 1:
+					p.Mean[i][j] = -rng.Float64()
+				default:
+					p.Mean[i][j] = rng.Float64()
+				}
+			}
+		}
+		tt := 1 + rng.IntN(1000)
+		p.Select(tt, make([]int, 1))
+		c := 2 * p.eta * logTerm(tt, d, p.front.Size(p.Mean))
+		for i, m := range p.Mean {
+			b := math.Sqrt(c / float64(max(1, p.Count[i])))
+			s := 0.0
+			for j, x := range m {
+				u := x + b
+				if math.Float64bits(p.upper[i][j]) != math.Float64bits(u) {
+					t.Fatalf("trial %d: U[%d][%d] = %v, want %v", trial, i, j, p.upper[i][j], u)
+				}
+				s += u
+			}
+			if math.Float64bits(p.sum[i]) != math.Float64bits(s) {
+				t.Fatalf("trial %d (d = %d): Σ U[%d] = %v, want %v", trial, d, i, p.sum[i], s)
+			}
+		}
+	}
+}

@@ -130,15 +130,35 @@ func Radius(eta float64, t, d, frontSize, pulls int) float64 {
 // resolves the overflowing layer with the policy's tie-break.
 func (p *Policy) Select(t int, slate []int) {
 	c := 2 * p.eta * logTerm(t, p.d, p.front.Size(p.Mean))
-	for i, m := range p.Mean {
-		b := math.Sqrt(c / float64(max(1, p.Count[i])))
-		u := p.upper[i][:len(m)]
-		s := 0.0
-		for j, x := range m {
-			u[j] = x + b
-			s += u[j]
+	// U_i and Σ_j U_ij, written out for d = 2, 3 (the same operations in
+	// the same order: the sum starts from +0, which turns a −0 into +0).
+	count, sum := p.Count[:len(p.Mean)], p.sum[:len(p.Mean)]
+	switch p.d {
+	case 2:
+		for i, m := range p.Mean {
+			b := math.Sqrt(c / float64(max(1, count[i])))
+			m, u := m[:2], p.flat[2*i:2*i+2:2*i+2]
+			u[0], u[1] = m[0]+b, m[1]+b
+			sum[i] = 0.0 + u[0] + u[1]
 		}
-		p.sum[i] = s
+	case 3:
+		for i, m := range p.Mean {
+			b := math.Sqrt(c / float64(max(1, count[i])))
+			m, u := m[:3], p.flat[3*i:3*i+3:3*i+3]
+			u[0], u[1], u[2] = m[0]+b, m[1]+b, m[2]+b
+			sum[i] = 0.0 + u[0] + u[1] + u[2]
+		}
+	default:
+		for i, m := range p.Mean {
+			b := math.Sqrt(c / float64(max(1, count[i])))
+			u := p.upper[i][:len(m)]
+			s := 0.0
+			for j, x := range m {
+				u[j] = x + b
+				s += u[j]
+			}
+			sum[i] = s
+		}
 	}
 	if p.tb == SumUCB { // the same choice as Peel + PickLargest, found early
 		p.layers.TopBySum(p.upper, slate)
