@@ -212,41 +212,46 @@ func (l *Layers) sweep2() {
 
 // sweep3 is the sweep for d = 3: an arm is dominated when the staircase of
 // the (y, z) seen before its group of duplicates has a point ≥ its (y, z).
+// Duplicates (equal under ==) are adjacent among the arms not taken (a
+// layer taken is taken whole), so an arm equal to the previous one
+// visited shares its status, and only the first of a group is looked up.
 func (l *Layers) sweep3() {
 	f := l.coords
-	order := l.lex
 	layer := l.layer
 	st := l.stair[:0]
-	for a := 0; a < len(order); {
-		i := order[a]
+	have, in := false, false // an arm was visited; it is in the layer
+	var px, py, pz float64   // the coordinates of that arm
+	for _, i := range l.lex {
 		if l.taken[i] {
-			a++
 			continue
 		}
 		p := f[3*i : 3*i+3 : 3*i+3]
 		x, y, z := p[0], p[1], p[2]
-		e := a + 1
-		for e < len(order) {
-			q := f[3*order[e] : 3*order[e]+3 : 3*order[e]+3]
-			if q[0] != x || q[1] != y || q[2] != z {
-				break
+		if have && x == px && y == py && z == pz {
+			if in {
+				layer = append(layer, i)
+				l.stamp[i] = l.pass
 			}
-			e++
+			continue
 		}
+		have, px, py, pz = true, x, y, z
 		// s: the first staircase point of y ≥ the arm's, the one of
-		// largest z among them.
-		s, hi := 0, len(st)
-		for s < hi {
-			m := int(uint(s+hi) >> 1)
-			if st[m].y < y {
-				s = m + 1
-			} else {
-				hi = m
+		// largest z among them; none when the last (largest y) is below.
+		s, hi := len(st), len(st)
+		if hi > 0 && st[hi-1].y >= y {
+			s = 0
+			for s < hi {
+				m := int(uint(s+hi) >> 1)
+				if st[m].y < y {
+					s = m + 1
+				} else {
+					hi = m
+				}
 			}
-		}
-		if s < len(st) && st[s].z >= z {
-			a = e
-			continue // dominated
+			if st[s].z >= z {
+				in = false
+				continue // dominated
+			}
 		}
 		// Insert (y, z) in place of the points it weakly exceeds: those
 		// before s of z ≤ the arm's (a suffix, z descending), and s itself
@@ -276,16 +281,9 @@ func (l *Layers) sweep3() {
 			}
 			st = st[:len(st)-gone]
 		}
-		if e == a+1 {
-			layer = append(layer, i)
-			l.stamp[i] = l.pass
-		} else {
-			for _, m := range order[a:e] {
-				layer = append(layer, m)
-				l.stamp[m] = l.pass
-			}
-		}
-		a = e
+		in = true
+		layer = append(layer, i)
+		l.stamp[i] = l.pass
 	}
 	l.stair = st
 	l.layer = layer
