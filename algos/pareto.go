@@ -841,6 +841,10 @@ func (f *FrontTracker) remove(a int) {
 // non-dominated (exact duplicates are each on the front).
 func (f *FrontTracker) OnFront(i int) bool { return f.nd[i] }
 
+// Front returns the non-dominated vectors of the last Size call, in no
+// particular order; the slice is overwritten by the next Size call.
+func (f *FrontTracker) Front() []int { return f.list }
+
 // scan sets the status of arm i by looking for a dominator among all arms,
 // and reports whether i is non-dominated.
 func (f *FrontTracker) scan(points [][]float64, i int) bool {

@@ -179,33 +179,31 @@ func (l *Layers) maximalSweep(d int) []int {
 }
 
 // sweep2 is the sweep for d = 2: an arm is dominated when the largest y
-// seen before its group of duplicates is ≥ its y.
+// seen before its group of duplicates is ≥ its y. As in sweep3, an arm
+// equal to the previous one visited shares its status.
 func (l *Layers) sweep2() {
 	f := l.coords
-	order := l.lex
 	layer := l.layer
 	seen, maxY := false, 0.0
-	for a := 0; a < len(order); {
-		i := order[a]
+	have, in := false, false // an arm was visited; it is in the layer
+	var px, py float64       // the coordinates of that arm
+	for _, i := range l.lex {
 		if l.taken[i] {
-			a++
 			continue
 		}
-		x, y := f[2*i], f[2*i+1]
-		// The duplicates of i follow it; they are in i's layer too, so
-		// none of them is taken either.
-		e := a + 1
-		for e < len(order) && f[2*order[e]] == x && f[2*order[e]+1] == y {
-			e++
-		}
-		if !seen || y > maxY {
-			seen, maxY = true, y
-			for _, m := range order[a:e] {
-				layer = append(layer, m)
-				l.stamp[m] = l.pass
+		p := f[2*i : 2*i+2 : 2*i+2]
+		x, y := p[0], p[1]
+		if !have || x != px || y != py {
+			have, px, py = true, x, y
+			in = !seen || y > maxY
+			if in {
+				seen, maxY = true, y
 			}
 		}
-		a = e
+		if in {
+			layer = append(layer, i)
+			l.stamp[i] = l.pass
+		}
 	}
 	l.layer = layer
 }
