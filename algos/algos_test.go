@@ -1,6 +1,7 @@
 package algos
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -192,4 +193,20 @@ func TestRegisterOrdersDoesNotGate(t *testing.T) {
 		t.Fatalf("refused registrations changed the registry: %d entries", len(registry))
 	}
 	Register(Spec{Name: strings.Repeat("A", maxNameLen), New: newPolicy}) // the longest accepted
+}
+
+// TestBetterIsCompare: TopK's order is cmp.Compare's, then the index, on
+// every pair of scores from a set with ±0, ±Inf and NaN.
+func TestBetterIsCompare(t *testing.T) {
+	vals := []float64{math.NaN(), math.Inf(-1), -1, math.Copysign(0, -1), 0, 0.5, math.Nextafter(0.5, 1), math.Inf(1)}
+	for _, s := range vals {
+		for _, u := range vals {
+			for _, ij := range [][2]int{{0, 1}, {1, 0}, {2, 2}} {
+				want := cmp.Compare(s, u) > 0 || cmp.Compare(s, u) == 0 && ij[0] < ij[1]
+				if got := better(s, ij[0], u, ij[1]); got != want {
+					t.Errorf("better(%v, %d, %v, %d) = %v, want %v", s, ij[0], u, ij[1], got, want)
+				}
+			}
+		}
+	}
 }

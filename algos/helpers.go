@@ -1,7 +1,5 @@
 package algos
 
-import "cmp"
-
 // TopK fills slate with the len(slate) arms of highest score, in decreasing
 // score order; the lowest index wins ties. Scores must not be NaN.
 func TopK(scores []float64, slate []int) {
@@ -24,9 +22,11 @@ func TopK(scores []float64, slate []int) {
 	}
 }
 
+// better reports whether score s of arm i ranks before score t of arm j:
+// cmp.Compare(s, t) > 0, or equal scores and i < j. Written without
+// cmp.Compare's NaN tests first, as s > t or s == t, which decide every
+// pair of numbers; the last term keeps cmp.Compare's reading of NaN (below
+// every number, equal to itself) for the rest.
 func better(s float64, i int, t float64, j int) bool {
-	if c := cmp.Compare(s, t); c != 0 {
-		return c > 0
-	}
-	return i < j
+	return s > t || s == t && i < j || t != t && (s == s || i < j)
 }

@@ -77,9 +77,10 @@ type Layers struct {
 	seq  []int // TopBySum: arms visited so far, in visiting order
 
 	// The sweep of Peel for d = 2, 3 (sweep.go).
-	flat  []float64    // the points' coordinates, d per arm
-	lex   []int        // arms lexicographically descending, kept between calls
-	stair []stairPoint // d = 3: the staircase of the (y, z) seen so far
+	flat   []float64    // Peel's copy of the points' coordinates, d per arm
+	coords []float64    // the coordinates the sweep reads: flat, or PeelFlat's
+	lex    []int        // arms lexicographically descending, kept between calls
+	stair  []stairPoint // d = 3: the staircase of the (y, z) seen so far
 }
 
 // sigThreshold is the archive size from which signatures pay for their
@@ -353,20 +354,39 @@ func (l *Layers) appendAscending(dst []int) []int {
 // overflow in place. For d = 2 and 3 each layer is found by a sweep
 // (sweep.go) instead of the archive pass described above: the same sets.
 func (l *Layers) Peel(points [][]float64, k int) (full, overflow []int) {
-	n := len(points)
-	sweep := l.prepareSweep(points)
-	d := 0
-	if sweep {
-		d = len(points[0])
-	} else {
-		l.prepare(points)
-		l.sortOrder()
+	if l.prepareSweep(points) {
+		return l.peel(nil, len(points[0]), k)
 	}
+	l.prepare(points)
+	l.sortOrder()
+	return l.peel(points, 0, k)
+}
+
+// PeelFlat is Peel for the n = len(coords)/d points of d = 2 or 3
+// coordinates stored one after the other in coords (point i at
+// coords[d·i:d·i+d]), read in place; the same layers as Peel on those
+// points, without Peel's copy.
+func (l *Layers) PeelFlat(coords []float64, d, k int) (full, overflow []int) {
+	if d != 2 && d != 3 || len(coords)%d != 0 {
+		panic("algos: PeelFlat needs d = 2 or 3 and whole points")
+	}
+	if len(coords) == 0 {
+		return l.Peel(nil, k)
+	}
+	l.sweepFrom(coords, d)
+	return l.peel(nil, d, k)
+}
+
+// peel collects the layers once the visiting order is ready: by the sweep
+// when d > 0 (prepareSweep or sweepFrom), else by the archive pass on
+// points (prepare and sortOrder).
+func (l *Layers) peel(points [][]float64, d, k int) (full, overflow []int) {
+	n := len(l.taken)
 	l.full = l.full[:0]
 	l.starts = l.starts[:0]
 	for len(l.full) < k && len(l.full) < n {
 		var layer []int
-		if sweep {
+		if d > 0 {
 			layer = l.maximalSweep(d)
 		} else {
 			layer = l.maximal(points)
@@ -543,12 +563,26 @@ func EmpiricalFrontSize(means [][]float64) int {
 // changed ones itself, so it stays right whatever the caller changed. The
 // zero value is ready to use; it is not safe for concurrent use.
 //
-// An update costs O(n·d) to find the changed set C plus, with F the front:
-// one test per dominated arm whose recorded dominator moved (usually still
-// a dominator), |C| tests per unchanged front arm, and |F| + |C| tests per
-// changed arm. The last bound holds because when any vector dominates x,
-// some non-dominated vector does (the set is finite), and the new front
-// lies within (F \ C) ∪ C once the unchanged dominated arms are settled.
+// The front is kept as a list of its members with their signatures
+// side by side. An update costs O(n·d) to find the changed set C, one test
+// per dominated arm whose recorded dominator moved (usually still a
+// dominator; a full scan when not), and one pass over the list per changed
+// arm. The list is an antichain (no member dominates another), and stays
+// one:
+//   - the changed arms leave it; the rest of the old front is still an
+//     antichain, and only a changed arm can dominate one of its members
+//     now (unchanged pairs keep their relation);
+//   - an unchanged dominated arm whose dominators all moved away, found by
+//     a scan of every arm, joins it; it dominates no member (it was
+//     dominated by some arm when they were on the front; transitivity),
+//     and no arm dominates it;
+//   - each changed arm c then tests the members both ways in one pass: if
+//     a member dominates c, c is dominated (and, the list being an
+//     antichain, dominates no member); else c removes the members it
+//     dominates and joins. A dominated arm is always dominated by some
+//     non-dominated one (the set is finite), which is in the list or
+//     joins it later and then removes c; so the list ends as the front.
+//
 // Tests go through a signature filter as in Layers, whose quantisation is
 // kept between calls (any fixed monotone quantisation is valid), so only
 // the changed vectors are re-quantised, unless one leaves the range.
@@ -558,9 +592,10 @@ type FrontTracker struct {
 	nd      []bool // nd[i]: i is not dominated
 	wit     []int  // wit[i]: an arm dominating i (when !nd[i])
 	changed []int
-	moved   []bool // moved[i]: i is in changed
-	cand    []int  // the unchanged front arms, then the changed arms
-	count   int
+	moved   []bool   // moved[i]: i is in changed
+	list    []int    // the front's members, in no particular order
+	lsig    []uint64 // lsig[a] = q.sig[list[a]] while the filter is on
+	pos     []int    // pos[i]: i's index in list (when nd[i])
 	q       quantiser
 }
 
@@ -659,11 +694,13 @@ func (f *FrontTracker) Reserve(n, d int) {
 	f.wit = make([]int, n)
 	f.changed = make([]int, 0, n)
 	f.moved = make([]bool, n)
-	f.cand = make([]int, 0, n)
+	f.list = make([]int, n)
+	f.lsig = make([]uint64, n)
+	f.pos = make([]int, n)
 	for i := range f.nd {
 		f.nd[i] = true // the zero vectors: all equal, none dominated
+		f.list[i], f.pos[i] = i, i
 	}
-	f.count = n
 	f.q = quantiser{sig: make([]uint64, n), dimension: d}
 }
 
@@ -712,7 +749,7 @@ func (f *FrontTracker) Size(points [][]float64) int {
 		}
 	}
 	if len(f.changed) == 0 {
-		return f.count
+		return len(f.list)
 	}
 	// Signatures: the changed vectors only, unless one leaves the range.
 	rescale := !f.q.ready
@@ -723,59 +760,55 @@ func (f *FrontTracker) Size(points [][]float64) int {
 	}
 	if rescale {
 		f.q.reset(points)
+		for a, m := range f.list {
+			f.lsig[a] = f.q.sig[m]
+		}
 	} else if f.q.high != 0 {
 		for _, c := range f.changed {
 			f.q.sig[c] = f.q.pack(points[c])
 		}
 	}
-	// Unchanged arms. A dominated one whose dominator did not move stays
-	// dominated; if the dominator moved, it is checked again (a full scan
-	// only when the old dominator no longer dominates). A front arm was
-	// dominated by nothing, so only a changed arm can dominate it now.
-	f.cand = f.cand[:0]
-	for i := range points {
-		switch {
-		case f.moved[i]:
-		case !f.nd[i]:
-			if w := f.wit[i]; f.moved[w] && !f.dominates(points, w, i) {
-				if f.scan(points, i) {
-					f.cand = append(f.cand, i) // back on the front
-					f.count++
-				}
-			}
-		default:
-			for _, c := range f.changed {
-				if f.dominates(points, c, i) {
-					f.nd[i], f.wit[i] = false, c
-					f.count--
-					break
-				}
-			}
-			if f.nd[i] {
-				f.cand = append(f.cand, i)
+	for _, c := range f.changed {
+		if f.nd[c] {
+			f.leave(c)
+		}
+	}
+	// Unchanged dominated arms: one whose dominator did not move stays
+	// dominated; if it moved, it is checked again (a full scan only when
+	// the old dominator no longer dominates).
+	for i, nd := range f.nd[:n] {
+		if !nd && !f.moved[i] {
+			if w := f.wit[i]; f.moved[w] && !f.dominates(points, w, i) && f.scan(points, i) {
+				f.join(i)
 			}
 		}
 	}
-	// Changed arms: a dominator, if any, can be taken in the new front,
-	// which lies within cand: the unchanged arms found non-dominated above,
-	// and the changed arms.
-	f.cand = append(f.cand, f.changed...)
+	// Changed arms, each in one pass over the list.
+	h := f.q.high
 	for _, c := range f.changed {
 		f.nd[c] = true
-		for _, m := range f.cand {
-			if m != c && f.dominates(points, m, c) {
+		sc, pc := f.q.sig[c], points[c]
+		for a := 0; a < len(f.list); {
+			m, sm := f.list[a], f.lsig[a]
+			if (h == 0 || ((sc|h)-sm)&h == h) && Dominates(pc, points[m]) {
+				f.nd[m], f.wit[m] = false, c
+				f.remove(a) // the last member moves to a
+				continue
+			}
+			if (h == 0 || ((sm|h)-sc)&h == h) && Dominates(points[m], pc) {
 				f.nd[c], f.wit[c] = false, m
 				break
 			}
+			a++
 		}
 		if f.nd[c] {
-			f.count++
+			f.join(c)
 		}
 	}
 	for _, c := range f.changed {
 		f.moved[c] = false
 	}
-	return f.count
+	return len(f.list)
 }
 
 // change records that vector i moved from old to p.
@@ -783,14 +816,34 @@ func (f *FrontTracker) change(i int, p, old []float64) {
 	copy(old, p)
 	f.changed = append(f.changed, i)
 	f.moved[i] = true
-	if f.nd[i] {
-		f.count-- // counted again if still on the front
-	}
+}
+
+// join adds i, non-dominated, to the list.
+func (f *FrontTracker) join(i int) {
+	f.pos[i] = len(f.list)
+	f.lsig[len(f.list)] = f.q.sig[i]
+	f.list = append(f.list, i)
+}
+
+// leave takes i out of the list (its status is then set by the caller).
+func (f *FrontTracker) leave(i int) { f.remove(f.pos[i]) }
+
+// remove takes the member at index a out of the list, moving the last
+// member to a.
+func (f *FrontTracker) remove(a int) {
+	last := len(f.list) - 1
+	m := f.list[last]
+	f.list[a], f.lsig[a], f.pos[m] = m, f.lsig[last], a
+	f.list = f.list[:last]
 }
 
 // OnFront reports whether vector i of the points of the last Size call is
 // non-dominated (exact duplicates are each on the front).
 func (f *FrontTracker) OnFront(i int) bool { return f.nd[i] }
+
+// Front returns the non-dominated vectors of the last Size call, in no
+// particular order; the slice is overwritten by the next Size call.
+func (f *FrontTracker) Front() []int { return f.list }
 
 // scan sets the status of arm i by looking for a dominator among all arms,
 // and reports whether i is non-dominated.
@@ -919,16 +972,17 @@ func (c *Crowding) prepareOrders(n, d int) {
 // index) ascending: insertion sort from the previous order, or a full sort
 // when too much moved.
 func repairOrder(points [][]float64, order []int, j int) {
-	less := func(x, y int) bool {
-		vx, vy := points[x][j], points[y][j]
-		return vx < vy || vx == vy && x < y
-	}
 	budget := 16 * len(order)
 	for a := 1; a < len(order); a++ {
 		x := order[a]
+		vx := points[x][j] // the inserted arm's value, read once
 		b := a
-		for b > 0 && less(x, order[b-1]) {
-			order[b] = order[b-1]
+		for b > 0 {
+			y := order[b-1]
+			if vy := points[y][j]; !(vx < vy || vx == vy && x < y) {
+				break
+			}
+			order[b] = y
 			b--
 		}
 		order[b] = x

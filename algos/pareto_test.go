@@ -597,3 +597,85 @@ func BenchmarkPeel(b *testing.B) {
 		l.Peel(pts, 6)
 	}
 }
+
+// TestFrontTrackerBandit follows the sequences a bandit makes: n = 36 or 60
+// arms of d = 2 or 3 (a reading's settings), k of them moving every round
+// by a running mean of rewards on a coarse grid (so exact ties, duplicates
+// and −0 are common), sometimes an arm moved onto another, and compares the
+// tracked front with the brute-force one every round.
+func TestFrontTrackerBandit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 3))
+	for trial := range 40 {
+		n, d, k := 36, 2, 3
+		if trial%2 == 1 {
+			n, d, k = 60, 3, 4
+		}
+		pts := make([][]float64, n)
+		count := make([]int, n)
+		for i := range pts {
+			pts[i] = make([]float64, d)
+		}
+		var f FrontTracker
+		for round := range 300 {
+			for _, i := range rng.Perm(n)[:k] {
+				count[i]++
+				for j := range d {
+					x := float64(rng.IntN(5)-1) / 4
+					pts[i][j] += (x - pts[i][j]) / float64(count[i])
+					if pts[i][j] == 0 && rng.IntN(2) == 0 {
+						pts[i][j] = math.Copysign(0, -1)
+					}
+				}
+			}
+			if rng.IntN(10) == 0 {
+				copy(pts[rng.IntN(n)], pts[rng.IntN(n)])
+			}
+			front := bruteLayers(pts)[0]
+			if got := f.Size(pts); got != len(front) {
+				t.Fatalf("trial %d round %d: tracked front size %d, want %d", trial, round, got, len(front))
+			}
+			for i := range pts {
+				if got, want := f.OnFront(i), slices.Contains(front, i); got != want {
+					t.Fatalf("trial %d round %d: OnFront(%d) = %v, want %v", trial, round, i, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestRepairOrder: the kept per-objective order of Crowding, repaired from
+// the previous one, is the sort from scratch by (coordinate, index), on
+// points with many ties, −0 and +0, over successive calls on moving points.
+func TestRepairOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 52))
+	for trial := range 300 {
+		n, d := 1+rng.IntN(60), 1+rng.IntN(3)
+		pts := randomPoints(rng, n, d)
+		orders := make([][]int, d)
+		for j := range orders {
+			orders[j] = rng.Perm(n)
+		}
+		for step := range 5 {
+			for j, order := range orders {
+				repairOrder(pts, order, j)
+				want := slices.Clone(order)
+				slices.SortFunc(want, func(x, y int) int {
+					if c := cmp.Compare(pts[x][j], pts[y][j]); c != 0 {
+						return c
+					}
+					return x - y
+				})
+				if !slices.Equal(order, want) {
+					t.Fatalf("trial %d step %d objective %d: order %v, want %v", trial, step, j, order, want)
+				}
+			}
+			for range 1 + rng.IntN(6) {
+				x := float64(rng.IntN(5)) / 4
+				if x == 0 && rng.IntN(2) == 0 {
+					x = math.Copysign(0, -1)
+				}
+				pts[rng.IntN(n)][rng.IntN(d)] = x
+			}
+		}
+	}
+}

@@ -34,8 +34,6 @@ func (l *Layers) prepareSweep(points [][]float64) bool {
 			return false
 		}
 	}
-	l.size(n)
-	clear(l.taken)
 	f := slices.Grow(l.flat[:0], d*n)[:d*n]
 	if d == 2 {
 		for i, p := range points {
@@ -49,14 +47,24 @@ func (l *Layers) prepareSweep(points [][]float64) bool {
 		}
 	}
 	l.flat = f
-	l.sortLex(d)
+	l.sweepFrom(f, d)
 	return true
+}
+
+// sweepFrom sizes the scratch space for the len(coords)/d points of coords
+// (d = 2, 3; point i at coords[d·i:d·i+d]), which the sweep then reads
+// until the next call, and repairs the kept lexicographic order.
+func (l *Layers) sweepFrom(coords []float64, d int) {
+	l.size(len(coords) / d)
+	clear(l.taken)
+	l.coords = coords
+	l.sortLex(d)
 }
 
 // lexAbove is the visiting order of the sweep: the vector of x
 // lexicographically larger, then the lower index.
 func (l *Layers) lexAbove(d, x, y int) bool {
-	f := l.flat
+	f := l.coords
 	if d == 2 {
 		p, q := f[2*x:2*x+2:2*x+2], f[2*y:2*y+2:2*y+2]
 		if p[0] != q[0] {
@@ -81,16 +89,60 @@ func (l *Layers) lexAbove(d, x, y int) bool {
 }
 
 // sortLex repairs the kept lexicographic order by insertion sort, and falls
-// back to a full sort when too many arms moved.
+// back to a full sort when too many arms moved. The comparisons with the
+// arm being inserted are written out (lexAbove is not inlined): most
+// stop at the first coordinate.
 func (l *Layers) sortLex(d int) {
 	order := l.lex
+	f := l.coords
 	budget := 16 * len(order)
 	for a := 1; a < len(order); a++ {
 		x := order[a]
 		b := a
-		for b > 0 && l.lexAbove(d, x, order[b-1]) {
-			order[b] = order[b-1]
-			b--
+		if d == 2 {
+			p := f[2*x : 2*x+2 : 2*x+2]
+			p0, p1 := p[0], p[1]
+			for b > 0 {
+				y := order[b-1]
+				q := f[2*y : 2*y+2 : 2*y+2]
+				if p0 != q[0] {
+					if !(p0 > q[0]) {
+						break
+					}
+				} else if p1 != q[1] {
+					if !(p1 > q[1]) {
+						break
+					}
+				} else if !(x < y) {
+					break
+				}
+				order[b] = y
+				b--
+			}
+		} else {
+			p := f[3*x : 3*x+3 : 3*x+3]
+			p0, p1, p2 := p[0], p[1], p[2]
+			for b > 0 {
+				y := order[b-1]
+				q := f[3*y : 3*y+3 : 3*y+3]
+				if p0 != q[0] {
+					if !(p0 > q[0]) {
+						break
+					}
+				} else if p1 != q[1] {
+					if !(p1 > q[1]) {
+						break
+					}
+				} else if p2 != q[2] {
+					if !(p2 > q[2]) {
+						break
+					}
+				} else if !(x < y) {
+					break
+				}
+				order[b] = y
+				b--
+			}
 		}
 		order[b] = x
 		if budget -= a - b; budget < 0 {
@@ -127,74 +179,77 @@ func (l *Layers) maximalSweep(d int) []int {
 }
 
 // sweep2 is the sweep for d = 2: an arm is dominated when the largest y
-// seen before its group of duplicates is ≥ its y.
+// seen before its group of duplicates is ≥ its y. As in sweep3, an arm
+// equal to the previous one visited shares its status.
 func (l *Layers) sweep2() {
-	f := l.flat
-	order := l.lex
+	f := l.coords
 	layer := l.layer
 	seen, maxY := false, 0.0
-	for a := 0; a < len(order); {
-		i := order[a]
+	have, in := false, false // an arm was visited; it is in the layer
+	var px, py float64       // the coordinates of that arm
+	for _, i := range l.lex {
 		if l.taken[i] {
-			a++
 			continue
 		}
-		x, y := f[2*i], f[2*i+1]
-		// The duplicates of i follow it; they are in i's layer too, so
-		// none of them is taken either.
-		e := a + 1
-		for e < len(order) && f[2*order[e]] == x && f[2*order[e]+1] == y {
-			e++
-		}
-		if !seen || y > maxY {
-			seen, maxY = true, y
-			for _, m := range order[a:e] {
-				layer = append(layer, m)
-				l.stamp[m] = l.pass
+		p := f[2*i : 2*i+2 : 2*i+2]
+		x, y := p[0], p[1]
+		if !have || x != px || y != py {
+			have, px, py = true, x, y
+			in = !seen || y > maxY
+			if in {
+				seen, maxY = true, y
 			}
 		}
-		a = e
+		if in {
+			layer = append(layer, i)
+			l.stamp[i] = l.pass
+		}
 	}
 	l.layer = layer
 }
 
 // sweep3 is the sweep for d = 3: an arm is dominated when the staircase of
 // the (y, z) seen before its group of duplicates has a point ≥ its (y, z).
+// Duplicates (equal under ==) are adjacent among the arms not taken (a
+// layer taken is taken whole), so an arm equal to the previous one
+// visited shares its status, and only the first of a group is looked up.
 func (l *Layers) sweep3() {
-	f := l.flat
-	order := l.lex
+	f := l.coords
 	layer := l.layer
 	st := l.stair[:0]
-	for a := 0; a < len(order); {
-		i := order[a]
+	have, in := false, false // an arm was visited; it is in the layer
+	var px, py, pz float64   // the coordinates of that arm
+	for _, i := range l.lex {
 		if l.taken[i] {
-			a++
 			continue
 		}
 		p := f[3*i : 3*i+3 : 3*i+3]
 		x, y, z := p[0], p[1], p[2]
-		e := a + 1
-		for e < len(order) {
-			q := f[3*order[e] : 3*order[e]+3 : 3*order[e]+3]
-			if q[0] != x || q[1] != y || q[2] != z {
-				break
+		if have && x == px && y == py && z == pz {
+			if in {
+				layer = append(layer, i)
+				l.stamp[i] = l.pass
 			}
-			e++
+			continue
 		}
+		have, px, py, pz = true, x, y, z
 		// s: the first staircase point of y ≥ the arm's, the one of
-		// largest z among them.
-		s, hi := 0, len(st)
-		for s < hi {
-			m := int(uint(s+hi) >> 1)
-			if st[m].y < y {
-				s = m + 1
-			} else {
-				hi = m
+		// largest z among them; none when the last (largest y) is below.
+		s, hi := len(st), len(st)
+		if hi > 0 && st[hi-1].y >= y {
+			s = 0
+			for s < hi {
+				m := int(uint(s+hi) >> 1)
+				if st[m].y < y {
+					s = m + 1
+				} else {
+					hi = m
+				}
 			}
-		}
-		if s < len(st) && st[s].z >= z {
-			a = e
-			continue // dominated
+			if st[s].z >= z {
+				in = false
+				continue // dominated
+			}
 		}
 		// Insert (y, z) in place of the points it weakly exceeds: those
 		// before s of z ≤ the arm's (a suffix, z descending), and s itself
@@ -224,16 +279,9 @@ func (l *Layers) sweep3() {
 			}
 			st = st[:len(st)-gone]
 		}
-		if e == a+1 {
-			layer = append(layer, i)
-			l.stamp[i] = l.pass
-		} else {
-			for _, m := range order[a:e] {
-				layer = append(layer, m)
-				l.stamp[m] = l.pass
-			}
-		}
-		a = e
+		in = true
+		layer = append(layer, i)
+		l.stamp[i] = l.pass
 	}
 	l.stair = st
 	l.layer = layer

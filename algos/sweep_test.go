@@ -68,6 +68,18 @@ func TestSweepMatchesArchive(t *testing.T) {
 			if !slices.EqualFunc(got, want, slices.Equal) {
 				t.Fatalf("trial %d step %d (d = %d) %v: sweep %v, definition %v", trial, step, d, pts, got, want)
 			}
+			// The repaired order is the order from scratch: lexicographically
+			// descending, the lower index first on equal vectors.
+			lex := slices.Clone(sw.lex)
+			slices.SortFunc(lex, func(x, y int) int {
+				if c := slices.Compare(pts[y], pts[x]); c != 0 {
+					return c
+				}
+				return x - y
+			})
+			if !slices.Equal(sw.lex, lex) {
+				t.Fatalf("trial %d step %d (d = %d) %v: kept order %v, want %v", trial, step, d, pts, sw.lex, lex)
+			}
 			if a := archiveLayers(&ar, pts); !slices.EqualFunc(a, want, slices.Equal) {
 				t.Fatalf("trial %d step %d: archive %v, definition %v", trial, step, a, want)
 			}
@@ -116,6 +128,42 @@ func TestSweepDoesNotAllocate(t *testing.T) {
 			pts[3][1] += 0.01
 		}); a != 0 {
 			t.Fatalf("d = %d: Peel allocates %v times per call", d, a)
+		}
+	}
+}
+
+// TestPeelFlat: PeelFlat on the points stored one after the other returns
+// what Peel returns on them (whole layers, overflow, FullLayer), over
+// successive calls on moving points and changes of n, k and d.
+func TestPeelFlat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	var a, b Layers
+	for trial := range 1000 {
+		n, d := 1+rng.IntN(40), 2+rng.IntN(2)
+		pts := randomPoints(rng, n, d)
+		for step := range 4 {
+			flat := make([]float64, 0, n*d)
+			for _, p := range pts {
+				flat = append(flat, p...)
+			}
+			k := 1 + rng.IntN(n+2)
+			wf, wo := a.Peel(pts, k)
+			gf, go_ := b.PeelFlat(flat, d, k)
+			if !slices.Equal(gf, wf) || !slices.Equal(go_, wo) || (go_ == nil) != (wo == nil) {
+				t.Fatalf("trial %d step %d (d = %d, k = %d) %v: PeelFlat %v %v, Peel %v %v", trial, step, d, k, pts, gf, go_, wf, wo)
+			}
+			if a.FullLayers() != b.FullLayers() {
+				t.Fatalf("trial %d step %d: %d whole layers, Peel %d", trial, step, b.FullLayers(), a.FullLayers())
+			}
+			for r := range a.FullLayers() {
+				if !slices.Equal(a.FullLayer(r), b.FullLayer(r)) {
+					t.Fatalf("trial %d step %d: layer %d %v, Peel %v", trial, step, r, b.FullLayer(r), a.FullLayer(r))
+				}
+			}
+			for range 1 + rng.IntN(4) {
+				p := pts[rng.IntN(n)]
+				p[rng.IntN(d)] += float64(rng.IntN(3)-1) / 4
+			}
 		}
 	}
 }

@@ -144,14 +144,36 @@ func (p *Policy) Select(t int, slate []int) {
 	}
 	z := p.nadir
 	nadir(&p.front, p.Mean, z)
-	for i, m := range p.Mean {
-		b := math.Sqrt(c / float64(max(1, p.Count[i])))
-		s := math.Inf(1)
-		for l, mu := range m {
-			u := mu + b
-			s = min(s, w[l]*(u-z[l]))
+	count, scores := p.Count[:len(p.Mean)], p.scores[:len(p.Mean)]
+	// Written out for d = 2, 3: the loop's operations in its order.
+	switch p.d {
+	case 2:
+		w, z := w[:2], z[:2]
+		for i, m := range p.Mean {
+			b := math.Sqrt(c / float64(max(1, count[i])))
+			m := m[:2]
+			s := min(math.Inf(1), w[0]*((m[0]+b)-z[0]))
+			scores[i] = min(s, w[1]*((m[1]+b)-z[1]))
 		}
-		p.scores[i] = s
+	case 3:
+		w, z := w[:3], z[:3]
+		for i, m := range p.Mean {
+			b := math.Sqrt(c / float64(max(1, count[i])))
+			m := m[:3]
+			s := min(math.Inf(1), w[0]*((m[0]+b)-z[0]))
+			s = min(s, w[1]*((m[1]+b)-z[1]))
+			scores[i] = min(s, w[2]*((m[2]+b)-z[2]))
+		}
+	default:
+		for i, m := range p.Mean {
+			b := math.Sqrt(c / float64(max(1, count[i])))
+			s := math.Inf(1)
+			for l, mu := range m {
+				u := mu + b
+				s = min(s, w[l]*(u-z[l]))
+			}
+			scores[i] = s
+		}
 	}
 	algos.TopK(p.scores, slate)
 }
@@ -165,11 +187,9 @@ func nadir(f *algos.FrontTracker, means [][]float64, z []float64) {
 	for l := range z {
 		z[l] = math.Inf(1)
 	}
-	for i, m := range means {
-		if f.OnFront(i) {
-			for l, v := range m {
-				z[l] = min(z[l], v)
-			}
+	for _, i := range f.Front() { // min is exact and ignores the order
+		for l, v := range means[i] {
+			z[l] = min(z[l], v)
 		}
 	}
 }

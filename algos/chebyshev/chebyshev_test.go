@@ -9,6 +9,7 @@ import (
 
 	"thv/algos"
 	"thv/algos/algotest"
+	"thv/envs/fmath"
 )
 
 var names = []string{"ChebyshevUCB", "ChebyshevUCB+"}
@@ -129,6 +130,9 @@ func TestNadir(t *testing.T) {
 				i := rng.IntN(n)
 				for l := range means[i] {
 					means[i][l] = float64(rng.IntN(grid)) / float64(grid-1)
+					if means[i][l] == 0 && rng.IntN(2) == 0 {
+						means[i][l] = math.Copysign(0, -1) // the nadir's sign of zero too
+					}
 				}
 			}
 			nadir(&f, means, z)
@@ -147,7 +151,7 @@ func TestNadir(t *testing.T) {
 						wz = min(wz, m[l])
 					}
 				}
-				if z[l] != wz {
+				if math.Float64bits(z[l]) != math.Float64bits(wz) {
 					t.Fatalf("nadir %v, coordinate %d want %v", z, l, wz)
 				}
 			}
@@ -304,6 +308,54 @@ func TestSelectDoesNotAllocate(t *testing.T) {
 			round++
 		}); a != 0 {
 			t.Errorf("%s: Select allocates %v times per call", name, a)
+		}
+	}
+}
+
+// TestScoresBitIdentical: Select's scores, written out for d = 2, 3, are
+// the loop's min_l w_l·((μ̂_il + β_i) − z_l) from +Inf bit for bit, −0 and
+// zero counts included, for both algorithms and d = 2 to 4.
+func TestScoresBitIdentical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 5))
+	for trial := range 600 {
+		d, n := 2+trial%3, 1+rng.IntN(20)
+		cfg := algos.Config{Problem: algos.Problem{N: n, D: d, K: 1, T: 100}, Eta: 0.3, Params: map[string]float64{"divisions": 3}, Rand: rand.New(rand.NewPCG(uint64(trial), 1))}
+		p := NewPlus(cfg)
+		if trial%2 == 1 {
+			p = New(cfg)
+		}
+		for i := range n {
+			p.Count[i] = rng.IntN(4)
+			for l := range d {
+				switch rng.IntN(4) {
+				case 0:
+					p.Mean[i][l] = math.Copysign(0, -1)
+				case 1:
+					p.Mean[i][l] = -rng.Float64()
+				default:
+					p.Mean[i][l] = float64(rng.IntN(4)) / 4
+				}
+			}
+		}
+		tt := 1 + rng.IntN(100)
+		// The weights Select draws: replay the policy's stream.
+		w := p.weights[0]
+		c := p.c
+		if p.ucb1 {
+			w = p.weights[rand.New(rand.NewPCG(uint64(trial), 1)).IntN(len(p.weights))]
+			c = 2 * p.eta * fmath.Log(float64(tt))
+		}
+		p.Select(tt, make([]int, 1))
+		for i, m := range p.Mean {
+			b := math.Sqrt(c / float64(max(1, p.Count[i])))
+			s := math.Inf(1)
+			for l, mu := range m {
+				u := mu + b
+				s = min(s, w[l]*(u-p.nadir[l]))
+			}
+			if math.Float64bits(p.scores[i]) != math.Float64bits(s) {
+				t.Fatalf("trial %d (d = %d): score %d = %v, want %v", trial, d, i, p.scores[i], s)
+			}
 		}
 	}
 }

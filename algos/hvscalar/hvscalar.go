@@ -171,7 +171,16 @@ func (p *Policy) selectPlus(slate []int) {
 }
 
 // achievement returns min_ℓ (U_iℓ − r_ℓ)/λ_ℓ for the current λ.
+// Written out for d = 2, 3: the loop's operations in its order.
 func (p *Policy) achievement(i int) float64 {
+	switch p.d {
+	case 2:
+		g, lam := p.gap[2*i:2*i+2:2*i+2], p.lambda[:2]
+		return min(min(math.Inf(1), g[0]/lam[0]), g[1]/lam[1])
+	case 3:
+		g, lam := p.gap[3*i:3*i+3:3*i+3], p.lambda[:3]
+		return min(min(min(math.Inf(1), g[0]/lam[0]), g[1]/lam[1]), g[2]/lam[2])
+	}
 	s := math.Inf(1)
 	for l, g := range p.gap[i*p.d : (i+1)*p.d] {
 		s = min(s, g/p.lambda[l])

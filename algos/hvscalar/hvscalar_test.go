@@ -187,3 +187,32 @@ func TestSelectAllocFree(t *testing.T) { algotest.CheckSelectAllocFree(t, names,
 func BenchmarkSelect(b *testing.B) {
 	algotest.BenchmarkRuns(b, names, 0.3)
 }
+
+// TestAchievementBitIdentical: achievement, written out for d = 2, 3, is
+// the loop's min_ℓ (U_iℓ − r_ℓ)/λ_ℓ from +Inf bit for bit, on gaps with
+// −0, +0, negative values and infinities, d = 1 to 5.
+func TestAchievementBitIdentical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 6))
+	vals := []float64{0, math.Copysign(0, -1), 0.25, -0.5, 1, math.Inf(1), math.Inf(-1)}
+	for trial := range 2000 {
+		d, n := 1+trial%5, 1+rng.IntN(10)
+		p := build(t, names[trial%2], algos.Problem{N: n, D: d, K: 1, T: 100}, 0.3, rand.New(rand.NewPCG(uint64(trial), 2)))
+		for a := range p.gap {
+			if rng.IntN(2) == 0 {
+				p.gap[a] = vals[rng.IntN(len(vals))]
+			} else {
+				p.gap[a] = rng.NormFloat64()
+			}
+		}
+		Direction(rng, p.lambda)
+		for i := range n {
+			s := math.Inf(1)
+			for l, g := range p.gap[i*d : (i+1)*d] {
+				s = min(s, g/p.lambda[l])
+			}
+			if got := p.achievement(i); math.Float64bits(got) != math.Float64bits(s) {
+				t.Fatalf("trial %d (d = %d): achievement(%d) = %v, want %v", trial, d, i, got, s)
+			}
+		}
+	}
+}

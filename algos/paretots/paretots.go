@@ -46,10 +46,12 @@ func init() {
 type Policy struct {
 	algos.Stats
 	plus   bool
+	d      int
 	varNum float64 // N_i·σ_i²: σ_obs² (ParetoTS) or σ_prior² + σ_obs² (ParetoTS+)
 	rng    *rand.Rand
 
 	theta  [][]float64
+	flat   []float64 // θ_i = flat[d·i : d·i+d], the backing of theta
 	sum    []float64 // Σ_j θ_ij
 	layers algos.Layers
 }
@@ -59,7 +61,7 @@ type Policy struct {
 func New(cfg algos.Config, plus bool, sigmaPrior float64) *Policy {
 	n, d := cfg.N, cfg.D
 	p := &Policy{
-		Stats: algos.NewStats(n, d), plus: plus, rng: cfg.Rand,
+		Stats: algos.NewStats(n, d), plus: plus, d: d, rng: cfg.Rand,
 		varNum: cfg.Sigma * cfg.Sigma,
 		theta:  make([][]float64, n),
 		sum:    make([]float64, n),
@@ -70,9 +72,9 @@ func New(cfg algos.Config, plus bool, sigmaPrior float64) *Policy {
 	if p.rng == nil {
 		p.rng = rand.New(rand.NewPCG(0, 0))
 	}
-	flat := make([]float64, n*d)
+	p.flat = make([]float64, n*d)
 	for i := range p.theta {
-		p.theta[i] = flat[i*d : (i+1)*d : (i+1)*d]
+		p.theta[i] = p.flat[i*d : (i+1)*d : (i+1)*d]
 	}
 	p.layers.Reserve(n)
 	return p
@@ -111,7 +113,12 @@ func (p *Policy) Select(t int, slate []int) {
 		p.layers.TopBySum(p.theta, slate)
 		return
 	}
-	full, over := p.layers.Peel(p.theta, len(slate))
+	var full, over []int
+	if p.d == 2 || p.d == 3 {
+		full, over = p.layers.PeelFlat(p.flat, p.d, len(slate)) // θ in place
+	} else {
+		full, over = p.layers.Peel(p.theta, len(slate))
+	}
 	n := copy(slate, full)
 	algos.PickUniform(over, slate[n:], p.rng)
 }

@@ -83,7 +83,9 @@ type Policy struct {
 	layers algos.Layers
 	front  algos.FrontTracker // |F̂| on μ̂
 	crowd  algos.Crowding
-	dist   []float64 // per overflow member: crowding or maximin distance
+	dist   []float64 // per overflow member: crowding distance
+	gap    []int64   // per overflow member: maximin distance's bits (farthest)
+	flat   []float64 // U_i = flat[d·i : d·i+d], the backing of upper
 }
 
 // New returns a policy with radius scale eta (1 for ParetoUCB) and
@@ -96,13 +98,14 @@ func New(cfg algos.Config, eta float64, tb TieBreak) *Policy {
 		upper: make([][]float64, n),
 		sum:   make([]float64, n),
 		dist:  make([]float64, n),
+		gap:   make([]int64, n),
 	}
 	if p.rng == nil {
 		p.rng = rand.New(rand.NewPCG(0, 0))
 	}
-	flat := make([]float64, n*d)
+	p.flat = make([]float64, n*d)
 	for i := range p.upper {
-		p.upper[i] = flat[i*d : (i+1)*d : (i+1)*d]
+		p.upper[i] = p.flat[i*d : (i+1)*d : (i+1)*d]
 	}
 	p.layers.Reserve(n)
 	p.front.Reserve(n, d)
@@ -127,21 +130,46 @@ func Radius(eta float64, t, d, frontSize, pulls int) float64 {
 // resolves the overflowing layer with the policy's tie-break.
 func (p *Policy) Select(t int, slate []int) {
 	c := 2 * p.eta * logTerm(t, p.d, p.front.Size(p.Mean))
-	for i, m := range p.Mean {
-		b := math.Sqrt(c / float64(max(1, p.Count[i])))
-		u := p.upper[i][:len(m)]
-		s := 0.0
-		for j, x := range m {
-			u[j] = x + b
-			s += u[j]
+	// U_i and Σ_j U_ij, written out for d = 2, 3 (the same operations in
+	// the same order: the sum starts from +0, which turns a −0 into +0).
+	count, sum := p.Count[:len(p.Mean)], p.sum[:len(p.Mean)]
+	switch p.d {
+	case 2:
+		for i, m := range p.Mean {
+			b := math.Sqrt(c / float64(max(1, count[i])))
+			m, u := m[:2], p.flat[2*i:2*i+2:2*i+2]
+			u[0], u[1] = m[0]+b, m[1]+b
+			sum[i] = 0.0 + u[0] + u[1]
 		}
-		p.sum[i] = s
+	case 3:
+		for i, m := range p.Mean {
+			b := math.Sqrt(c / float64(max(1, count[i])))
+			m, u := m[:3], p.flat[3*i:3*i+3:3*i+3]
+			u[0], u[1], u[2] = m[0]+b, m[1]+b, m[2]+b
+			sum[i] = 0.0 + u[0] + u[1] + u[2]
+		}
+	default:
+		for i, m := range p.Mean {
+			b := math.Sqrt(c / float64(max(1, count[i])))
+			u := p.upper[i][:len(m)]
+			s := 0.0
+			for j, x := range m {
+				u[j] = x + b
+				s += u[j]
+			}
+			sum[i] = s
+		}
 	}
 	if p.tb == SumUCB { // the same choice as Peel + PickLargest, found early
 		p.layers.TopBySum(p.upper, slate)
 		return
 	}
-	full, over := p.layers.Peel(p.upper, len(slate))
+	var full, over []int
+	if p.d == 2 || p.d == 3 {
+		full, over = p.layers.PeelFlat(p.flat, p.d, len(slate)) // U in place
+	} else {
+		full, over = p.layers.Peel(p.upper, len(slate))
+	}
 	n := copy(slate, full)
 	if n == len(slate) {
 		return
@@ -161,17 +189,29 @@ func (p *Policy) Select(t int, slate []int) {
 // minimum ℓ∞ distance in U space to the arms already chosen (chosen, then
 // the earlier slots) is largest, the lowest index on ties; with nothing
 // chosen yet the first pick is the largest Σ_j U_ij (lowest index on ties).
+//
+// Distances are kept as their bit patterns (gap): for floats ≥ 0 that are
+// not NaN, the order and equality of the bit patterns, read as integers,
+// are those of the values (|x| turns −0 into +0), so integer min and max
+// give the bits of the float min and max, branch-free and without the
+// builtin's NaN and signed-zero handling. A taken member holds −1, which
+// min keeps. Each slot folds in the distances to the previous pick and
+// finds its best in the same pass. U must not be NaN.
 func (p *Policy) farthest(chosen, layer, out []int) {
-	dist := p.dist[:len(layer)]
+	dist := p.gap[:len(layer)]
 	for c := range dist {
-		dist[c] = math.Inf(1)
+		dist[c] = inf
 	}
+	last := -1 // the chosen arm whose distances are not folded in yet
 	for _, s := range chosen {
-		p.nearer(layer, dist, s)
+		if last >= 0 {
+			p.fold(layer, dist, last)
+		}
+		last = s
 	}
 	for a := range out {
 		best := -1
-		if a == 0 && len(chosen) == 0 {
+		if last < 0 {
 			for c, i := range layer {
 				if best < 0 || p.sum[i] > p.sum[layer[best]] ||
 					p.sum[i] == p.sum[layer[best]] && i < layer[best] {
@@ -179,82 +219,65 @@ func (p *Policy) farthest(chosen, layer, out []int) {
 				}
 			}
 		} else {
-			for c, x := range dist {
-				if x >= 0 && (best < 0 || x > dist[best] ||
-					x == dist[best] && layer[c] < layer[best]) {
-					best = c
-				}
-			}
+			best = p.fold(layer, dist, last)
 		}
 		out[a] = layer[best]
 		dist[best] = -1 // taken (distances are ≥ 0)
-		if a+1 < len(out) {
-			p.nearer(layer, dist, layer[best])
-		}
+		last = layer[best]
 	}
 }
 
-// nearer lowers dist[c] to the ℓ∞ distance between U_layer[c] and U_s.
-// For d = 2, 3 (a reading's settings) linf's expression is written out in
-// the loop, which the compiler does not inline.
-func (p *Policy) nearer(layer []int, dist []float64, s int) {
-	us := p.upper[s]
+// inf is the bit pattern of +Inf, the distance to nothing.
+const inf = int64(0x7ff0000000000000)
+
+// gapBits is the bit pattern of |x|.
+func gapBits(x float64) int64 { return int64(math.Float64bits(x) &^ (1 << 63)) }
+
+// fold lowers dist[c] to the ℓ∞ distance between U_layer[c] and U_s (as
+// bit patterns, see farthest) and returns the member not taken of largest
+// distance, the lowest index on ties (−1 if all are taken). For d = 2, 3
+// (a reading's settings) the distance is written out in the loop.
+func (p *Policy) fold(layer []int, dist []int64, s int) int {
 	dist = dist[:len(layer)]
-	switch len(us) {
+	best, top := -1, int64(-1)
+	d := p.d
+	us := p.flat[d*s : d*s+d : d*s+d]
+	switch d {
 	case 2:
 		b0, b1 := us[0], us[1]
 		for c, i := range layer {
-			if dist[c] < 0 {
-				continue
+			a := p.flat[2*i : 2*i+2 : 2*i+2]
+			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1)))
+			dist[c] = x
+			if x > top || x == top && x >= 0 && layer[c] < layer[best] {
+				best, top = c, x
 			}
-			a := p.upper[i][:2]
-			dist[c] = min(dist[c], max(math.Abs(a[0]-b0), math.Abs(a[1]-b1)))
 		}
 	case 3:
 		b0, b1, b2 := us[0], us[1], us[2]
 		for c, i := range layer {
-			if dist[c] < 0 {
-				continue
+			a := p.flat[3*i : 3*i+3 : 3*i+3]
+			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1), gapBits(a[2]-b2)))
+			dist[c] = x
+			if x > top || x == top && x >= 0 && layer[c] < layer[best] {
+				best, top = c, x
 			}
-			a := p.upper[i][:3]
-			dist[c] = min(dist[c], max(math.Abs(a[0]-b0), math.Abs(a[1]-b1), math.Abs(a[2]-b2)))
 		}
 	default:
 		for c, i := range layer {
-			if dist[c] < 0 {
-				continue
+			a := p.flat[d*i : d*i+d : d*i+d]
+			g := int64(0)
+			for j, y := range us {
+				g = max(g, gapBits(a[j]-y))
 			}
-			dist[c] = min(dist[c], linf(p.upper[i], us))
+			x := min(dist[c], g)
+			dist[c] = x
+			if x > top || x == top && x >= 0 && layer[c] < layer[best] {
+				best, top = c, x
+			}
 		}
 	}
-}
-
-// linf is the ℓ∞ distance, unrolled for the paper's dimensions. The
-// builtin max compiles to branch-free code, which matters: on real data the
-// larger coordinate gap is unpredictable.
-func linf(a, b []float64) float64 {
-	switch len(b) {
-	case 2:
-		a := a[:2]
-		return max(math.Abs(a[0]-b[0]), math.Abs(a[1]-b[1]))
-	case 3:
-		a := a[:3]
-		return max(math.Abs(a[0]-b[0]), math.Abs(a[1]-b[1]), math.Abs(a[2]-b[2]))
-	case 4:
-		a := a[:4]
-		return max(max(math.Abs(a[0]-b[0]), math.Abs(a[1]-b[1])),
-			max(math.Abs(a[2]-b[2]), math.Abs(a[3]-b[3])))
-	case 5:
-		a := a[:5]
-		return max(max(math.Abs(a[0]-b[0]), math.Abs(a[1]-b[1])),
-			max(math.Abs(a[2]-b[2]), math.Abs(a[3]-b[3])), math.Abs(a[4]-b[4]))
-	}
-	a = a[:len(b)]
-	d := 0.0
-	for j, x := range b {
-		d = max(d, math.Abs(a[j]-x))
-	}
-	return d
+	return best
 }
 
 // crowding fills out with the members of layer of largest crowding distance
