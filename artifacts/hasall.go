@@ -33,8 +33,12 @@ func (s *Store) HasAll(ds []Digest) bool {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var buf []byte
+			if hasAllBuf > 0 {
+				buf = make([]byte, hasAllBuf)
+			}
 			for i := w; i < len(runs) && ok[w]; i += workers {
-				ok[w] = s.hasRun(runs[i])
+				ok[w] = s.hasRun(runs[i], buf)
 			}
 		}()
 	}

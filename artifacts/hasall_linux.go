@@ -1,7 +1,9 @@
 package artifacts
 
 import (
-	"encoding/hex"
+	"bytes"
+	"encoding/binary"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -11,17 +13,21 @@ import (
 // either way).
 var hasAllListFactor int64 = 4
 
+// hasAllBuf is one worker's getdents(2) buffer, reused for every directory
+// it reads (a few hundred names per call).
+const hasAllBuf = 32 << 10
+
 // hasRun reports whether every object of run, all in one fan-out
 // directory, is a regular file there. The directory is opened once
 // (confined); then, if the objects asked for are a fair part of what it
 // holds (its size, about 64 bytes per entry on ext4, says how much), it is
-// read whole, one getdents(2) per few hundred names, each entry's type
-// from the listing; otherwise each name is looked up with fstatat(2),
+// read whole with getdents(2) into buf, each entry's type from the listing
+// (an entry whose type the file system does not report is looked up as
+// below); otherwise each name is looked up with fstatat(2),
 // AT_SYMLINK_NOFOLLOW (a 64-hex name: nothing to follow). Either way a
-// link is never a present object.
-func (s *Store) hasRun(run []Digest) bool {
-	h := run[0].Hex()
-	f, err := s.dir.openDir(objectsDir + sep + h[:2])
+// link is never a present object. run is sorted in place.
+func (s *Store) hasRun(run []Digest, buf []byte) bool {
+	f, err := s.dir.openDir(objectsDir + sep + run[0].Hex()[:2])
 	if err != nil {
 		return false
 	}
@@ -30,33 +36,72 @@ func (s *Store) hasRun(run []Digest) bool {
 	if err != nil {
 		return false
 	}
-	if fi.Size()/64 <= hasAllListFactor*int64(len(run)) {
-		entries, err := f.ReadDir(-1)
-		if err != nil {
-			return false
-		}
-		regular := make(map[string]bool, len(entries))
-		for _, e := range entries {
-			if e.Type().IsRegular() {
-				regular[e.Name()] = true
-			}
-		}
-		var name [64]byte
+	fd := int(f.Fd())
+	if fi.Size()/64 > hasAllListFactor*int64(len(run)) {
 		for _, d := range run {
-			hex.Encode(name[:], d[:])
-			if !regular[string(name[:])] { // no allocation for the lookup
+			if !isRegularAt(fd, d.Hex()) {
 				return false
 			}
 		}
 		return true
 	}
-	fd := int(f.Fd())
-	var st unix.Stat_t
-	for _, d := range run {
-		err := ignoringEINTR(func() error { return unix.Fstatat(fd, d.Hex(), &st, unix.AT_SYMLINK_NOFOLLOW) })
-		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+	// Read the directory whole, without an allocation per entry: each
+	// regular file whose name is an object of run marks it found.
+	slices.SortFunc(run, func(a, b Digest) int { return bytes.Compare(a[:], b[:]) })
+	run = slices.Compact(run)
+	found := make([]bool, len(run))
+	left := len(run)
+	for left > 0 {
+		n, err := ignoringEINTRN(func() (int, error) { return unix.Getdents(fd, buf) })
+		if err != nil {
 			return false
 		}
+		if n == 0 {
+			break
+		}
+		for b := buf[:n]; len(b) > 0; {
+			// struct linux_dirent64: ino u64, off s64, reclen u16,
+			// type u8, then the NUL-terminated name.
+			if len(b) < 19 {
+				return false
+			}
+			reclen := int(binary.NativeEndian.Uint16(b[16:]))
+			if reclen < 19 || reclen > len(b) {
+				return false
+			}
+			typ, name := b[18], b[19:reclen]
+			b = b[reclen:]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			var d Digest
+			if !decodeLowerHex(d[:], name) {
+				continue
+			}
+			i, ok := slices.BinarySearchFunc(run, d, func(a, b Digest) int { return bytes.Compare(a[:], b[:]) })
+			if !ok || found[i] {
+				continue
+			}
+			switch typ {
+			case unix.DT_REG:
+			case unix.DT_UNKNOWN: // the file system does not say: look
+				if !isRegularAt(fd, string(name)) {
+					return false
+				}
+			default:
+				return false // a directory, link, … under an object's name
+			}
+			found[i] = true
+			left--
+		}
 	}
-	return true
+	return left == 0
+}
+
+// isRegularAt reports whether name in the directory fd is a regular file,
+// without following a link.
+func isRegularAt(fd int, name string) bool {
+	var st unix.Stat_t
+	err := ignoringEINTR(func() error { return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
+	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
 }

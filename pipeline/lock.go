@@ -96,33 +96,40 @@ func decodeLock(b []byte) (*Lock, error) {
 	if l.Code == nil {
 		l.Code = map[string]string{}
 	}
-	l.index()
-	l.digest = digest
+	l.digest = digest // validate indexed l
 	return l, nil
 }
 
 // validate checks what a lock read from disk could do harm with: every
 // output name becomes a file name (results/), so each must be one safe
-// path component; task IDs must be unique.
+// path component; task IDs must be unique. It indexes l by ID.
 func (l *Lock) validate() error {
 	if l.Image != "" {
 		if _, err := artifacts.ParseDigest(l.Image); err != nil {
 			return fmt.Errorf("image: %v", err)
 		}
 	}
-	seen := make(map[string]bool, len(l.Tasks))
+	// The index by ID is built here, where repeated IDs are found; each
+	// distinct output name (a few, on thousands of lines) is checked once.
+	byID := make(map[string]*Record, len(l.Tasks))
+	valid := map[string]bool{}
 	for i := range l.Tasks {
 		r := &l.Tasks[i]
-		if r.ID == "" || seen[r.ID] {
+		if _, dup := byID[r.ID]; r.ID == "" || dup {
 			return fmt.Errorf("task line %d: empty or repeated task ID %q", i+1, r.ID)
 		}
-		seen[r.ID] = true
+		byID[r.ID] = r
 		for name := range r.Outputs {
+			if valid[name] {
+				continue
+			}
 			if err := ValidName(name); err != nil {
 				return fmt.Errorf("task %s: output %w", r.ID, err)
 			}
+			valid[name] = true
 		}
 	}
+	l.byID = byID
 	return nil
 }
 

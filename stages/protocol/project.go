@@ -126,6 +126,7 @@ func open(cfg *Config, opt Options, lockPath string) (*Project, error) {
 			return nil, err
 		}
 	}
+	kinds.StartFingerprint() // a no-op certificate is keyed by it (pipeline/noop.go)
 	// The plan is built when a pass needs it: a no-op certificate
 	// (pipeline/noop.go) serves a pass without one. Its digest is the
 	// configuration's: with the binary, all the plan is built from.
