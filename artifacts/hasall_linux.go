@@ -3,6 +3,8 @@ package artifacts
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"os"
 	"slices"
 
 	"golang.org/x/sys/unix"
@@ -13,9 +15,14 @@ import (
 // either way).
 var hasAllListFactor int64 = 4
 
-// hasAllBuf is one worker's getdents(2) buffer, reused for every directory
-// it reads (a few hundred names per call).
-const hasAllBuf = 32 << 10
+// hasAllBuf is the size of one worker's getdents(2) buffer, reused for
+// every directory it reads (a few hundred names per call); tests make it
+// small, and hasAllNoTypes makes every entry's type unknown, as some file
+// systems report it.
+var (
+	hasAllBuf     = 32 << 10
+	hasAllNoTypes = false
+)
 
 // hasRun reports whether every object of run, all in one fan-out
 // directory, is a regular file there. The directory is opened once
@@ -51,51 +58,85 @@ func (s *Store) hasRun(run []Digest, buf []byte) bool {
 	run = slices.Compact(run)
 	found := make([]bool, len(run))
 	left := len(run)
-	for left > 0 {
-		n, err := ignoringEINTRN(func() (int, error) { return unix.Getdents(fd, buf) })
-		if err != nil {
+	err = readDirents(fd, buf, func(typ byte, name []byte) bool {
+		var d Digest
+		if !decodeLowerHex(d[:], name) {
+			return true
+		}
+		i, ok := slices.BinarySearchFunc(run, d, func(a, b Digest) int { return bytes.Compare(a[:], b[:]) })
+		if !ok || found[i] {
+			return true
+		}
+		if !isRegularEntry(fd, typ, name) {
+			left = -1 // a directory, link, … under an object's name
 			return false
 		}
-		if n == 0 {
-			break
+		found[i] = true
+		left--
+		return left > 0
+	})
+	return err == nil && left == 0
+}
+
+// readDirents reads the directory fd with getdents(2) into buf, calling fn
+// with each entry's type (DT_*) and name until fn returns false or the
+// directory ends.
+func readDirents(fd int, buf []byte, fn func(typ byte, name []byte) bool) error {
+	for {
+		n, err := ignoringEINTRN(func() (int, error) { return unix.Getdents(fd, buf) })
+		if err != nil || n == 0 {
+			return err
 		}
 		for b := buf[:n]; len(b) > 0; {
 			// struct linux_dirent64: ino u64, off s64, reclen u16,
 			// type u8, then the NUL-terminated name.
 			if len(b) < 19 {
-				return false
+				return errors.New("getdents: short record")
 			}
 			reclen := int(binary.NativeEndian.Uint16(b[16:]))
 			if reclen < 19 || reclen > len(b) {
-				return false
+				return errors.New("getdents: bad record length")
 			}
 			typ, name := b[18], b[19:reclen]
 			b = b[reclen:]
 			if i := bytes.IndexByte(name, 0); i >= 0 {
 				name = name[:i]
 			}
-			var d Digest
-			if !decodeLowerHex(d[:], name) {
-				continue
+			if hasAllNoTypes {
+				typ = unix.DT_UNKNOWN
 			}
-			i, ok := slices.BinarySearchFunc(run, d, func(a, b Digest) int { return bytes.Compare(a[:], b[:]) })
-			if !ok || found[i] {
-				continue
+			if !fn(typ, name) {
+				return nil
 			}
-			switch typ {
-			case unix.DT_REG:
-			case unix.DT_UNKNOWN: // the file system does not say: look
-				if !isRegularAt(fd, string(name)) {
-					return false
-				}
-			default:
-				return false // a directory, link, … under an object's name
-			}
-			found[i] = true
-			left--
 		}
 	}
-	return left == 0
+}
+
+// isRegularEntry reports whether the entry name of the directory fd, of
+// type typ as getdents(2) reports it, is a regular file; an unknown type
+// (some file systems report none) is looked up.
+func isRegularEntry(fd int, typ byte, name []byte) bool {
+	switch typ {
+	case unix.DT_REG:
+		return true
+	case unix.DT_UNKNOWN:
+		return isRegularAt(fd, string(name))
+	}
+	return false
+}
+
+// listObjectDir appends to out the objects of the fan-out directory f:
+// the regular files named by 64 hex digits.
+func listObjectDir(f *os.File, buf []byte, out []Digest) ([]Digest, error) {
+	fd := int(f.Fd())
+	err := readDirents(fd, buf, func(typ byte, name []byte) bool {
+		var d Digest
+		if decodeLowerHex(d[:], name) && isRegularEntry(fd, typ, name) {
+			out = append(out, d)
+		}
+		return true
+	})
+	return out, err
 }
 
 // isRegularAt reports whether name in the directory fd is a regular file,
