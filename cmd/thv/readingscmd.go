@@ -116,8 +116,27 @@ the claims.`,
 				r := compare.ReadingResult{Name: v.Name, Why: v.Why, Set: v.Set, InstanceSeeds: len(seeds), Proposed: cfg.Proposed()}
 				var perInstance []compare.Results
 				var regret string
-				for j, run := range runs {
-					proj, err := protocol.OpenReading(opt, &sweep, run, locks[j])
+				// Each run's project (its configuration, its lock read and
+				// parsed) is opened while the run before it is checked.
+				type opened struct {
+					proj *protocol.Project
+					err  error
+				}
+				open := func(j int) <-chan opened {
+					ch := make(chan opened, 1)
+					go func() {
+						p, err := protocol.OpenReading(opt, &sweep, runs[j], locks[j])
+						ch <- opened{p, err}
+					}()
+					return ch
+				}
+				next := open(0)
+				for j := range runs {
+					o := <-next
+					if j+1 < len(runs) {
+						next = open(j + 1)
+					}
+					proj, err := o.proj, o.err
 					if err != nil {
 						return err
 					}
@@ -136,7 +155,7 @@ the claims.`,
 					if len(runs) > 1 {
 						label = fmt.Sprintf("%s, instance seed %d (%d/%d)", v.Name, seeds[j], j+1, len(runs))
 					}
-					fmt.Fprintf(errw, "reading %d/%d %s: %s\n", i+1, len(sweep.Variants), label, describeSet(run.Set))
+					fmt.Fprintf(errw, "reading %d/%d %s: %s\n", i+1, len(sweep.Variants), label, describeSet(runs[j].Set))
 					start := time.Now()
 					if err := os.MkdirAll(filepath.Dir(proj.LockPath), 0o755); err != nil {
 						return err
