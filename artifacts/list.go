@@ -39,7 +39,6 @@ func (s *Store) ObjectSet() (*DigestSet, error) {
 	}
 	const workers = 4
 	errs := make([]error, workers)
-	counts := make([]int, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
@@ -63,8 +62,7 @@ func (s *Store) ObjectSet() (*DigestSet, error) {
 						mine = append(mine, d)
 					}
 				}
-				set.dirs[fan[0]] = sortDigests(mine) // this worker's directory alone
-				counts[w] += len(set.dirs[fan[0]])
+				set.setDir(fan[0], mine) // this worker's directory alone
 			}
 		})
 	}
@@ -72,9 +70,7 @@ func (s *Store) ObjectSet() (*DigestSet, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	for _, n := range counts {
-		set.n += n
-	}
+	set.count()
 	return set, nil
 }
 
