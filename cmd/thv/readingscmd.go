@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -204,10 +205,10 @@ the claims.`,
 				return err
 			}
 			report := compare.ReadingsMarkdown(done, ref.Tolerance.Percentile)
-			if err := artifacts.WriteFileAtomic(filepath.Join(results, "readings.parquet"), pq); err != nil {
+			if err := writeIfChanged(filepath.Join(results, "readings.parquet"), pq); err != nil {
 				return err
 			}
-			if err := artifacts.WriteFileAtomic(filepath.Join(results, "readings.md"), []byte(report)); err != nil {
+			if err := writeIfChanged(filepath.Join(results, "readings.md"), []byte(report)); err != nil {
 				return err
 			}
 			printReadings(out, rows, base.Proposed())
@@ -223,6 +224,16 @@ the claims.`,
 }
 
 // taskKey is the key of task id in a status report ("" if it has none).
+// writeIfChanged writes b to path (atomically) unless the file holds b
+// already: a sweep that changed nothing writes nothing (and results/'s
+// page, whose memo names these files' sizes and times, stays current).
+func writeIfChanged(path string, b []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
+		return nil
+	}
+	return artifacts.WriteFileAtomic(path, b)
+}
+
 func taskKey(rep *pipeline.Report, id string) string {
 	for _, res := range rep.Results {
 		if res.Task.ID == id {
