@@ -138,9 +138,13 @@ func scanOutputs(b []byte) (outs []artifacts.Digest, ends []int, ok bool) {
 	for len(body) > 0 {
 		line, rest, _ := bytes.Cut(body, []byte("\n"))
 		body = rest
-		at := bytes.LastIndex(line, []byte(field))
-		if at < 0 {
-			return nil, nil, false
+		// The outputs are the line's last object: their field is found
+		// from its last brace (a name with a brace falls back to a search).
+		at := bytes.LastIndexByte(line, '{') - (len(field) - 1)
+		if at < 0 || !bytes.HasPrefix(line[at:], []byte(field)) {
+			if at = bytes.LastIndex(line, []byte(field)); at < 0 {
+				return nil, nil, false
+			}
 		}
 		for o := line[at+len(field):]; ; {
 			i := bytes.Index(o, []byte(prefix))
