@@ -371,6 +371,15 @@ func TestNoopCheckCovers(t *testing.T) {
 	if !swapped.covers(parsed) {
 		t.Error("a line's outputs in another order: not covered")
 	}
+	// A record without outputs is never covered (the pass refuses it).
+	none := &Lock{Version: lockVersion, Profile: "test", Code: map[string]string{}, Tasks: []Record{
+		{ID: "a", Kind: "k", Params: json.RawMessage(`{}`), Outputs: map[string]artifacts.Digest{}},
+	}}
+	if b, err := none.encode(); err != nil {
+		t.Fatal(err)
+	} else if outs, ends, ok := scanOutputs(b); !ok || len(outs) != 0 || (&NoopCheck{outs: outs, ends: ends}).covers(none) {
+		t.Errorf("a record without outputs: scanned %v %v %v, covered", ok, outs, ends)
+	}
 	// Not Write's layout: nothing picked out.
 	if _, _, ok := scanOutputs([]byte(`{"version": 2, "tasks": []}`)); ok {
 		t.Error("scanOutputs accepted a lock in another layout")

@@ -93,7 +93,8 @@ func (c *NoopCheck) result(key artifacts.Key, l *Lock) (checked, passed bool) {
 }
 
 // covers reports whether the outputs c checked are exactly l's: line i's
-// digests are record i's outputs (in any order, each as often).
+// digests are record i's outputs (in any order, each as often), and every
+// record has one (as outputsPresent requires).
 func (c *NoopCheck) covers(l *Lock) bool {
 	if len(c.ends) != len(l.Tasks) {
 		return false
@@ -104,7 +105,7 @@ func (c *NoopCheck) covers(l *Lock) bool {
 		line := c.outs[start:c.ends[i]]
 		start = c.ends[i]
 		outs := l.Tasks[i].Outputs
-		if len(line) != len(outs) || len(line) > len(used) {
+		if len(line) != len(outs) || len(outs) == 0 || len(line) > len(used) {
 			return false
 		}
 		clear(used[:])
