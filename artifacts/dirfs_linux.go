@@ -289,3 +289,13 @@ func ignoringEINTR(f func() error) error {
 		}
 	}
 }
+
+// ignoringEINTRN is ignoringEINTR for a call that also returns a count.
+func ignoringEINTRN(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
+}

@@ -13,16 +13,25 @@ import (
 // on several goroutines. In a store that also holds other protocols'
 // objects this costs far less than listing it.
 func (s *Store) HasAll(ds []Digest) bool {
-	// Objects by fan-out directory (their first byte); an object named
-	// twice is looked up twice, which costs less than sorting them all.
-	var byDir [256][]Digest
+	// Objects by fan-out directory (their first byte), in one copy of ds
+	// (hasRun sorts each directory's run in place; ds is left alone).
+	var count [257]int
 	for _, d := range ds {
-		byDir[d[0]] = append(byDir[d[0]], d)
+		count[int(d[0])+1]++
+	}
+	for i := 1; i < len(count); i++ {
+		count[i] += count[i-1]
+	}
+	byDir := make([]Digest, len(ds))
+	next := count
+	for _, d := range ds {
+		byDir[next[d[0]]] = d
+		next[d[0]]++
 	}
 	var runs [][]Digest
-	for _, run := range byDir {
-		if len(run) > 0 {
-			runs = append(runs, run)
+	for i := range 256 {
+		if count[i+1] > count[i] {
+			runs = append(runs, byDir[count[i]:count[i+1]])
 		}
 	}
 	const workers = 4
@@ -33,8 +42,12 @@ func (s *Store) HasAll(ds []Digest) bool {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var buf []byte
+			if hasAllBuf > 0 {
+				buf = make([]byte, hasAllBuf)
+			}
 			for i := w; i < len(runs) && ok[w]; i += workers {
-				ok[w] = s.hasRun(runs[i])
+				ok[w] = s.hasRun(runs[i], buf)
 			}
 		}()
 	}

@@ -1,7 +1,11 @@
 package artifacts
 
 import (
-	"encoding/hex"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -11,17 +15,26 @@ import (
 // either way).
 var hasAllListFactor int64 = 4
 
+// hasAllBuf is the size of one worker's getdents(2) buffer, reused for
+// every directory it reads (a few hundred names per call); tests make it
+// small, and hasAllNoTypes makes every entry's type unknown, as some file
+// systems report it.
+var (
+	hasAllBuf     = 32 << 10
+	hasAllNoTypes = false
+)
+
 // hasRun reports whether every object of run, all in one fan-out
 // directory, is a regular file there. The directory is opened once
 // (confined); then, if the objects asked for are a fair part of what it
 // holds (its size, about 64 bytes per entry on ext4, says how much), it is
-// read whole, one getdents(2) per few hundred names, each entry's type
-// from the listing; otherwise each name is looked up with fstatat(2),
+// read whole with getdents(2) into buf, each entry's type from the listing
+// (an entry whose type the file system does not report is looked up as
+// below); otherwise each name is looked up with fstatat(2),
 // AT_SYMLINK_NOFOLLOW (a 64-hex name: nothing to follow). Either way a
-// link is never a present object.
-func (s *Store) hasRun(run []Digest) bool {
-	h := run[0].Hex()
-	f, err := s.dir.openDir(objectsDir + sep + h[:2])
+// link is never a present object. run is sorted in place.
+func (s *Store) hasRun(run []Digest, buf []byte) bool {
+	f, err := s.dir.openDir(objectsDir + sep + run[0].Hex()[:2])
 	if err != nil {
 		return false
 	}
@@ -30,33 +43,106 @@ func (s *Store) hasRun(run []Digest) bool {
 	if err != nil {
 		return false
 	}
-	if fi.Size()/64 <= hasAllListFactor*int64(len(run)) {
-		entries, err := f.ReadDir(-1)
-		if err != nil {
-			return false
-		}
-		regular := make(map[string]bool, len(entries))
-		for _, e := range entries {
-			if e.Type().IsRegular() {
-				regular[e.Name()] = true
-			}
-		}
-		var name [64]byte
+	fd := int(f.Fd())
+	if fi.Size()/64 > hasAllListFactor*int64(len(run)) {
 		for _, d := range run {
-			hex.Encode(name[:], d[:])
-			if !regular[string(name[:])] { // no allocation for the lookup
+			if !isRegularAt(fd, d.Hex()) {
 				return false
 			}
 		}
 		return true
 	}
-	fd := int(f.Fd())
-	var st unix.Stat_t
-	for _, d := range run {
-		err := ignoringEINTR(func() error { return unix.Fstatat(fd, d.Hex(), &st, unix.AT_SYMLINK_NOFOLLOW) })
-		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+	// Read the directory whole, without an allocation per entry: each
+	// regular file whose name is an object of run marks it found.
+	slices.SortFunc(run, func(a, b Digest) int { return bytes.Compare(a[:], b[:]) })
+	run = slices.Compact(run)
+	found := make([]bool, len(run))
+	left := len(run)
+	err = readDirents(fd, buf, func(typ byte, name []byte) bool {
+		var d Digest
+		if !decodeLowerHex(d[:], name) {
+			return true
+		}
+		i, ok := slices.BinarySearchFunc(run, d, func(a, b Digest) int { return bytes.Compare(a[:], b[:]) })
+		if !ok || found[i] {
+			return true
+		}
+		if !isRegularEntry(fd, typ, name) {
+			left = -1 // a directory, link, … under an object's name
 			return false
 		}
+		found[i] = true
+		left--
+		return left > 0
+	})
+	return err == nil && left == 0
+}
+
+// readDirents reads the directory fd with getdents(2) into buf, calling fn
+// with each entry's type (DT_*) and name until fn returns false or the
+// directory ends.
+func readDirents(fd int, buf []byte, fn func(typ byte, name []byte) bool) error {
+	for {
+		n, err := ignoringEINTRN(func() (int, error) { return unix.Getdents(fd, buf) })
+		if err != nil || n == 0 {
+			return err
+		}
+		for b := buf[:n]; len(b) > 0; {
+			// struct linux_dirent64: ino u64, off s64, reclen u16,
+			// type u8, then the NUL-terminated name.
+			if len(b) < 19 {
+				return errors.New("getdents: short record")
+			}
+			reclen := int(binary.NativeEndian.Uint16(b[16:]))
+			if reclen < 19 || reclen > len(b) {
+				return errors.New("getdents: bad record length")
+			}
+			typ, name := b[18], b[19:reclen]
+			b = b[reclen:]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if hasAllNoTypes {
+				typ = unix.DT_UNKNOWN
+			}
+			if !fn(typ, name) {
+				return nil
+			}
+		}
 	}
-	return true
+}
+
+// isRegularEntry reports whether the entry name of the directory fd, of
+// type typ as getdents(2) reports it, is a regular file; an unknown type
+// (some file systems report none) is looked up.
+func isRegularEntry(fd int, typ byte, name []byte) bool {
+	switch typ {
+	case unix.DT_REG:
+		return true
+	case unix.DT_UNKNOWN:
+		return isRegularAt(fd, string(name))
+	}
+	return false
+}
+
+// listObjectDir appends to out the objects of the fan-out directory f:
+// the regular files named by 64 hex digits.
+func listObjectDir(f *os.File, buf []byte, out []Digest) ([]Digest, error) {
+	fd := int(f.Fd())
+	err := readDirents(fd, buf, func(typ byte, name []byte) bool {
+		var d Digest
+		if decodeLowerHex(d[:], name) && isRegularEntry(fd, typ, name) {
+			out = append(out, d)
+		}
+		return true
+	})
+	return out, err
+}
+
+// isRegularAt reports whether name in the directory fd is a regular file,
+// without following a link.
+func isRegularAt(fd int, name string) bool {
+	var st unix.Stat_t
+	err := ignoringEINTR(func() error { return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
+	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
 }

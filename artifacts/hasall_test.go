@@ -90,3 +90,34 @@ func testHasAll(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyAll: VerifyAll holds exactly when Verify holds for each
+// object, and sets a corrupt one aside as Verify does.
+func TestVerifyAll(t *testing.T) {
+	s := openTemp(t)
+	var ds []Digest
+	for i := range 5 {
+		d, err := s.Put([]byte{byte(i), 'v'})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds = append(ds, d)
+	}
+	if !s.VerifyAll(ds) || !s.VerifyAll(nil) {
+		t.Fatal("VerifyAll: intact objects refused")
+	}
+	if s.VerifyAll(append(ds[:2:2], Sum([]byte("never stored")))) {
+		t.Fatal("VerifyAll: an absent object accepted")
+	}
+	path := s.ObjectPath(ds[3])
+	os.Chmod(path, 0o644)
+	if err := os.WriteFile(path, []byte("garbled"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if s.VerifyAll(ds) {
+		t.Fatal("VerifyAll: a corrupt object accepted")
+	}
+	if s.Has(ds[3]) {
+		t.Fatal("the corrupt object was not set aside")
+	}
+}

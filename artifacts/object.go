@@ -97,6 +97,18 @@ func (s *Store) Verify(d Digest) error {
 	return nil
 }
 
+// VerifyAll reports whether every object of ds is present and intact, as
+// Verify checks each (a corrupt one is moved to corrupt/); it stops at the
+// first that is not.
+func (s *Store) VerifyAll(ds []Digest) bool {
+	for _, d := range ds {
+		if s.Verify(d) != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // check verifies object d, streaming it through SHA-256. wantSize < 0 means
 // the size is not known; otherwise a size mismatch is corruption without
 // reading the file.

@@ -14,7 +14,7 @@ import "thv/artifacts"
 type Listing struct {
 	store      *artifacts.Store
 	done       chan struct{}
-	listed     map[artifacts.Digest]bool
+	listed     *artifacts.DigestSet
 	quarantine string
 	err        error
 }
@@ -25,14 +25,14 @@ func NewListing(st *artifacts.Store) *Listing {
 	go func() {
 		defer close(l.done)
 		if l.quarantine, l.err = st.QuarantineState(); l.err == nil {
-			l.listed, l.err = st.Objects()
+			l.listed, l.err = st.ObjectSet()
 		}
 	}()
 	return l
 }
 
 // objects returns the listing if it still holds for st.
-func (l *Listing) objects(st *artifacts.Store) (map[artifacts.Digest]bool, bool) {
+func (l *Listing) objects(st *artifacts.Store) (*artifacts.DigestSet, bool) {
 	if l == nil || l.store != st {
 		return nil, false
 	}

@@ -63,7 +63,14 @@ type Lock struct {
 const lockVersion = 2
 
 // ReadLock reads a lock file; a missing file is an empty lock.
-func ReadLock(path string) (*Lock, error) {
+func ReadLock(path string) (*Lock, error) { return ReadLockEarly(path, nil) }
+
+// ReadLockEarly is ReadLock that, if early is not nil, calls it with the
+// file's bytes and their SHA-256 as soon as the sum is known, while the
+// bytes are still being parsed (StartNoopCheck starts the no-op
+// certificate's checks that way). early must not modify b, and returns
+// before ReadLockEarly does.
+func ReadLockEarly(path string, early func(b []byte, sum artifacts.Digest)) (*Lock, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Lock{Version: lockVersion, Code: map[string]string{}, byID: map[string]*Record{}}, nil
@@ -71,17 +78,24 @@ func ReadLock(path string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := decodeLock(b)
+	l, err := decodeLock(b, early)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return l, nil
 }
 
-// decodeLock decodes and validates the bytes of a lock file.
-func decodeLock(b []byte) (*Lock, error) {
+// decodeLock decodes and validates the bytes of a lock file (early: as
+// ReadLockEarly).
+func decodeLock(b []byte, early func([]byte, artifacts.Digest)) (*Lock, error) {
 	sum := make(chan artifacts.Digest, 1)
-	go func() { sum <- artifacts.Sum(b) }() // the seal is looked up by it
+	go func() { // the seal is looked up by it
+		d := artifacts.Sum(b)
+		if early != nil {
+			early(b, d) // before the send: it returns before decodeLock does
+		}
+		sum <- d
+	}()
 	l, err := parseLock(b)
 	if err == nil {
 		err = l.validate()
@@ -96,43 +110,53 @@ func decodeLock(b []byte) (*Lock, error) {
 	if l.Code == nil {
 		l.Code = map[string]string{}
 	}
-	l.index()
-	l.digest = digest
+	l.digest = digest // validate indexed l
 	return l, nil
 }
 
 // validate checks what a lock read from disk could do harm with: every
 // output name becomes a file name (results/), so each must be one safe
-// path component; task IDs must be unique.
+// path component; task IDs must be unique. It indexes l by ID.
 func (l *Lock) validate() error {
 	if l.Image != "" {
 		if _, err := artifacts.ParseDigest(l.Image); err != nil {
 			return fmt.Errorf("image: %v", err)
 		}
 	}
-	seen := make(map[string]bool, len(l.Tasks))
+	// The index by ID is built here, where repeated IDs are found; each
+	// distinct output name (a few, on thousands of lines) is checked once.
+	byID := make(map[string]*Record, len(l.Tasks))
+	valid := map[string]bool{}
 	for i := range l.Tasks {
 		r := &l.Tasks[i]
-		if r.ID == "" || seen[r.ID] {
+		if _, dup := byID[r.ID]; r.ID == "" || dup {
 			return fmt.Errorf("task line %d: empty or repeated task ID %q", i+1, r.ID)
 		}
-		seen[r.ID] = true
+		byID[r.ID] = r
 		for name := range r.Outputs {
+			if valid[name] {
+				continue
+			}
 			if err := ValidName(name); err != nil {
 				return fmt.Errorf("task %s: output %w", r.ID, err)
 			}
+			valid[name] = true
 		}
 	}
+	l.byID = byID
 	return nil
 }
+
+// lockTasksMarker ends the head of a lock in Write's layout; one task per
+// line follows.
+const lockTasksMarker = "\"tasks\": [\n"
 
 // parseLock decodes a lock file. Files in Write's layout (one task per
 // line) are decoded line by line on all cores, which keeps the no-op path
 // fast on the paper's 8,000-task lock; anything else goes through
 // json.Unmarshal as a whole.
 func parseLock(b []byte) (*Lock, error) {
-	const marker = "\"tasks\": [\n"
-	head, body, ok := bytes.Cut(b, []byte(marker))
+	head, body, ok := bytes.Cut(b, []byte(lockTasksMarker))
 	if !ok || !bytes.HasSuffix(body, []byte("]}\n")) {
 		var l Lock
 		return &l, json.Unmarshal(b, &l)

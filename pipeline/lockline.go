@@ -23,9 +23,8 @@ func parseRecordLine(line []byte, r *Record) bool {
 // record parses one line; a parser may be reused for many lines.
 func (p *lineParser) record(line []byte, r *Record) bool {
 	p.b, p.i = line, 0
-	var key, digest []byte
 	if !p.lit(`{"id":`) || !p.str(&r.ID) || !p.lit(`,"kind":`) || !p.name(&r.Kind) ||
-		!p.lit(`,"key":`) || !p.bytes(&key) || r.Key.UnmarshalText(key) != nil ||
+		!p.lit(`,"key":`) || !p.hash(r.Key.UnmarshalText) ||
 		!p.lit(`,"params":`) || !p.raw(&r.Params) {
 		return false
 	}
@@ -39,7 +38,7 @@ func (p *lineParser) record(line []byte, r *Record) bool {
 	for first := true; !p.lit("}"); first = false {
 		var name string
 		var d artifacts.Digest
-		if !first && !p.lit(",") || !p.name(&name) || !p.lit(":") || !p.bytes(&digest) || d.UnmarshalText(digest) != nil {
+		if !first && !p.lit(",") || !p.name(&name) || !p.lit(":") || !p.hash(d.UnmarshalText) {
 			return false
 		}
 		if _, dup := r.Outputs[name]; dup {
@@ -112,6 +111,21 @@ func (p *lineParser) bytes(dst *[]byte) bool {
 		}
 	}
 	return false
+}
+
+// hash consumes a JSON string holding a key or digest and decodes it with
+// unmarshal. The form Lock.Write writes, "sha256:" and 64 hex digits, is
+// taken at its fixed length, without scanning the string for its end:
+// unmarshal accepts it only if all 71 bytes are that form (no quote,
+// escape or control byte among them). Anything else takes bytes' way.
+func (p *lineParser) hash(unmarshal func([]byte) error) bool {
+	const n = len(`"sha256:`) + 64 + len(`"`)
+	if len(p.b)-p.i >= n && p.b[p.i] == '"' && p.b[p.i+n-1] == '"' && unmarshal(p.b[p.i+1:p.i+n-1]) == nil {
+		p.i += n
+		return true
+	}
+	var b []byte
+	return p.bytes(&b) && unmarshal(b) == nil
 }
 
 // raw consumes one JSON object, array or scalar (strings without escapes)

@@ -100,7 +100,7 @@ func FuzzReadLock(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte(`{"version": 2, "tasks": []}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		l, err := decodeLock(b)
+		l, err := decodeLock(b, nil)
 		if err != nil {
 			return
 		}
@@ -120,7 +120,7 @@ func FuzzReadLock(f *testing.F) {
 		if err != nil {
 			t.Fatalf("an accepted lock does not encode: %v", err)
 		}
-		again, err := decodeLock(out)
+		again, err := decodeLock(out, nil)
 		if err != nil {
 			t.Fatalf("a written lock does not read back: %v", err)
 		}

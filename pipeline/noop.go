@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 
 	"thv/artifacts"
 )
@@ -77,6 +78,16 @@ func decodeReads(b []byte) ([]artifacts.Digest, error) {
 	return out, nil
 }
 
+// StartFingerprint starts computing the code fingerprint that a no-op
+// certificate is keyed by (codeid's Fingerprint: a few milliseconds of
+// hashing the embedded sources), so that it overlaps with the caller's
+// other work (reading the lock); certificateKey then waits for it.
+func (k *Kinds) StartFingerprint() {
+	if m, ok := k.binaryModule(); ok {
+		go m.Fingerprint()
+	}
+}
+
 // certificateKey returns the key of p's certificate, if p can have one.
 func (p *Project) certificateKey() (artifacts.Key, bool) {
 	m, ok := p.Kinds.binaryModule()
@@ -95,64 +106,93 @@ func (p *Project) certificateKey() (artifacts.Key, bool) {
 // this project's certificate and every check the full pass would make
 // holds (see above). ok false: run the full pass.
 func (p *Project) fastNoop() (rep *Report, ok bool) {
+	early := p.early
+	p.early = nil
+	defer early.Release()
 	key, ok := p.certificateKey()
 	if !ok {
-		return nil, false
-	}
-	e, found, err := p.Store.GetEntry(key)
-	if err != nil || !found || e.Kind != noopKind || e.Meta["lock"] != p.Lock.digest.String() || len(e.Outputs) != 1 {
 		return nil, false
 	}
 	if !sealed(p.Store, p.Lock) {
 		return nil, false
 	}
-	data, err := p.Store.Get(e.Outputs[0].Digest)
-	if err != nil {
+	reads, ok := certificateReads(p.Store, key, p.Lock.digest)
+	if !ok {
 		return nil, false
 	}
-	reads, err := decodeReads(data)
-	if err != nil {
-		return nil, false
+	// The checks made already, before the lock was parsed (noopearly.go).
+	if early != nil {
+		if checked, passed := early.result(key, p.Lock); checked {
+			if !passed {
+				return nil, false
+			}
+			return p.lockReport(), true
+		}
 	}
-	// Every recorded output present, checked as the full pass would find
-	// it missing (HasAll: a lookup per object, cheaper here than a listing
-	// of a store that also holds other protocols' objects).
-	var outs []artifacts.Digest
+	// The two checks left and the report do not depend on one another:
+	// they run at once, on the machine's cores. (The re-hash may
+	// quarantine a corrupt object while the presence check runs; either
+	// check failing sends the pass to the full pass, which finds the
+	// store as it then is.)
+	var readsOK bool
+	var wg sync.WaitGroup
+	wg.Go(func() { readsOK = p.Store.VerifyAll(reads) })
+	present := p.outputsPresent()
+	if present {
+		rep = p.lockReport()
+	}
+	wg.Wait()
+	if !present || !readsOK {
+		return nil, false // a corrupt object is quarantined now: the full pass recomputes it
+	}
+	return rep, true
+}
+
+// outputsPresent reports whether every output the lock records is
+// present, checked as the full pass would find it missing (HasAll: the
+// fan-out directories, looked up or read whole, on several goroutines), and
+// false if a record has no output.
+func (p *Project) outputsPresent() bool {
+	n := 0
+	for i := range p.Lock.Tasks {
+		n += len(p.Lock.Tasks[i].Outputs)
+	}
+	outs := make([]artifacts.Digest, 0, n)
 	for i := range p.Lock.Tasks {
 		rec := &p.Lock.Tasks[i]
 		if len(rec.Outputs) == 0 {
-			return nil, false
+			return false
 		}
 		for _, d := range rec.Outputs {
 			outs = append(outs, d)
 		}
 	}
 	if listed, ok := p.Shared.objects(p.Store); ok {
-		missing := outs[:0:0]
+		missing := outs[:0]
 		for _, d := range outs {
-			if !listed[d] {
+			if !listed.Has(d) {
 				missing = append(missing, d)
 			}
 		}
 		outs = missing
 	}
-	if !p.Store.HasAll(outs) {
-		return nil, false
-	}
-	for _, d := range reads {
-		if _, err := p.Store.Get(d); err != nil {
-			return nil, false // a corrupt object is quarantined now: the full pass recomputes it
-		}
-	}
-	rep = &Report{Results: make([]*Result, len(p.Lock.Tasks)), Cached: len(p.Lock.Tasks)}
+	return p.Store.HasAll(outs)
+}
+
+// lockReport is the report of a pass that finds every task of the lock
+// up to date: each task as the lock records it (its ID, kind and canonical
+// parameters: what reports and the export read of a task), cached.
+func (p *Project) lockReport() *Report {
+	n := len(p.Lock.Tasks)
+	rep := &Report{Results: make([]*Result, n), Cached: n}
+	tasks, results := make([]Task, n), make([]Result, n) // two allocations, not 2n
 	for i := range p.Lock.Tasks {
 		rec := &p.Lock.Tasks[i]
-		// The task as the lock records it: its ID, kind and canonical
-		// parameters (what reports and the export read of a task).
-		t := &Task{ID: rec.ID, Kind: rec.Kind, Params: rec.Params, order: i}
-		rep.Results[i] = &Result{Task: t, Status: Cached, Key: rec.Key, Outputs: rec.Outputs}
+		tasks[i] = Task{ID: rec.ID, Kind: rec.Kind, Params: rec.Params, order: i}
+		results[i] = Result{Task: &tasks[i], Status: Cached, Key: rec.Key, Outputs: rec.Outputs}
+		rep.Results[i] = &results[i]
 	}
-	return rep, true
+	return rep
 }
 
 // certify writes p's certificate after a complete pass whose lock is sealed

@@ -35,6 +35,17 @@ func (e *env) noopProject(fsys fstest.MapFS, binary string, plan *Plan, digest s
 	e.t.Helper()
 	p := e.memoProject(memoModule(fsys, binary), plan)
 	p.PlanDigest = digest
+	if e.early {
+		e.last = nil
+		lock, err := ReadLockEarly(p.LockPath, func(b []byte, sum artifacts.Digest) {
+			e.last = StartNoopCheck(e.store, p.Kinds, digest, b, sum)
+		})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		p.Lock = lock
+		p.UseNoopCheck(e.last)
+	}
 	return p
 }
 
@@ -79,8 +90,13 @@ func sameReport(t *testing.T, got, want *Report) {
 
 // warm runs a cold pass and checks that the next one is served by the
 // certificate, with the report a full pass gives, writing nothing.
-func warm(t *testing.T) (*env, fstest.MapFS) {
+func warm(t *testing.T) (*env, fstest.MapFS) { return warmWith(t, false) }
+
+// warmWith is warm with the certificate's store checks started early
+// (early), or by the pass.
+func warmWith(t *testing.T, early bool) (*env, fstest.MapFS) {
 	e := newEnv(t)
+	e.early = early
 	fsys := memoSources()
 	plan := noopPlan(2)
 	if rep := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest); rep.Executed != 5 || certified(rep, plan) {
@@ -91,6 +107,9 @@ func warm(t *testing.T) (*env, fstest.MapFS) {
 	fast := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest)
 	if !certified(fast, plan) {
 		t.Fatal("the pass after a complete one was not served by its certificate")
+	}
+	if early && (e.last == nil || !e.last.used) {
+		t.Fatal("the pass did not use the checks started early")
 	}
 	full := e.noopRepro(fsys, memoBinary, noopPlan(2), "") // no plan digest: no certificate
 	sameReport(t, fast, full)
@@ -113,7 +132,6 @@ func TestNoopCertificate(t *testing.T) {
 // TestNoopCertificateInvalidated: each change makes the next pass a full
 // one, which decides as it always did; the pass after that is served again.
 func TestNoopCertificateInvalidated(t *testing.T) {
-	ctx := context.Background()
 	cases := []struct {
 		name string
 		// change changes something and returns the plan, binary and
@@ -191,34 +209,50 @@ func TestNoopCertificateInvalidated(t *testing.T) {
 		}},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			e, fsys := warm(t)
-			planOf, binary, src, executed := c.change(t, e, fsys)
-			plan := planOf()
-			digest := noopPlanDigest
-			if c.name == "params" {
-				digest = "sha256:plan-two"
+		for _, early := range []bool{false, true} {
+			name := c.name
+			if early {
+				name += "/early" // the store checks started while the lock is read
 			}
-			rep := e.noopRepro(src, binary, plan, digest)
-			if certified(rep, plan) {
-				t.Fatal("served by the certificate after the change")
-			}
-			if rep.Executed != executed {
-				t.Errorf("%d executed (%v), want %d", rep.Executed, ids(rep, Executed), executed)
-			}
-			// A full pass with no certificate at all decides the same.
-			full, err := e.noopProject(src, binary, planOf(), "").Status(ctx)
-			if err != nil || full.Cached != len(full.Results) {
-				t.Fatalf("after the full pass, status: %d of %d cached (%v)", full.Cached, len(full.Results), err)
-			}
-			plan = planOf()
-			again := e.noopRepro(src, binary, plan, digest)
-			if !certified(again, plan) {
-				t.Fatal("the pass after the full one was not served by a certificate")
-			}
-			sameReport(t, again, full)
-		})
+			t.Run(name, func(t *testing.T) {
+				testNoopInvalidated(t, early, c.name, c.change)
+			})
+		}
 	}
+}
+
+func testNoopInvalidated(t *testing.T, early bool, name string, change func(t *testing.T, e *env, fsys fstest.MapFS) (func() *Plan, string, fstest.MapFS, int)) {
+	ctx := context.Background()
+	e, fsys := warmWith(t, early)
+	planOf, binary, src, executed := change(t, e, fsys)
+	plan := planOf()
+	digest := noopPlanDigest
+	if name == "params" {
+		digest = "sha256:plan-two"
+	}
+	rep := e.noopRepro(src, binary, plan, digest)
+	if certified(rep, plan) {
+		t.Fatal("served by the certificate after the change")
+	}
+	if rep.Executed != executed {
+		t.Errorf("%d executed (%v), want %d", rep.Executed, ids(rep, Executed), executed)
+	}
+	// (A corrupt object the early re-hash quarantined breaks the seal,
+	// which the pass checks first.)
+	if early && name == "object removed" && (e.last == nil || !e.last.used) {
+		t.Error("the checks started early did not decide the pass")
+	}
+	// A full pass with no certificate at all decides the same.
+	full, err := e.noopProject(src, binary, planOf(), "").Status(ctx)
+	if err != nil || full.Cached != len(full.Results) {
+		t.Fatalf("after the full pass, status: %d of %d cached (%v)", full.Cached, len(full.Results), err)
+	}
+	plan = planOf()
+	again := e.noopRepro(src, binary, plan, digest)
+	if !certified(again, plan) {
+		t.Fatal("the pass after the full one was not served by a certificate")
+	}
+	sameReport(t, again, full)
 }
 
 // TestNoopCertificateNotForVerification: a pass that honours no seal uses
@@ -282,8 +316,8 @@ func TestNoopCertificateSharedListing(t *testing.T) {
 	if _, err := e.store.Get(d); err == nil {
 		t.Fatal("the garbled object was not found corrupt")
 	}
-	if listed, ok := l.objects(e.store); ok || !listed[d] {
-		t.Fatalf("after a quarantine the listing still holds (%v), or never named the object (%v)", ok, listed[d])
+	if listed, ok := l.objects(e.store); ok || !listed.Has(d) {
+		t.Fatalf("after a quarantine the listing still holds (%v), or never named the object (%v)", ok, listed.Has(d))
 	}
 	plan = noopPlan(2)
 	p = e.noopProject(fsys, memoBinary, plan, noopPlanDigest)
@@ -291,5 +325,63 @@ func TestNoopCertificateSharedListing(t *testing.T) {
 	rep, err := p.Repro(context.Background(), Options{Jobs: 2})
 	if err != nil || certified(rep, plan) || !slices.Equal(ids(rep, Executed), []string{"after"}) {
 		t.Fatalf("after the quarantine: certified %v, executed %v (%v)", certified(rep, plan), ids(rep, Executed), err)
+	}
+}
+
+// TestNoopCheckCovers: the outputs picked out of a lock's bytes are used
+// only if they are exactly the parsed records' outputs.
+func TestNoopCheckCovers(t *testing.T) {
+	d := func(s string) artifacts.Digest { return artifacts.Sum([]byte(s)) }
+	l := &Lock{Version: lockVersion, Profile: "test", Code: map[string]string{}, Tasks: []Record{
+		// A parameter that looks like an outputs field comes before the
+		// real one.
+		{ID: "a", Kind: "k", Params: json.RawMessage(`{"a":1,"outputs":{"z":"` + d("decoy").String() + `"}}`), Outputs: map[string]artifacts.Digest{"x": d("1"), "y": d("2")}},
+		{ID: "b", Kind: "k", Params: json.RawMessage(`{}`), Inputs: json.RawMessage(`{"in":"` + d("1").String() + `"}`), Outputs: map[string]artifacts.Digest{"x": d("3")}},
+		{ID: "c", Kind: "k", Params: json.RawMessage(`{}`), Outputs: map[string]artifacts.Digest{"p": d("4"), "q": d("4")}},
+	}}
+	b, err := l.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := decodeLock(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, ends, ok := scanOutputs(b)
+	want := []artifacts.Digest{d("1"), d("2"), d("3"), d("4"), d("4")}
+	if !ok || !slices.Equal(outs, want) || !slices.Equal(ends, []int{2, 3, 5}) {
+		t.Fatalf("scanOutputs: %v %v %v", ok, outs, ends)
+	}
+	c := &NoopCheck{outs: outs, ends: ends}
+	if !c.covers(parsed) {
+		t.Fatal("the lock's own outputs not covered")
+	}
+	for name, bad := range map[string]*NoopCheck{
+		"another digest":  {outs: []artifacts.Digest{d("1"), d("decoy"), d("3"), d("4"), d("4")}, ends: ends},
+		"one output less": {outs: []artifacts.Digest{d("1"), d("3"), d("4"), d("4")}, ends: []int{1, 2, 4}},
+		"a line less":     {outs: want[:3], ends: ends[:2]},
+		"one repeated":    {outs: []artifacts.Digest{d("1"), d("1"), d("3"), d("4"), d("4")}, ends: ends},
+		"lines shifted":   {outs: want, ends: []int{1, 3, 5}},
+	} {
+		if bad.covers(parsed) {
+			t.Errorf("%s: covered", name)
+		}
+	}
+	swapped := &NoopCheck{outs: []artifacts.Digest{d("2"), d("1"), d("3"), d("4"), d("4")}, ends: ends}
+	if !swapped.covers(parsed) {
+		t.Error("a line's outputs in another order: not covered")
+	}
+	// A record without outputs is never covered (the pass refuses it).
+	none := &Lock{Version: lockVersion, Profile: "test", Code: map[string]string{}, Tasks: []Record{
+		{ID: "a", Kind: "k", Params: json.RawMessage(`{}`), Outputs: map[string]artifacts.Digest{}},
+	}}
+	if b, err := none.encode(); err != nil {
+		t.Fatal(err)
+	} else if outs, ends, ok := scanOutputs(b); !ok || len(outs) != 0 || (&NoopCheck{outs: outs, ends: ends}).covers(none) {
+		t.Errorf("a record without outputs: scanned %v %v %v, covered", ok, outs, ends)
+	}
+	// Not Write's layout: nothing picked out.
+	if _, _, ok := scanOutputs([]byte(`{"version": 2, "tasks": []}`)); ok {
+		t.Error("scanOutputs accepted a lock in another layout")
 	}
 }

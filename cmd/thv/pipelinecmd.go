@@ -38,11 +38,14 @@ func (f *projectFlags) register(cmd *cobra.Command) {
 // open opens the project; readOnly commands never create or change the
 // store.
 func (f *projectFlags) open(readOnly bool) (*protocol.Project, error) {
-	return protocol.Open(protocol.Options{
-		LoadOptions: protocol.LoadOptions{ParamsFile: f.params, Profile: f.profile, Set: f.set},
-		StoreDir:    f.store,
-		ReadOnly:    readOnly,
-	})
+	return f.openWith(protocol.Options{ReadOnly: readOnly})
+}
+
+// openWith opens the project with opt's options besides the flags'.
+func (f *projectFlags) openWith(opt protocol.Options) (*protocol.Project, error) {
+	opt.LoadOptions = protocol.LoadOptions{ParamsFile: f.params, Profile: f.profile, Set: f.set}
+	opt.StoreDir = f.store
+	return protocol.Open(opt)
 }
 
 // logger writes warnings as text lines on w.
@@ -80,10 +83,13 @@ completed, so the next repro resumes.`,
   thv repro --executor slurm      # run tasks as Slurm job arrays (docs/cluster.md)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			proj, err := pf.open(dry)
+			// Its next step is a pass: the no-op certificate's checks
+			// start while the lock is read.
+			proj, err := pf.openWith(protocol.Options{ReadOnly: dry, EarlyNoopCheck: !dry})
 			if err != nil {
 				return err
 			}
+			defer proj.DropNoopCheck()
 			if jobs == 0 {
 				jobs = ef.defaultJobs(proj)
 			}

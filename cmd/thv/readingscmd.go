@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -116,8 +117,27 @@ the claims.`,
 				r := compare.ReadingResult{Name: v.Name, Why: v.Why, Set: v.Set, InstanceSeeds: len(seeds), Proposed: cfg.Proposed()}
 				var perInstance []compare.Results
 				var regret string
-				for j, run := range runs {
-					proj, err := protocol.OpenReading(opt, &sweep, run, locks[j])
+				// Each run's project (its configuration, its lock read and
+				// parsed) is opened while the run before it is checked.
+				type opened struct {
+					proj *protocol.Project
+					err  error
+				}
+				open := func(j int) <-chan opened {
+					ch := make(chan opened, 1)
+					go func() {
+						p, err := protocol.OpenReading(opt, &sweep, runs[j], locks[j])
+						ch <- opened{p, err}
+					}()
+					return ch
+				}
+				next := open(0)
+				for j := range runs {
+					o := <-next
+					if j+1 < len(runs) {
+						next = open(j + 1)
+					}
+					proj, err := o.proj, o.err
 					if err != nil {
 						return err
 					}
@@ -136,7 +156,7 @@ the claims.`,
 					if len(runs) > 1 {
 						label = fmt.Sprintf("%s, instance seed %d (%d/%d)", v.Name, seeds[j], j+1, len(runs))
 					}
-					fmt.Fprintf(errw, "reading %d/%d %s: %s\n", i+1, len(sweep.Variants), label, describeSet(run.Set))
+					fmt.Fprintf(errw, "reading %d/%d %s: %s\n", i+1, len(sweep.Variants), label, describeSet(runs[j].Set))
 					start := time.Now()
 					if err := os.MkdirAll(filepath.Dir(proj.LockPath), 0o755); err != nil {
 						return err
@@ -185,10 +205,10 @@ the claims.`,
 				return err
 			}
 			report := compare.ReadingsMarkdown(done, ref.Tolerance.Percentile)
-			if err := artifacts.WriteFileAtomic(filepath.Join(results, "readings.parquet"), pq); err != nil {
+			if err := writeIfChanged(filepath.Join(results, "readings.parquet"), pq); err != nil {
 				return err
 			}
-			if err := artifacts.WriteFileAtomic(filepath.Join(results, "readings.md"), []byte(report)); err != nil {
+			if err := writeIfChanged(filepath.Join(results, "readings.md"), []byte(report)); err != nil {
 				return err
 			}
 			printReadings(out, rows, base.Proposed())
@@ -204,6 +224,16 @@ the claims.`,
 }
 
 // taskKey is the key of task id in a status report ("" if it has none).
+// writeIfChanged writes b to path (atomically) unless the file holds b
+// already: a sweep that changed nothing writes nothing (and results/'s
+// page, whose memo names these files' sizes and times, stays current).
+func writeIfChanged(path string, b []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
+		return nil
+	}
+	return artifacts.WriteFileAtomic(path, b)
+}
+
 func taskKey(rep *pipeline.Report, id string) string {
 	for _, res := range rep.Results {
 		if res.Task.ID == id {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"slices"
@@ -50,20 +51,33 @@ func (m *Module) fingerprint() (string, error) {
 	if m.c.Sources == nil {
 		return "", fmt.Errorf("code fingerprint: no sources")
 	}
+	buf := make([]byte, 32<<10) // each file streamed through one buffer, not read whole
 	err := fs.WalkDir(m.c.Sources, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, err := fs.ReadFile(m.c.Sources, name)
+		f, err := m.c.Sources.Open(name)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(h, "file %q %d\n", name, len(b))
-		h.Write(b)
-		return nil
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "file %q %d\n", name, fi.Size())
+		n, err := io.CopyBuffer(h, onlyReader{f}, buf)
+		if err == nil && n != fi.Size() {
+			err = fmt.Errorf("%s: read %d bytes, its size is %d", name, n, fi.Size())
+		}
+		return err
 	})
 	if err != nil {
 		return "", fmt.Errorf("code fingerprint: %w", err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// onlyReader hides every method but Read (io.CopyBuffer then uses its
+// buffer).
+type onlyReader struct{ io.Reader }

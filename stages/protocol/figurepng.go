@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"image"
 	"image/png"
-	"os"
 	"strings"
 
 	"thv/artifacts"
@@ -51,14 +50,11 @@ func figurePNGOf(r *pipeline.Result) (figurePNG, error) {
 // results/README.md: "<setting>.curves.parquet sha256:…".
 func (f figurePNG) source() string { return f.curvesName + " " + f.curves.String() }
 
-// current reports whether the file at path is this PNG as drawn: stamped
-// with f's curves and its image data unedited. On another CPU's drawing
-// of the same curves it is true too (that is the point: nothing to redo).
-func (f figurePNG) current(path string) bool {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return false
-	}
+// current reports whether b, a file's content, is this PNG as drawn:
+// stamped with f's curves and its image data unedited. On another CPU's
+// drawing of the same curves it is true too (that is the point: nothing to
+// redo).
+func (f figurePNG) current(b []byte) bool {
 	stamp, want, err := readPNGStamp(b, f.source())
 	return err == nil && stamp == want
 }

@@ -41,6 +41,11 @@ type Options struct {
 	// ReadOnly are then not used.
 	Store   *artifacts.Store
 	Listing *pipeline.Listing
+	// EarlyNoopCheck starts the no-op certificate's store checks while the
+	// lock is parsed (pipeline.StartNoopCheck), holding the store shared
+	// until the project's next pass: for a command whose next step is a
+	// pass that honours certificates (thv repro), never before a gc.
+	EarlyNoopCheck bool
 }
 
 // Open loads and validates the protocol, plans the DAG, and opens the
@@ -114,32 +119,54 @@ func open(cfg *Config, opt Options, lockPath string) (*Project, error) {
 		lock *pipeline.Lock
 		err  error
 	}
-	locked := make(chan read, 1)
-	go func() {
-		l, err := pipeline.ReadLock(lockPath)
-		locked <- read{l, err}
-	}()
-	kinds := opt.Kinds
-	if kinds == nil {
-		var err error
-		if kinds, err = Kinds(); err != nil {
-			return nil, err
-		}
-	}
 	// The plan is built when a pass needs it: a no-op certificate
 	// (pipeline/noop.go) serves a pass without one. Its digest is the
 	// configuration's: with the binary, all the plan is built from.
+	pd := planDigest(cfg)
+	locked := make(chan read, 1)
+	var early *pipeline.NoopCheck
+	go func() {
+		var start func([]byte, artifacts.Digest)
+		if opt.EarlyNoopCheck {
+			// The certificate's store checks start once the lock's
+			// bytes are hashed, while they are parsed (pipeline/noopearly.go).
+			start = func(b []byte, sum artifacts.Digest) {
+				if k, err := kindsOf(opt); err == nil {
+					early = pipeline.StartNoopCheck(store, k, pd, b, sum)
+				}
+			}
+		}
+		l, err := pipeline.ReadLockEarly(lockPath, start)
+		locked <- read{l, err}
+	}()
+	kinds, err := kindsOf(opt)
+	if err != nil {
+		<-locked
+		early.Release()
+		return nil, err
+	}
+	kinds.StartFingerprint() // a no-op certificate is keyed by it (pipeline/noop.go)
 	lr := <-locked
 	if lr.err != nil {
+		early.Release()
 		return nil, lr.err
 	}
 	proj := &pipeline.Project{
 		Planner:    func() (*pipeline.Plan, error) { return NewPlan(cfg) },
-		PlanDigest: planDigest(cfg),
+		PlanDigest: pd,
 		Shared:     opt.Listing,
 		Kinds:      kinds, Store: store, Lock: lr.lock, LockPath: lockPath, Profile: cfg.Profile,
 	}
+	proj.UseNoopCheck(early)
 	return &Project{Config: cfg, Project: proj}, nil
+}
+
+// kindsOf returns opt's kinds, else the paper's (Kinds).
+func kindsOf(opt Options) (*pipeline.Kinds, error) {
+	if opt.Kinds != nil {
+		return opt.Kinds, nil
+	}
+	return Kinds()
 }
 
 // planDigest is the SHA-256 of cfg as JSON (struct fields in order, map

@@ -39,10 +39,13 @@ func (p *Project) writeReport(rep *pipeline.Report, files []resultFile) (bool, e
 	old, _ := os.ReadFile(path)
 	sources := ""
 	if p.PreviousReport == "" { // a bundle's page is always rendered
-		sources = p.reportSources(rep, p.Run)
-		if pageCurrent(old, sources) {
+		// The memo names the run block as written: p.Run, its empty
+		// fields the page's own (thv report after thv repro keeps the
+		// executor the page names, and its memo).
+		if pageCurrent(old, p.reportSources(rep, keptRun(p.Run, old))) {
 			return false, nil
 		}
+		sources = "-" // computed below, for the run block as written
 	}
 	pg, err := p.reportPage(rep, files)
 	if err != nil {
@@ -65,6 +68,9 @@ func (p *Project) writeReport(rep *pipeline.Report, files []resultFile) (bool, e
 		}
 	}
 	if sources != "" {
+		sources = p.reportSources(rep, run)
+	}
+	if sources != "" {
 		if run.Sources, err = withPageSum(sources, b); err != nil {
 			return false, err
 		}
@@ -79,6 +85,22 @@ func (p *Project) writeReport(rep *pipeline.Report, files []resultFile) (bool, e
 		return false, err
 	}
 	return true, nil
+}
+
+// keptRun is run with its empty fields (executor, thv, verify) taken from
+// page's run block, as writeReport keeps them when the page shows the
+// same results.
+func keptRun(run report.Run, page []byte) report.Run {
+	was, err := report.ParseRun(page)
+	if err != nil {
+		return run
+	}
+	for _, f := range []struct{ dst, src *string }{{&run.Executor, &was.Executor}, {&run.Thv, &was.Thv}, {&run.Verify, &was.Verify}} {
+		if *f.dst == "" {
+			*f.dst = *f.src
+		}
+	}
+	return run
 }
 
 // reportPage gathers what results/index.html shows: the protocol, the

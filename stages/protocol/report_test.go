@@ -82,6 +82,21 @@ func TestExportWritesThePage(t *testing.T) {
 	if written, err := p.ExportResults(rep); err != nil || len(written) != 0 {
 		t.Errorf("a second export wrote %v (%v)", written, err)
 	}
+	// thv report after thv repro: a run block with empty fields keeps the
+	// page's, so the page is current, and stays so for the next repro;
+	// another executor is another page.
+	for _, run := range []struct {
+		run     report.Run
+		written int
+	}{{report.Run{}, 0}, {report.Run{Executor: "local", Thv: "thv test"}, 0}, {report.Run{Executor: "process"}, 1}, {report.Run{Executor: "local", Thv: "thv test"}, 1}} {
+		p.Run = run.run
+		if written, err := p.ExportResults(rep); err != nil || len(written) != run.written {
+			t.Errorf("run %+v: the export wrote %v (%v), want %d files", run.run, written, err, run.written)
+		}
+	}
+	if again, _ := os.ReadFile(path); !bytes.Equal(again, page) {
+		t.Error("the page of the same run block differs from the first")
+	}
 	edited := bytes.Replace(page, []byte(`<td class="n">0.`), []byte(`<td class="n">9.`), 1)
 	os.WriteFile(path, edited, 0o644)
 	if written, err := p.ExportResults(rep); err != nil || len(written) != 1 {

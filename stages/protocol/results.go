@@ -2,10 +2,12 @@ package protocol
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"thv/artifacts"
 	"thv/pipeline"
@@ -31,26 +33,20 @@ func (p *Project) ExportResults(rep *pipeline.Report) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range files {
+	current := currentResults(root, files)
+	for i, f := range files {
+		if current[i] {
+			continue
+		}
 		dir := filepath.Join(root, f.sub)
 		path := filepath.Join(dir, f.name)
 		var b []byte
 		if f.png != nil {
-			if f.png.current(path) {
-				continue
-			}
 			if b, err = f.png.draw(p.Store); err != nil {
 				return written, err
 			}
-		} else {
-			// A file that already hashes to the output's digest is
-			// current: no need to read (and verify) the store's copy.
-			if old, err := os.ReadFile(path); err == nil && artifacts.Sum(old) == f.digest {
-				continue
-			}
-			if b, err = p.Store.Get(f.digest); err != nil {
-				return written, err
-			}
+		} else if b, err = p.Store.Get(f.digest); err != nil {
+			return written, err
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return written, err
@@ -92,6 +88,67 @@ func (p *Project) ExportResults(rep *pipeline.Report) ([]string, error) {
 		written = append(written, filepath.Join(root, ReportName))
 	}
 	return written, nil
+}
+
+// currentResults reports which of files are current in results/ (root)
+// already: a copy that hashes to its output's digest (no need to read, and
+// verify, the store's copy), a PNG stamped with its curves and unedited
+// (figurePNG.current). The files are read on two goroutines, each into one
+// buffer it reuses: on a no-op export this is all the work.
+func currentResults(root string, files []resultFile) []bool {
+	current := make([]bool, len(files))
+	const workers = 2
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			var buf []byte
+			for i := w; i < len(files); i += workers {
+				f := &files[i]
+				var err error
+				if buf, err = readFileInto(filepath.Join(root, f.sub, f.name), buf); err != nil {
+					continue
+				}
+				if f.png != nil {
+					current[i] = f.png.current(buf)
+				} else {
+					current[i] = artifacts.Sum(buf) == f.digest
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return current
+}
+
+// readFileInto reads the regular file at path into buf (grown if it is
+// too small) and returns its content.
+func readFileInto(path string, buf []byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return buf[:0], err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return buf[:0], fmt.Errorf("%s: not a regular file", path)
+	}
+	if n := int(fi.Size()) + 1; cap(buf) < n { // one byte more: a file that grew is read whole below
+		buf = make([]byte, 0, n)
+	}
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf[:0], err
+		}
+	}
 }
 
 // resultFile is one file of results/ (sub/name): a copy of the store

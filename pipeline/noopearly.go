@@ -1,0 +1,181 @@
+package pipeline
+
+import (
+	"bytes"
+	"sync"
+
+	"thv/artifacts"
+)
+
+// Parsing a lock takes about as long as the two checks of the no-op
+// certificate that read the store (every recorded output present, every
+// object the expansion read re-hashed), and neither check needs the lock
+// parsed: the certificate is found by the lock's SHA-256, and the output
+// digests can be picked out of its bytes. So thv repro starts them as soon
+// as the lock's bytes are hashed (ReadLockEarly), on the other core, while
+// the lock is parsed. The digests picked out of the bytes are checked
+// against the parsed records before the result is used (NoopCheck.covers):
+// the early checks are the same checks on the same objects, only sooner.
+
+// NoopCheck is the store-side checks of a no-op certificate, started
+// before the lock is parsed (StartNoopCheck). A project uses it in its
+// next pass (Project.UseNoopCheck) if it is for the same certificate and
+// the same outputs; else the pass makes the checks itself.
+type NoopCheck struct {
+	done chan struct{}
+	key  artifacts.Key // the certificate checked
+	ok   bool          // found, every output present, every read intact
+
+	outs []artifacts.Digest // the outputs picked out of the lock, line by line
+	ends []int              // outs[ends[i-1]:ends[i]] are line i's
+
+	unlock func() // the store's shared lock, held from the checks until the pass
+	once   sync.Once
+	used   bool // a pass took its result (tests)
+}
+
+// StartNoopCheck starts the checks of the no-op certificate of a protocol
+// (its kinds, plan digest) for the lock whose bytes b hash to sum. It holds
+// the store's shared lock (a gc must not remove what it found present)
+// until the pass that uses it, or Release. It returns nil if no check can
+// be made (no code fingerprint, no shared lock).
+func StartNoopCheck(st *artifacts.Store, kinds *Kinds, planDigest string, b []byte, sum artifacts.Digest) *NoopCheck {
+	m, ok := kinds.binaryModule()
+	if !ok || planDigest == "" {
+		return nil
+	}
+	unlock, err := st.LockShared()
+	if err != nil {
+		return nil
+	}
+	c := &NoopCheck{done: make(chan struct{}), unlock: unlock}
+	go func() {
+		defer close(c.done)
+		code, err := m.Fingerprint()
+		if err != nil {
+			return
+		}
+		c.key = noopKey(code, planDigest, sum)
+		reads, ok := certificateReads(st, c.key, sum)
+		if !ok {
+			return
+		}
+		if c.outs, c.ends, ok = scanOutputs(b); !ok {
+			return
+		}
+		var readsOK bool
+		var wg sync.WaitGroup
+		wg.Go(func() { readsOK = st.VerifyAll(reads) })
+		present := st.HasAll(c.outs)
+		wg.Wait()
+		c.ok = present && readsOK
+	}()
+	return c
+}
+
+// Release releases the store's shared lock that c holds (once; the pass
+// that uses c releases it).
+func (c *NoopCheck) Release() {
+	if c != nil {
+		c.once.Do(c.unlock)
+	}
+}
+
+// result waits for c's checks and reports whether they are those of the
+// certificate key for lock l, and passed.
+func (c *NoopCheck) result(key artifacts.Key, l *Lock) (checked, passed bool) {
+	<-c.done
+	if c.key != key || !c.covers(l) {
+		return false, false
+	}
+	c.used = true
+	return true, c.ok
+}
+
+// covers reports whether the outputs c checked are exactly l's: line i's
+// digests are record i's outputs (in any order, each as often), and every
+// record has one (as outputsPresent requires).
+func (c *NoopCheck) covers(l *Lock) bool {
+	if len(c.ends) != len(l.Tasks) {
+		return false
+	}
+	start := 0
+	var used [8]bool
+	for i := range l.Tasks {
+		line := c.outs[start:c.ends[i]]
+		start = c.ends[i]
+		outs := l.Tasks[i].Outputs
+		if len(line) != len(outs) || len(outs) == 0 || len(line) > len(used) {
+			return false
+		}
+		clear(used[:])
+		for _, d := range outs {
+			j := 0
+			for j < len(line) && (used[j] || line[j] != d) {
+				j++
+			}
+			if j == len(line) {
+				return false
+			}
+			used[j] = true
+		}
+	}
+	return true
+}
+
+// scanOutputs picks the output digests out of each task line of a lock in
+// Lock.Write's layout (the lines parseLock splits), or reports false. It
+// trusts nothing: covers checks its answer against the parsed records.
+func scanOutputs(b []byte) (outs []artifacts.Digest, ends []int, ok bool) {
+	_, body, ok := bytes.Cut(b, []byte(lockTasksMarker))
+	if !ok || !bytes.HasSuffix(body, []byte("]}\n")) {
+		return nil, nil, false
+	}
+	body = bytes.TrimSuffix(body, []byte("]}\n"))
+	n := bytes.Count(body, []byte("\n")) + 1
+	ends = make([]int, 0, n)
+	outs = make([]artifacts.Digest, 0, 2*n)
+	const field, prefix = `,"outputs":{`, `"sha256:`
+	for len(body) > 0 {
+		line, rest, _ := bytes.Cut(body, []byte("\n"))
+		body = rest
+		// The outputs are the line's last object: their field is found
+		// from its last brace (a name with a brace falls back to a search).
+		at := bytes.LastIndexByte(line, '{') - (len(field) - 1)
+		if at < 0 || !bytes.HasPrefix(line[at:], []byte(field)) {
+			if at = bytes.LastIndex(line, []byte(field)); at < 0 {
+				return nil, nil, false
+			}
+		}
+		for o := line[at+len(field):]; ; {
+			i := bytes.Index(o, []byte(prefix))
+			if i < 0 {
+				break
+			}
+			var d artifacts.Digest
+			if len(o) < i+len(prefix)+64 || d.UnmarshalText(o[i+1:i+len(prefix)+64]) != nil {
+				return nil, nil, false
+			}
+			outs = append(outs, d)
+			o = o[i+len(prefix)+64:]
+		}
+		ends = append(ends, len(outs))
+	}
+	return outs, ends, true
+}
+
+// certificateReads returns the objects that the certificate key lists (the
+// expansion's reads), if the store holds that certificate for the lock
+// whose bytes hash to lock.
+func certificateReads(st *artifacts.Store, key artifacts.Key, lock artifacts.Digest) ([]artifacts.Digest, bool) {
+	e, found, err := st.GetEntry(key)
+	if err != nil || !found || e.Kind != noopKind || e.Meta["lock"] != lock.String() || len(e.Outputs) != 1 {
+		return nil, false
+	}
+	data, err := st.Get(e.Outputs[0].Digest)
+	if err != nil {
+		return nil, false
+	}
+	reads, err := decodeReads(data)
+	return reads, err == nil
+}
