@@ -11,14 +11,15 @@ import (
 )
 
 // An encoder is a Parquet writer for one table layout with its output
-// buffer and value scratch. Building a writer (schema, column writers,
-// their 256 kB value buffers, zeroed) costs more than writing a run's
-// trajectory or summary, so Encode keeps used encoders in a pool per
-// layout and resets them (parquet.Writer.Reset) instead. A reset writer
-// writes the bytes a fresh one writes: Reset clears the row groups,
-// column and offset indexes, statistics, dictionaries and page buffers;
-// the settings that would leave state behind (bloom filters, encryption,
-// a dictionary size limit, sorting) are not used. TestPooledEncodeIdentical
+// buffer and value scratch. Building a writer (schema, column writers and
+// their 256 kB value buffers, zeroed) is a large part of encoding a run's
+// trajectory or one-row summary (docs/performance.md, "Parquet codec"), so
+// Encode keeps used encoders in a pool per layout and resets them
+// instead. A reset writer writes the bytes a fresh one writes: Reset
+// clears the row groups, column and offset indexes, statistics,
+// dictionaries and page buffers (resetWriter works around its one bug);
+// the settings that would leave state behind (bloom filters, encryption, a
+// dictionary size limit, sorting) are not used. TestPooledEncodeIdentical
 // compares against fresh writers.
 type encoder struct {
 	w    *parquet.Writer
@@ -95,9 +96,10 @@ func newEncoder(t Table) *encoder {
 // chunks with format.ColumnMetaData.Reset, which zeroes the elements of
 // PathInSchema in place, and that slice's array is the column writer's own
 // path, which the next file's chunks copy: every column of the next file
-// would be named "". The previous file is written, so its chunks can let
-// go of the array first (through the footer metadata, which shares the
-// writer's row groups).
+// would be named "" (parquet-go/parquet-go#602, open). The previous file
+// is written, so its chunks can let go of the array first (through the
+// footer metadata, which shares the writer's row groups).
+// TestPooledEncodeIdentical fails without this.
 func resetWriter(w *parquet.Writer, out io.Writer) {
 	if f := w.File(); f != nil {
 		md := f.Metadata()
