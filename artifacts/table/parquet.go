@@ -49,11 +49,28 @@ var compression compress.Codec = &zstd.Codec{Level: zstd.SpeedFastest}
 // column in order: int64 as INT64, float64 as DOUBLE (both PLAIN), string as
 // BYTE_ARRAY with the STRING logical type (dictionary encoded, since our
 // strings are mostly repeated labels). Writer settings are fixed (see the
-// package doc), so equal tables (Table.Equal) give identical bytes.
+// package doc), so equal tables (Table.Equal) give identical bytes. Small
+// tables reuse a pooled writer of their layout (encoder.go); the bytes are
+// those of a fresh writer.
 func Encode(t Table) ([]byte, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
+	e, pool := getEncoder(t)
+	b, err := e.encode(t)
+	if err != nil {
+		return nil, err // e is dropped: a writer that failed is never reused
+	}
+	// The caller owns the result; e's buffer is kept for the next table.
+	out := bytes.Clone(b)
+	if pool != nil {
+		pool.Put(e)
+	}
+	return out, nil
+}
+
+// newSchema is the Parquet schema of t's layout (column names and types).
+func newSchema(t Table) *parquet.Schema {
 	fields := make(orderedGroup, len(t.Columns))
 	for i := range t.Columns {
 		c := &t.Columns[i]
@@ -68,10 +85,12 @@ func Encode(t Table) ([]byte, error) {
 		}
 		fields[i] = &orderedField{Node: parquet.Compressed(n, compression), name: c.Name, index: i}
 	}
-	schema := parquet.NewSchema(schemaName, fields)
+	return parquet.NewSchema(schemaName, fields)
+}
 
-	var buf bytes.Buffer
-	w := parquet.NewWriter(&buf, schema, &parquet.WriterConfig{
+// newWriter is a writer of schema with the fixed settings.
+func newWriter(out io.Writer, schema *parquet.Schema) *parquet.Writer {
+	return parquet.NewWriter(out, schema, &parquet.WriterConfig{
 		CreatedBy:          CreatedBy,
 		Compression:        compression,
 		PageBufferSize:     pageBufferSize,
@@ -79,8 +98,23 @@ func Encode(t Table) ([]byte, error) {
 		DataPageStatistics: true,
 		MaxRowsPerRowGroup: RowGroupRows,
 	})
+}
+
+// encode writes t through e.w into e.buf (both reset by the caller) and
+// returns e.buf's bytes. Values go to the column writers valueChunk at a
+// time: the chunking decides where pages end in large tables, so it is part
+// of the format. The values carry no levels nor column index
+// (Value.Level, which is not inlined, was a third of the time of a
+// trajectory): a required column's writer reads only their data
+// (parquet-go's column buffers gather the u64 or pointer field), so the
+// bytes are the same, which TestPooledEncodeIdentical checks.
+func (e *encoder) encode(t Table) ([]byte, error) {
+	w := e.w
 	rows := t.NumRows()
-	vals := make([]parquet.Value, 0, valueChunk)
+	if n := min(rows, valueChunk); cap(e.vals) < n {
+		e.vals = make([]parquet.Value, n)
+	}
+	defer clear(e.vals) // string values point into t
 	for start := 0; start < rows; start += RowGroupRows {
 		end := min(rows, start+RowGroupRows)
 		cws := w.ColumnWriters()
@@ -88,22 +122,22 @@ func Encode(t Table) ([]byte, error) {
 			c := &t.Columns[j]
 			for lo := start; lo < end; lo += valueChunk {
 				hi := min(end, lo+valueChunk)
-				vals = vals[:0]
+				vals := e.vals[:hi-lo]
 				switch c.Type() {
 				case TypeInt64:
-					for _, v := range c.Int64[lo:hi] {
-						vals = append(vals, parquet.Int64Value(v).Level(0, 0, j))
+					for i, v := range c.Int64[lo:hi] {
+						vals[i] = parquet.Int64Value(v)
 					}
 				case TypeFloat64:
-					for _, v := range c.Float64[lo:hi] {
+					for i, v := range c.Float64[lo:hi] {
 						if v != v {
 							v = canonicalNaN
 						}
-						vals = append(vals, parquet.DoubleValue(v).Level(0, 0, j))
+						vals[i] = parquet.DoubleValue(v)
 					}
 				case TypeString:
-					for _, v := range c.String[lo:hi] {
-						vals = append(vals, parquet.ByteArrayValue([]byte(v)).Level(0, 0, j))
+					for i, v := range c.String[lo:hi] {
+						vals[i] = parquet.ByteArrayValue([]byte(v))
 					}
 				}
 				if _, err := cws[j].WriteRowValues(vals); err != nil {
@@ -120,7 +154,7 @@ func Encode(t Table) ([]byte, error) {
 	if err := w.Close(); err != nil {
 		return nil, fmt.Errorf("encode parquet: %w", err)
 	}
-	return buf.Bytes(), nil
+	return e.buf.Bytes(), nil
 }
 
 // Decode reads a file written by Encode, or any Parquet file
