@@ -596,7 +596,12 @@ type FrontTracker struct {
 	list    []int    // the front's members, in no particular order
 	lsig    []uint64 // lsig[a] = q.sig[list[a]] while the filter is on
 	pos     []int    // pos[i]: i's index in list (when nd[i])
-	q       quantiser
+	// dep holds, per arm w, the set of dominated arms whose witness is w
+	// (dep[w·words : (w+1)·words], a bit per arm): the arms whose witness
+	// moved are read off it, in ascending order, instead of visiting all n.
+	dep   []uint64
+	words int
+	q     quantiser
 }
 
 // quantiser packs vectors into signatures (see Layers) over a fixed range.
@@ -697,6 +702,8 @@ func (f *FrontTracker) Reserve(n, d int) {
 	f.list = make([]int, n)
 	f.lsig = make([]uint64, n)
 	f.pos = make([]int, n)
+	f.words = (n + 63) / 64
+	f.dep = make([]uint64, n*f.words)
 	for i := range f.nd {
 		f.nd[i] = true // the zero vectors: all equal, none dominated
 		f.list[i], f.pos[i] = i, i
@@ -775,28 +782,48 @@ func (f *FrontTracker) Size(points [][]float64) int {
 	}
 	// Unchanged dominated arms: one whose dominator did not move stays
 	// dominated; if it moved, it is checked again (a full scan only when
-	// the old dominator no longer dominates).
-	for i, nd := range f.nd[:n] {
-		if !nd && !f.moved[i] {
-			if w := f.wit[i]; f.moved[w] && !f.dominates(points, w, i) && f.scan(points, i) {
-				f.join(i)
+	// the old dominator no longer dominates). Those arms are the sets dep
+	// of the changed arms, visited in ascending order as a loop over all
+	// arms would (scan changes only the arm it is given, in its own word,
+	// which is read before).
+	for wd := range f.words {
+		var set uint64
+		for _, c := range f.changed {
+			set |= f.dep[c*f.words+wd]
+		}
+		for set != 0 {
+			i := wd*64 + bits.TrailingZeros64(set)
+			set &= set - 1
+			if f.moved[i] {
+				continue
+			}
+			if w := f.wit[i]; !f.dominates(points, w, i) {
+				f.undep(w, i)
+				if f.scan(points, i) {
+					f.join(i)
+				}
 			}
 		}
 	}
 	// Changed arms, each in one pass over the list.
 	h := f.q.high
 	for _, c := range f.changed {
+		if !f.nd[c] {
+			f.undep(f.wit[c], c)
+		}
 		f.nd[c] = true
 		sc, pc := f.q.sig[c], points[c]
 		for a := 0; a < len(f.list); {
 			m, sm := f.list[a], f.lsig[a]
 			if (h == 0 || ((sc|h)-sm)&h == h) && Dominates(pc, points[m]) {
 				f.nd[m], f.wit[m] = false, c
+				f.redep(c, m)
 				f.remove(a) // the last member moves to a
 				continue
 			}
 			if (h == 0 || ((sm|h)-sc)&h == h) && Dominates(points[m], pc) {
 				f.nd[c], f.wit[c] = false, m
+				f.redep(m, c)
 				break
 			}
 			a++
@@ -817,6 +844,12 @@ func (f *FrontTracker) change(i int, p, old []float64) {
 	f.changed = append(f.changed, i)
 	f.moved[i] = true
 }
+
+// redep records that w is the witness of the dominated arm i.
+func (f *FrontTracker) redep(w, i int) { f.dep[w*f.words+i>>6] |= 1 << (i & 63) }
+
+// undep removes that record.
+func (f *FrontTracker) undep(w, i int) { f.dep[w*f.words+i>>6] &^= 1 << (i & 63) }
 
 // join adds i, non-dominated, to the list.
 func (f *FrontTracker) join(i int) {
@@ -851,6 +884,7 @@ func (f *FrontTracker) scan(points [][]float64, i int) bool {
 	for j := range points {
 		if j != i && f.dominates(points, j, i) {
 			f.nd[i], f.wit[i] = false, j
+			f.redep(j, i)
 			return false
 		}
 	}

@@ -177,6 +177,7 @@ func TestFrontTracker(t *testing.T) {
 			if got := f.Size(pts); got != len(front) {
 				t.Fatalf("trial %d step %d, points %v: tracked front size %d, want %d", trial, step, pts, got, len(front))
 			}
+			checkDeps(t, &f, pts)
 			for i := range pts {
 				if got, want := f.OnFront(i), slices.Contains(front, i); got != want {
 					t.Fatalf("trial %d step %d, points %v: OnFront(%d) = %v, want %v", trial, step, pts, i, got, want)
@@ -607,8 +608,11 @@ func TestFrontTrackerBandit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 3))
 	for trial := range 40 {
 		n, d, k := 36, 2, 3
-		if trial%2 == 1 {
+		switch trial % 4 {
+		case 1:
 			n, d, k = 60, 3, 4
+		case 3: // more than one word of dep per arm
+			n, d, k = 150, 3, 6
 		}
 		pts := make([][]float64, n)
 		count := make([]int, n)
@@ -634,6 +638,7 @@ func TestFrontTrackerBandit(t *testing.T) {
 			if got := f.Size(pts); got != len(front) {
 				t.Fatalf("trial %d round %d: tracked front size %d, want %d", trial, round, got, len(front))
 			}
+			checkDeps(t, &f, pts)
 			for i := range pts {
 				if got, want := f.OnFront(i), slices.Contains(front, i); got != want {
 					t.Fatalf("trial %d round %d: OnFront(%d) = %v, want %v", trial, round, i, got, want)
@@ -676,6 +681,24 @@ func TestRepairOrder(t *testing.T) {
 				}
 				pts[rng.IntN(n)][rng.IntN(d)] = x
 			}
+		}
+	}
+}
+
+// checkDeps checks FrontTracker's witness sets against their definition:
+// dep[w] holds exactly the dominated arms i with wit[i] = w, and each
+// witness dominates its arm.
+func checkDeps(t *testing.T, f *FrontTracker, pts [][]float64) {
+	t.Helper()
+	for w := range pts {
+		for i := range pts {
+			in := f.dep[w*f.words+i/64]>>(i%64)&1 == 1
+			if want := !f.nd[i] && f.wit[i] == w; in != want {
+				t.Fatalf("dep[%d] has arm %d: %v, want %v (nd %v, wit %d)", w, i, in, want, f.nd[i], f.wit[i])
+			}
+		}
+		if !f.nd[w] && !Dominates(pts[f.wit[w]], pts[w]) {
+			t.Fatalf("arm %d: witness %d does not dominate it", w, f.wit[w])
 		}
 	}
 }
