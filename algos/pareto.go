@@ -440,8 +440,25 @@ func (l *Layers) FrontSize(points [][]float64) int {
 // order: layer by layer, by decreasing sum. len(slate) must not exceed
 // len(points). After it, FullLayers and FullLayer are not meaningful.
 func (l *Layers) TopBySum(points [][]float64, slate []int) {
-	n := len(points)
 	l.prepare(points)
+	l.topBySum(points, slate)
+}
+
+// TopBySumOf is TopBySum with the coordinate sums given: sums[i] must be
+// CoordSums' value for points[i], bit for bit (the same additions in the
+// same order, from +0), which the caller has formed already.
+func (l *Layers) TopBySumOf(points [][]float64, sums []float64, slate []int) {
+	l.size(len(points))
+	clear(l.taken)
+	l.sigDone = false
+	l.high = 0 // no signatures: dominates is the exact test
+	copy(l.sum, sums[:len(points)])
+	l.topBySum(points, slate)
+}
+
+// topBySum is TopBySum once the sums are in l.sum.
+func (l *Layers) topBySum(points [][]float64, slate []int) {
+	n := len(points)
 	l.heap = l.heap[:n]
 	for i := range l.heap {
 		l.heap[i] = i

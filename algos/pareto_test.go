@@ -260,10 +260,11 @@ func TestLayersLargeFronts(t *testing.T) {
 
 // TestTopBySumMatchesPeel: the early-stopping TopBySum chooses exactly the
 // set Peel followed by PickLargest on the coordinate sums chooses, on sets
-// with sum ties, duplicates and ulp-level dominance.
+// with sum ties, duplicates and ulp-level dominance; TopBySumOf given those
+// sums fills the same slate in the same order.
 func TestTopBySumMatchesPeel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
-	var a, b Layers
+	var a, b, c Layers
 	for trial := range 4000 {
 		n, d := 1+rng.IntN(40), 1+rng.IntN(5)
 		var pts [][]float64
@@ -282,6 +283,12 @@ func TestTopBySumMatchesPeel(t *testing.T) {
 		want = append(want, rest...)
 		got := make([]int, k)
 		b.TopBySum(pts, got)
+		// TopBySumOf with the same sums: the same slate, in the same order.
+		of := make([]int, k)
+		c.TopBySumOf(pts, sums, of)
+		if !slices.Equal(of, got) {
+			t.Fatalf("trial %d k = %d %v: TopBySumOf %v, TopBySum %v", trial, k, pts, of, got)
+		}
 		slices.Sort(want)
 		slices.Sort(got)
 		if !slices.Equal(got, want) {

@@ -161,7 +161,7 @@ func (p *Policy) Select(t int, slate []int) {
 		}
 	}
 	if p.tb == SumUCB { // the same choice as Peel + PickLargest, found early
-		p.layers.TopBySum(p.upper, slate)
+		p.layers.TopBySumOf(p.upper, p.sum, slate) // sum as CoordSums forms it
 		return
 	}
 	var full, over []int
