@@ -75,6 +75,12 @@ type Layers struct {
 
 	heap []int // TopBySum: arms not yet visited, a max-heap on (sum, −index)
 	seq  []int // TopBySum: arms visited so far, in visiting order
+	// seqBuf backs seq when it is not order.
+	seqBuf []int
+	// Kept: TopBySum visits the arms in the order kept from its last call
+	// (repaired by insertion sort) instead of a heap built anew; cheaper
+	// when the sums move little between calls (UCB vectors).
+	Kept bool
 
 	// The sweep of Peel for d = 2, 3 (sweep.go).
 	flat   []float64    // Peel's copy of the points' coordinates, d per arm
@@ -105,7 +111,7 @@ func (l *Layers) Reserve(n int) {
 	l.full = make([]int, 0, n)
 	l.starts = make([]int, 0, n)
 	l.heap = make([]int, 0, n)
-	l.seq = make([]int, 0, n)
+	l.seqBuf = make([]int, 0, n)
 	l.flat = make([]float64, 0, 3*n)
 	l.lex = make([]int, 0, n)
 	l.stair = make([]stairPoint, 0, n)
@@ -459,14 +465,22 @@ func (l *Layers) TopBySumOf(points [][]float64, sums []float64, slate []int) {
 // topBySum is TopBySum once the sums are in l.sum.
 func (l *Layers) topBySum(points [][]float64, slate []int) {
 	n := len(points)
-	l.heap = l.heap[:n]
-	for i := range l.heap {
-		l.heap[i] = i
+	if l.Kept {
+		// The visiting order kept from the last call, repaired: it is
+		// the order the heap pops, (sum desc, index asc), a strict order.
+		l.sortOrder()
+		l.heap = l.heap[:0]
+		l.seq = l.order
+	} else {
+		l.heap = l.heap[:n]
+		for i := range l.heap {
+			l.heap[i] = i
+		}
+		for a := n/2 - 1; a >= 0; a-- {
+			l.siftDown(a)
+		}
+		l.seq = l.seqBuf[:0]
 	}
-	for a := n/2 - 1; a >= 0; a-- {
-		l.siftDown(a)
-	}
-	l.seq = l.seq[:0]
 	got := 0
 	for got < len(slate) {
 		layer := l.maximalBySum(points, len(slate)-got)

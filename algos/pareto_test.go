@@ -261,10 +261,11 @@ func TestLayersLargeFronts(t *testing.T) {
 // TestTopBySumMatchesPeel: the early-stopping TopBySum chooses exactly the
 // set Peel followed by PickLargest on the coordinate sums chooses, on sets
 // with sum ties, duplicates and ulp-level dominance; TopBySumOf given those
-// sums fills the same slate in the same order.
+// sums fills the same slate in the same order, with a heap or (Kept) the
+// repaired order of its last call.
 func TestTopBySumMatchesPeel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
-	var a, b, c Layers
+	var a, b, c, e Layers
 	for trial := range 4000 {
 		n, d := 1+rng.IntN(40), 1+rng.IntN(5)
 		var pts [][]float64
@@ -283,7 +284,9 @@ func TestTopBySumMatchesPeel(t *testing.T) {
 		want = append(want, rest...)
 		got := make([]int, k)
 		b.TopBySum(pts, got)
-		// TopBySumOf with the same sums: the same slate, in the same order.
+		// TopBySumOf with the same sums, and with the kept order (twice:
+		// repaired from another trial's order, then from its own after a
+		// few points moved): the same slate, in the same order.
 		of := make([]int, k)
 		c.TopBySumOf(pts, sums, of)
 		if !slices.Equal(of, got) {
@@ -293,6 +296,21 @@ func TestTopBySumMatchesPeel(t *testing.T) {
 		slices.Sort(got)
 		if !slices.Equal(got, want) {
 			t.Fatalf("trial %d k = %d %v: TopBySum %v, Peel + PickLargest %v", trial, k, pts, got, want)
+		}
+		e.Kept = true
+		b.TopBySum(pts, got) // got was sorted
+		for step := range 2 {
+			if step == 1 {
+				for range 1 + rng.IntN(3) {
+					pts[rng.IntN(n)][rng.IntN(d)] = float64(rng.IntN(5)) / 4
+				}
+				CoordSums(pts, sums)
+				b.TopBySum(pts, got)
+			}
+			e.TopBySumOf(pts, sums, of)
+			if !slices.Equal(of, got) {
+				t.Fatalf("trial %d step %d k = %d %v: TopBySumOf kept %v, TopBySum %v", trial, step, k, pts, of, got)
+			}
 		}
 	}
 }

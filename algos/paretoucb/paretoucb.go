@@ -108,6 +108,7 @@ func New(cfg algos.Config, eta float64, tb TieBreak) *Policy {
 		p.upper[i] = p.flat[i*d : (i+1)*d : (i+1)*d]
 	}
 	p.layers.Reserve(n)
+	p.layers.Kept = tb == SumUCB // U moves little from round to round
 	p.front.Reserve(n, d)
 	p.crowd.Reserve(n, d)
 	return p
