@@ -75,6 +75,12 @@ type Layers struct {
 
 	heap []int // TopBySum: arms not yet visited, a max-heap on (sum, −index)
 	seq  []int // TopBySum: arms visited so far, in visiting order
+	// seqBuf backs seq when it is not order.
+	seqBuf []int
+	// Kept: TopBySum visits the arms in the order kept from its last call
+	// (repaired by insertion sort) instead of a heap built anew; cheaper
+	// when the sums move little between calls (UCB vectors).
+	Kept bool
 
 	// The sweep of Peel for d = 2, 3 (sweep.go).
 	flat   []float64    // Peel's copy of the points' coordinates, d per arm
@@ -105,7 +111,7 @@ func (l *Layers) Reserve(n int) {
 	l.full = make([]int, 0, n)
 	l.starts = make([]int, 0, n)
 	l.heap = make([]int, 0, n)
-	l.seq = make([]int, 0, n)
+	l.seqBuf = make([]int, 0, n)
 	l.flat = make([]float64, 0, 3*n)
 	l.lex = make([]int, 0, n)
 	l.stair = make([]stairPoint, 0, n)
@@ -440,16 +446,41 @@ func (l *Layers) FrontSize(points [][]float64) int {
 // order: layer by layer, by decreasing sum. len(slate) must not exceed
 // len(points). After it, FullLayers and FullLayer are not meaningful.
 func (l *Layers) TopBySum(points [][]float64, slate []int) {
-	n := len(points)
 	l.prepare(points)
-	l.heap = l.heap[:n]
-	for i := range l.heap {
-		l.heap[i] = i
+	l.topBySum(points, slate)
+}
+
+// TopBySumOf is TopBySum with the coordinate sums given: sums[i] must be
+// CoordSums' value for points[i], bit for bit (the same additions in the
+// same order, from +0), which the caller has formed already.
+func (l *Layers) TopBySumOf(points [][]float64, sums []float64, slate []int) {
+	l.size(len(points))
+	clear(l.taken)
+	l.sigDone = false
+	l.high = 0 // no signatures: dominates is the exact test
+	copy(l.sum, sums[:len(points)])
+	l.topBySum(points, slate)
+}
+
+// topBySum is TopBySum once the sums are in l.sum.
+func (l *Layers) topBySum(points [][]float64, slate []int) {
+	n := len(points)
+	if l.Kept {
+		// The visiting order kept from the last call, repaired: it is
+		// the order the heap pops, (sum desc, index asc), a strict order.
+		l.sortOrder()
+		l.heap = l.heap[:0]
+		l.seq = l.order
+	} else {
+		l.heap = l.heap[:n]
+		for i := range l.heap {
+			l.heap[i] = i
+		}
+		for a := n/2 - 1; a >= 0; a-- {
+			l.siftDown(a)
+		}
+		l.seq = l.seqBuf[:0]
 	}
-	for a := n/2 - 1; a >= 0; a-- {
-		l.siftDown(a)
-	}
-	l.seq = l.seq[:0]
 	got := 0
 	for got < len(slate) {
 		layer := l.maximalBySum(points, len(slate)-got)
@@ -596,7 +627,12 @@ type FrontTracker struct {
 	list    []int    // the front's members, in no particular order
 	lsig    []uint64 // lsig[a] = q.sig[list[a]] while the filter is on
 	pos     []int    // pos[i]: i's index in list (when nd[i])
-	q       quantiser
+	// dep holds, per arm w, the set of dominated arms whose witness is w
+	// (dep[w·words : (w+1)·words], a bit per arm): the arms whose witness
+	// moved are read off it, in ascending order, instead of visiting all n.
+	dep   []uint64
+	words int
+	q     quantiser
 }
 
 // quantiser packs vectors into signatures (see Layers) over a fixed range.
@@ -697,6 +733,8 @@ func (f *FrontTracker) Reserve(n, d int) {
 	f.list = make([]int, n)
 	f.lsig = make([]uint64, n)
 	f.pos = make([]int, n)
+	f.words = (n + 63) / 64
+	f.dep = make([]uint64, n*f.words)
 	for i := range f.nd {
 		f.nd[i] = true // the zero vectors: all equal, none dominated
 		f.list[i], f.pos[i] = i, i
@@ -775,28 +813,48 @@ func (f *FrontTracker) Size(points [][]float64) int {
 	}
 	// Unchanged dominated arms: one whose dominator did not move stays
 	// dominated; if it moved, it is checked again (a full scan only when
-	// the old dominator no longer dominates).
-	for i, nd := range f.nd[:n] {
-		if !nd && !f.moved[i] {
-			if w := f.wit[i]; f.moved[w] && !f.dominates(points, w, i) && f.scan(points, i) {
-				f.join(i)
+	// the old dominator no longer dominates). Those arms are the sets dep
+	// of the changed arms, visited in ascending order as a loop over all
+	// arms would (scan changes only the arm it is given, in its own word,
+	// which is read before).
+	for wd := range f.words {
+		var set uint64
+		for _, c := range f.changed {
+			set |= f.dep[c*f.words+wd]
+		}
+		for set != 0 {
+			i := wd*64 + bits.TrailingZeros64(set)
+			set &= set - 1
+			if f.moved[i] {
+				continue
+			}
+			if w := f.wit[i]; !f.dominates(points, w, i) {
+				f.undep(w, i)
+				if f.scan(points, i) {
+					f.join(i)
+				}
 			}
 		}
 	}
 	// Changed arms, each in one pass over the list.
 	h := f.q.high
 	for _, c := range f.changed {
+		if !f.nd[c] {
+			f.undep(f.wit[c], c)
+		}
 		f.nd[c] = true
 		sc, pc := f.q.sig[c], points[c]
 		for a := 0; a < len(f.list); {
 			m, sm := f.list[a], f.lsig[a]
 			if (h == 0 || ((sc|h)-sm)&h == h) && Dominates(pc, points[m]) {
 				f.nd[m], f.wit[m] = false, c
+				f.redep(c, m)
 				f.remove(a) // the last member moves to a
 				continue
 			}
 			if (h == 0 || ((sm|h)-sc)&h == h) && Dominates(points[m], pc) {
 				f.nd[c], f.wit[c] = false, m
+				f.redep(m, c)
 				break
 			}
 			a++
@@ -817,6 +875,12 @@ func (f *FrontTracker) change(i int, p, old []float64) {
 	f.changed = append(f.changed, i)
 	f.moved[i] = true
 }
+
+// redep records that w is the witness of the dominated arm i.
+func (f *FrontTracker) redep(w, i int) { f.dep[w*f.words+i>>6] |= 1 << (i & 63) }
+
+// undep removes that record.
+func (f *FrontTracker) undep(w, i int) { f.dep[w*f.words+i>>6] &^= 1 << (i & 63) }
 
 // join adds i, non-dominated, to the list.
 func (f *FrontTracker) join(i int) {
@@ -851,6 +915,7 @@ func (f *FrontTracker) scan(points [][]float64, i int) bool {
 	for j := range points {
 		if j != i && f.dominates(points, j, i) {
 			f.nd[i], f.wit[i] = false, j
+			f.redep(j, i)
 			return false
 		}
 	}

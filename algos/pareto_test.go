@@ -177,6 +177,7 @@ func TestFrontTracker(t *testing.T) {
 			if got := f.Size(pts); got != len(front) {
 				t.Fatalf("trial %d step %d, points %v: tracked front size %d, want %d", trial, step, pts, got, len(front))
 			}
+			checkDeps(t, &f, pts)
 			for i := range pts {
 				if got, want := f.OnFront(i), slices.Contains(front, i); got != want {
 					t.Fatalf("trial %d step %d, points %v: OnFront(%d) = %v, want %v", trial, step, pts, i, got, want)
@@ -259,10 +260,12 @@ func TestLayersLargeFronts(t *testing.T) {
 
 // TestTopBySumMatchesPeel: the early-stopping TopBySum chooses exactly the
 // set Peel followed by PickLargest on the coordinate sums chooses, on sets
-// with sum ties, duplicates and ulp-level dominance.
+// with sum ties, duplicates and ulp-level dominance; TopBySumOf given those
+// sums fills the same slate in the same order, with a heap or (Kept) the
+// repaired order of its last call.
 func TestTopBySumMatchesPeel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
-	var a, b Layers
+	var a, b, c, e Layers
 	for trial := range 4000 {
 		n, d := 1+rng.IntN(40), 1+rng.IntN(5)
 		var pts [][]float64
@@ -281,10 +284,33 @@ func TestTopBySumMatchesPeel(t *testing.T) {
 		want = append(want, rest...)
 		got := make([]int, k)
 		b.TopBySum(pts, got)
+		// TopBySumOf with the same sums, and with the kept order (twice:
+		// repaired from another trial's order, then from its own after a
+		// few points moved): the same slate, in the same order.
+		of := make([]int, k)
+		c.TopBySumOf(pts, sums, of)
+		if !slices.Equal(of, got) {
+			t.Fatalf("trial %d k = %d %v: TopBySumOf %v, TopBySum %v", trial, k, pts, of, got)
+		}
 		slices.Sort(want)
 		slices.Sort(got)
 		if !slices.Equal(got, want) {
 			t.Fatalf("trial %d k = %d %v: TopBySum %v, Peel + PickLargest %v", trial, k, pts, got, want)
+		}
+		e.Kept = true
+		b.TopBySum(pts, got) // got was sorted
+		for step := range 2 {
+			if step == 1 {
+				for range 1 + rng.IntN(3) {
+					pts[rng.IntN(n)][rng.IntN(d)] = float64(rng.IntN(5)) / 4
+				}
+				CoordSums(pts, sums)
+				b.TopBySum(pts, got)
+			}
+			e.TopBySumOf(pts, sums, of)
+			if !slices.Equal(of, got) {
+				t.Fatalf("trial %d step %d k = %d %v: TopBySumOf kept %v, TopBySum %v", trial, step, k, pts, of, got)
+			}
 		}
 	}
 }
@@ -607,8 +633,11 @@ func TestFrontTrackerBandit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 3))
 	for trial := range 40 {
 		n, d, k := 36, 2, 3
-		if trial%2 == 1 {
+		switch trial % 4 {
+		case 1:
 			n, d, k = 60, 3, 4
+		case 3: // more than one word of dep per arm
+			n, d, k = 150, 3, 6
 		}
 		pts := make([][]float64, n)
 		count := make([]int, n)
@@ -634,6 +663,7 @@ func TestFrontTrackerBandit(t *testing.T) {
 			if got := f.Size(pts); got != len(front) {
 				t.Fatalf("trial %d round %d: tracked front size %d, want %d", trial, round, got, len(front))
 			}
+			checkDeps(t, &f, pts)
 			for i := range pts {
 				if got, want := f.OnFront(i), slices.Contains(front, i); got != want {
 					t.Fatalf("trial %d round %d: OnFront(%d) = %v, want %v", trial, round, i, got, want)
@@ -676,6 +706,24 @@ func TestRepairOrder(t *testing.T) {
 				}
 				pts[rng.IntN(n)][rng.IntN(d)] = x
 			}
+		}
+	}
+}
+
+// checkDeps checks FrontTracker's witness sets against their definition:
+// dep[w] holds exactly the dominated arms i with wit[i] = w, and each
+// witness dominates its arm.
+func checkDeps(t *testing.T, f *FrontTracker, pts [][]float64) {
+	t.Helper()
+	for w := range pts {
+		for i := range pts {
+			in := f.dep[w*f.words+i/64]>>(i%64)&1 == 1
+			if want := !f.nd[i] && f.wit[i] == w; in != want {
+				t.Fatalf("dep[%d] has arm %d: %v, want %v (nd %v, wit %d)", w, i, in, want, f.nd[i], f.wit[i])
+			}
+		}
+		if !f.nd[w] && !Dominates(pts[f.wit[w]], pts[w]) {
+			t.Fatalf("arm %d: witness %d does not dominate it", w, f.wit[w])
 		}
 	}
 }

@@ -110,7 +110,7 @@ func (p *Policy) Select(t int, slate []int) {
 		p.sum[i] = s
 	}
 	if p.plus { // Peel + PickLargest on Σ θ, found early
-		p.layers.TopBySum(p.theta, slate)
+		p.layers.TopBySumOf(p.theta, p.sum, slate) // sum as CoordSums forms it
 		return
 	}
 	var full, over []int

@@ -108,6 +108,7 @@ func New(cfg algos.Config, eta float64, tb TieBreak) *Policy {
 		p.upper[i] = p.flat[i*d : (i+1)*d : (i+1)*d]
 	}
 	p.layers.Reserve(n)
+	p.layers.Kept = tb == SumUCB // U moves little from round to round
 	p.front.Reserve(n, d)
 	p.crowd.Reserve(n, d)
 	return p
@@ -161,7 +162,7 @@ func (p *Policy) Select(t int, slate []int) {
 		}
 	}
 	if p.tb == SumUCB { // the same choice as Peel + PickLargest, found early
-		p.layers.TopBySum(p.upper, slate)
+		p.layers.TopBySumOf(p.upper, p.sum, slate) // sum as CoordSums forms it
 		return
 	}
 	var full, over []int

@@ -171,6 +171,12 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 			if best = p.lowest(prune); best < 0 {
 				return false
 			}
+		} else if j == 3 && full == 1 && p.prob.D == 3 && len(p.ie.signs) == 7 {
+			// Only the first arm is full: every gain is formed from two
+			// boxes (see twoBoxGain), computed for every arm left.
+			if best = p.twoBoxBest(prune); best < 0 {
+				return false
+			}
 		} else {
 			var cached *stepEntry
 			if j > 0 {
@@ -319,6 +325,64 @@ func isFull(u []float64) bool {
 // …, 0. Their twins with s_m alternate −, +, …, −: 0, X, 0, …, X. The term
 // {s_m} (+) last: X − X = 0. Every step is exact (x − x = 0, 0 + x = x).
 // If all m arms are at (1, …, 1), X = B and the same holds for m = 1.
+
+// twoBoxGain: at d = 3 with S = (s₁, s₂, s₃) and only u_{s₁} at (1, …, 1),
+// terms.gain's value for u is fl(fl(fl(X₃ − X₂₃) + X₂₃) − X₃), where
+// X₃ = box(min(u, u_{s₃})) and X₂₃ = box(min(u, u_{s₂} ∧ u_{s₃})) are
+// its terms {s₃} and {s₂, s₃} as it forms them. Its terms come in the
+// order {s₁} +, {s₁,s₂} −, {s₂} +, {s₁,s₃} −, {s₁,s₂,s₃} +, {s₂,s₃} −,
+// {s₃} + (terms.add), and a corner with s₁ is the corner without it to
+// the last bit (min(1 − r, x − r) = x − r for x ≤ 1, rounding being
+// monotone), so the terms are B, X₂, X₂, X₃, X₂₃, X₂₃, X₃ with B = box(u),
+// its start. The running sum is then exactly B − B = +0, +0 + X₂ = X₂,
+// X₂ − X₂ = +0, +0 + X₃ = X₃ (x − x = +0, 0 + x = x), then X₃ − X₂₃,
+// + X₂₃, − X₃ as above. If u is not above r in some coordinate, the gain
+// is box(u) = +0, and so is the formula (X₃ = X₂₃ = +0).
+func (ts *terms) twoBoxGain(u []float64) float64 {
+	r := ts.ref[:3]
+	v0, v1, v2 := u[0]-r[0], u[1]-r[1], u[2]-r[2]
+	if !(v0 > 0 && v1 > 0 && v2 > 0) {
+		return box(u, ts.ref)
+	}
+	x3 := ts.term3(ts.corners[18:21:21], v0, v1, v2)
+	x23 := ts.term3(ts.corners[15:18:18], v0, v1, v2)
+	g := float64(x3 - x23)
+	g = float64(g + x23)
+	return float64(g - x3)
+}
+
+// term3 is one term of gain3 (or of gainLoop, which gives 0 when a minimum
+// is not > 0) for v = u − r > 0: the same value to the last bit.
+func (ts *terms) term3(m []float64, v0, v1, v2 float64) float64 {
+	c0, c1, c2 := min(m[0], v0), min(m[1], v1), min(m[2], v2)
+	if !(c0 > 0 && c1 > 0 && c2 > 0) {
+		return 0
+	}
+	return float64((c0 * c1) * c2)
+}
+
+// twoBoxBest is the step of twoBoxGain: the arm left of largest gain,
+// lowest index on ties, not confidently dominated if prune (−1 if none).
+// It neither reads nor writes bounds: the step is exact.
+func (p *Policy) twoBoxBest(prune bool) int {
+	g := &p.lazy
+	for {
+		best, bar := -1, 0.0
+		for i, out := range g.out {
+			if out {
+				continue
+			}
+			p.refresh(i)
+			if v := p.ie.twoBoxGain(p.upper[i]); best < 0 || v > bar {
+				best, bar = i, v
+			}
+		}
+		if best < 0 || !prune || !p.dominated(best) {
+			return best
+		}
+		g.exclude(best, true)
+	}
+}
 
 // challenge evaluates arm i exactly and returns it with its gain if it beats
 // best, whose gain is bar (ties to the lower index), else best and bar.

@@ -498,3 +498,79 @@ func TestZeroGainsExact(t *testing.T) {
 		t.Fatal("with only the first m − 2 arms at (1, …, 1), every gain was 0: the test draws no informative cases")
 	}
 }
+
+// TestTwoBoxGainBitIdentical: with only the first of three arms at
+// (1, 1, 1), twoBoxGain is terms.gain to the last bit (d = 3), on vectors
+// with coordinates at 1, at or below the reference point, ulp neighbours
+// and small boxes, so that the rounding residues (0 < X₂₃ < X₃/2) occur;
+// it fails if the formula is simplified to 0.
+func TestTwoBoxGainBitIdentical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	residues := 0
+	for trial := 0; trial < 300000; trial++ {
+		ref := make([]float64, 3)
+		for j := range ref {
+			ref[j] = []float64{0, 0, 0.1 * rng.Float64()}[rng.IntN(3)]
+		}
+		random := func() []float64 {
+			u := make([]float64, 3)
+			for j := range u {
+				switch rng.IntN(8) {
+				case 0:
+					u[j] = 1
+				case 1:
+					u[j] = ref[j] // a box of 0
+				case 2:
+					u[j] = ref[j] * rng.Float64()
+				case 3:
+					u[j] = math.Nextafter(1, 0)
+				case 4:
+					u[j] = ref[j] + 1e-3*rng.Float64() // small
+				default:
+					u[j] = rng.Float64()
+				}
+			}
+			return u
+		}
+		var ts terms
+		ts.init(3, ref)
+		ts.add([]float64{1, 1, 1})
+		ts.add(random())
+		ts.add(random())
+		u := random()
+		want, got := ts.gain(u), ts.twoBoxGain(u)
+		if math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("ref %v, S %v, u %v: twoBoxGain %g, gain %g", ref, ts.corners, u, got, want)
+		}
+		if want != 0 {
+			residues++
+		}
+	}
+	if residues == 0 {
+		t.Fatal("no gain other than 0 drawn: the test does not exercise the rounding residues")
+	}
+	t.Logf("%d non-zero gains", residues)
+}
+
+// TestTwoBoxStepPrunes: the two-box step (only the first arm full, d = 3,
+// the fourth arm) skips the arm of largest gain when it is confidently
+// dominated. Arm 0 is full and chosen first, arms 1 and 2 follow (every
+// gain 0: the lowest index), and at the last step arm 3, the lowest index
+// of gain 0, is dominated by arm 4's lower bound: Algorithm 1 takes arm 4.
+func TestTwoBoxStepPrunes(t *testing.T) {
+	p := New(algos.Config{Problem: algos.Problem{N: 7, D: 3, K: 4, T: 1000}, Eta: 1, Params: map[string]float64{"clip": 1}})
+	means := [][]float64{{0.5, 0.5, 0.5}, {0.5, 0.3, 0.7}, {0.3, 0.7, 0.5}, {0.1, 0.1, 0.1}, {0.6, 0.6, 0.6}, {0.7, 0.5, 0.3}, {0.6, 0.3, 0.6}}
+	for i, m := range means {
+		copy(p.Mean[i], m)
+		p.Count[i] = 1000
+	}
+	p.Count[0] = 1 // u_0 = (1, 1, 1)
+	slate := make([]int, 4)
+	p.Select(500, slate)
+	if want := reference(p, 4); !slices.Equal(slate, want) {
+		t.Fatalf("Select = %v, Algorithm 1 = %v", slate, want)
+	}
+	if !slices.Equal(slate, []int{0, 1, 2, 4}) {
+		t.Fatalf("Select = %v: the case is not the one meant (want [0 1 2 4])", slate)
+	}
+}
