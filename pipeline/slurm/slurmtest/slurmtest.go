@@ -53,6 +53,7 @@ func Up(base string, ctld int) (*Cluster, error) {
 	c := &Cluster{Base: base, Conf: filepath.Join(base, "slurm.conf"), sh: sh,
 		env: append(os.Environ(), "SLURMCTLD_PORT="+strconv.Itoa(ctld), "SLURMD_PORT="+strconv.Itoa(ctld+1))}
 	c.Env = append(withoutConf(os.Environ()), "SLURM_CONF="+c.Conf)
+	sweepStale(base, c.env)
 	if _, err := c.Script("up"); err != nil {
 		c.Script("down")
 		return nil, err
