@@ -45,7 +45,11 @@ func (s *DigestSet) count() {
 // setDir makes ds, all of fan-out directory i, that directory's digests
 // (ds is kept, a repeat dropped in place); directories can be set at once
 // on several goroutines, then count.
-func (s *DigestSet) setDir(i byte, ds []Digest) {
+func (s *DigestSet) setDir(i byte, ds []Digest) { s.dirs[i] = newDigestDir(ds) }
+
+// newDigestDir indexes ds, all of one fan-out directory (ds is kept, a
+// repeat dropped in place).
+func newDigestDir(ds []Digest) digestDir {
 	size := 4
 	for size < 2*len(ds) {
 		size *= 2
@@ -64,7 +68,37 @@ func (s *DigestSet) setDir(i byte, ds []Digest) {
 			dir.slots[j] = uint32(len(dir.ds))
 		}
 	}
-	s.dirs[i] = dir
+	return dir
+}
+
+// findName returns the position in dir.ds of the digest whose file name
+// (64 lowercase hex digits) is name, or false. Only the 16 digits of the
+// slot's bytes are decoded before the table is probed, so a name of
+// another directory's protocol costs one slot, not a whole decoding.
+func (dir *digestDir) findName(name []byte) (int, bool) {
+	if len(name) != 2*len(Digest{}) || len(dir.slots) == 0 {
+		return 0, false
+	}
+	var b [8]byte
+	if !decodeLowerHex(b[:], name[16:32]) {
+		return 0, false
+	}
+	key := binary.LittleEndian.Uint64(b[:])
+	mask := uint64(len(dir.slots) - 1)
+	for j := key & mask; dir.slots[j] != 0; j = (j + 1) & mask {
+		i := int(dir.slots[j] - 1)
+		if slotOf(dir.ds[i]) != key {
+			continue
+		}
+		if d, ok := decodeDigestName(name); ok && d == dir.ds[i] {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+func decodeDigestName(name []byte) (d Digest, ok bool) {
+	return d, decodeLowerHex(d[:], name)
 }
 
 func slotOf(d Digest) uint64 { return binary.LittleEndian.Uint64(d[8:16]) }

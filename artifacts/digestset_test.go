@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -42,6 +43,51 @@ func TestDigestSet(t *testing.T) {
 	}
 	if NewDigestSet(nil).Has(Digest{}) || (*DigestSet)(nil).Has(in[0]) {
 		t.Fatal("an empty set holds something")
+	}
+}
+
+// TestFindName: a directory's table finds a digest by its file name
+// exactly when the name is that digest's 64 lowercase hex digits, also
+// when another digest of the directory shares the bytes it indexes by.
+func TestFindName(t *testing.T) {
+	var ds []Digest
+	for i := range 300 {
+		d := Sum(binary.LittleEndian.AppendUint32(nil, uint32(i)))
+		d[0] = 7 // one fan-out directory
+		ds = append(ds, d)
+	}
+	twin := ds[5]
+	twin[31]++ // same index bytes (8:16) as ds[5]
+	ds = append(ds, twin, ds[9])
+	absent := ds[6]
+	absent[20]++
+	dir := newDigestDir(ds)
+	if len(dir.ds) != len(ds)-1 {
+		t.Fatalf("%d digests kept, want %d (one repeat)", len(dir.ds), len(ds)-1)
+	}
+	for _, d := range ds {
+		i, ok := dir.findName([]byte(d.Hex()))
+		if !ok || dir.ds[i] != d {
+			t.Fatalf("%s: not found (%d, %v)", d.Hex(), i, ok)
+		}
+	}
+	name := ds[5].Hex()
+	for _, bad := range []string{
+		absent.Hex(),
+		name[:63],
+		name + "0",
+		strings.ToUpper(name),
+		name[:40] + "G" + name[41:], // outside the index digits
+		name[:20] + "g" + name[21:], // inside them
+		"",
+	} {
+		if i, ok := dir.findName([]byte(bad)); ok {
+			t.Errorf("%q found as %s", bad, dir.ds[i].Hex())
+		}
+	}
+	var empty digestDir
+	if _, ok := empty.findName([]byte(name)); ok {
+		t.Error("an empty table finds a name")
 	}
 }
 

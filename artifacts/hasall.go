@@ -14,7 +14,7 @@ import (
 // objects this costs far less than listing it.
 func (s *Store) HasAll(ds []Digest) bool {
 	// Objects by fan-out directory (their first byte), in one copy of ds
-	// (hasRun sorts each directory's run in place; ds is left alone).
+	// (hasRun drops each directory's repeats in place; ds is left alone).
 	var count [257]int
 	for _, d := range ds {
 		count[int(d[0])+1]++

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
-	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,7 +31,7 @@ var (
 // (an entry whose type the file system does not report is looked up as
 // below); otherwise each name is looked up with fstatat(2),
 // AT_SYMLINK_NOFOLLOW (a 64-hex name: nothing to follow). Either way a
-// link is never a present object. run is sorted in place.
+// link is never a present object. run's repeats are dropped in place.
 func (s *Store) hasRun(run []Digest, buf []byte) bool {
 	f, err := s.dir.openDir(objectsDir + sep + run[0].Hex()[:2])
 	if err != nil {
@@ -53,17 +52,14 @@ func (s *Store) hasRun(run []Digest, buf []byte) bool {
 		return true
 	}
 	// Read the directory whole, without an allocation per entry: each
-	// regular file whose name is an object of run marks it found.
-	slices.SortFunc(run, func(a, b Digest) int { return bytes.Compare(a[:], b[:]) })
-	run = slices.Compact(run)
-	found := make([]bool, len(run))
-	left := len(run)
+	// regular file whose name is an object of run marks it found. The
+	// names are looked up in a table of run (newDigestDir), not decoded
+	// and searched for: a directory's listing is mostly what was asked.
+	set := newDigestDir(run)
+	found := make([]bool, len(set.ds))
+	left := len(set.ds)
 	err = readDirents(fd, buf, func(typ byte, name []byte) bool {
-		var d Digest
-		if !decodeLowerHex(d[:], name) {
-			return true
-		}
-		i, ok := slices.BinarySearchFunc(run, d, func(a, b Digest) int { return bytes.Compare(a[:], b[:]) })
+		i, ok := set.findName(name)
 		if !ok || found[i] {
 			return true
 		}

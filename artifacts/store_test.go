@@ -656,20 +656,37 @@ func TestObjectsListsWhatIsStored(t *testing.T) {
 }
 
 // TestDecodeLowerHex agrees with encoding/hex on lowercase input and
-// rejects every other byte, in strings and byte slices.
+// rejects every other byte, in strings and byte slices: every byte value
+// at every position of a 5-byte decoding (eight digits decoded at once,
+// two one by one), and of a digest's 64.
 func TestDecodeLowerHex(t *testing.T) {
-	var want, got [4]byte
-	for c := 0; c < 256; c++ {
-		s := "0a" + string([]byte{byte(c)}) + "1f9ff"
-		_, err := hex.Decode(want[:], []byte(s))
+	check := func(s string, got, want []byte) {
+		t.Helper()
+		_, err := hex.Decode(want, []byte(s))
 		lower := err == nil && s == strings.ToLower(s)
-		if ok := decodeLowerHex(got[:], s); ok != lower || ok && got != want {
+		if ok := decodeLowerHex(got, s); ok != lower || ok && !bytes.Equal(got, want) {
 			t.Errorf("%q: ok %v (%x), encoding/hex %v (%x)", s, ok, got, lower, want)
 		}
-		if ok := decodeLowerHex(got[:], []byte(s)); ok != lower {
-			t.Errorf("%q as bytes: ok %v", s, ok)
+		if ok := decodeLowerHex(got, []byte(s)); ok != lower || ok && !bytes.Equal(got, want) {
+			t.Errorf("%q as bytes: ok %v (%x)", s, ok, got)
 		}
 	}
+	base := "0a91f9ffe7"
+	for pos := range base {
+		for c := 0; c < 256; c++ {
+			s := base[:pos] + string([]byte{byte(c)}) + base[pos+1:]
+			check(s, make([]byte, 5), make([]byte, 5))
+		}
+	}
+	digest := Sum([]byte("x")).Hex()
+	for pos := range digest {
+		for _, c := range []byte{'/', ':', '`', 'g', 'o', 'A', 'F', 0, 0x80, 0xe1, 0xff} {
+			s := digest[:pos] + string([]byte{c}) + digest[pos+1:]
+			check(s, make([]byte, 32), make([]byte, 32))
+		}
+	}
+	check(digest, make([]byte, 32), make([]byte, 32))
+	var got [4]byte
 	if decodeLowerHex(got[:], "0a0b0c") {
 		t.Error("short input accepted")
 	}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -71,5 +72,36 @@ func BenchmarkEngine(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(wide(n).Tasks)), "ns/task")
 		})
+	}
+}
+
+// BenchmarkDecodeLock decodes a lock of 20,000 tasks in the run records'
+// shape (the scale profile's lock is 70,826 such lines, 56.8 MB): what
+// every no-op pass pays before anything else. ns/op is per lock.
+func BenchmarkDecodeLock(b *testing.B) {
+	l := &Lock{Version: lockVersion, Profile: "bench", Code: map[string]string{"thv/algos": "abc"}}
+	for i := range 20000 {
+		in, bench := artifacts.Sum(fmt.Appendf(nil, "i%d", i%8)), artifacts.Sum(fmt.Appendf(nil, "b%d", i%8))
+		l.Tasks = append(l.Tasks, Record{
+			ID:     fmt.Sprintf("run/d2/clusters/THV-UCB/eta=0.01/seed=%d", i),
+			Kind:   "run",
+			Key:    artifacts.Key(artifacts.Sum(fmt.Appendf(nil, "k%d", i))),
+			Params: json.RawMessage(fmt.Sprintf(`{"algo":"THV-UCB","eta":0.01,"params":{"clip":1,"delta":0},"k":3,"T":300,"sigma":0.05,"seed":%d,"min_pulls":2,"init_ties":"lowest_index","reference":0,"hv_window":100}`, i)),
+			Inputs: json.RawMessage(`{"benchmark":"` + bench.String() + `","instance":"` + in.String() + `"}`),
+			Outputs: map[string]artifacts.Digest{
+				"summary":    artifacts.Sum(fmt.Appendf(nil, "s%d", i)),
+				"trajectory": artifacts.Sum(fmt.Appendf(nil, "t%d", i)),
+			},
+		})
+	}
+	data, err := l.encode()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := decodeLock(data, nil); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

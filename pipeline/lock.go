@@ -3,12 +3,16 @@ package pipeline
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"io"
 	"io/fs"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 
 	"thv/artifacts"
@@ -55,9 +59,15 @@ type Lock struct {
 	Code  map[string]string `json:"code"` // code unit → hash when the tasks last ran
 	Tasks []Record          `json:"tasks"`
 
-	byID     map[string]*Record
-	digest   artifacts.Digest // SHA-256 of the file's bytes, as read or written
-	complete bool             // every record comes from the pass that wrote it (see seal.go)
+	byID      map[string]*Record // built by index, or by Record when first asked
+	indexOnce sync.Once
+	digest    artifacts.Digest // SHA-256 of the file's bytes, as read or written
+	complete  bool             // every record comes from the pass that wrote it (see seal.go)
+
+	// byLine: parsed line by line, where the fast parser checked the
+	// output names of every record but those of unchecked (validate).
+	byLine    bool
+	unchecked []int
 }
 
 const lockVersion = 2
@@ -71,26 +81,85 @@ func ReadLock(path string) (*Lock, error) { return ReadLockEarly(path, nil) }
 // certificate's checks that way). early must not modify b, and returns
 // before ReadLockEarly does.
 func ReadLockEarly(path string, early func(b []byte, sum artifacts.Digest)) (*Lock, error) {
-	b, err := os.ReadFile(path)
+	b, sum, err := readHashed(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Lock{Version: lockVersion, Code: map[string]string{}, byID: map[string]*Record{}}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	l, err := decodeLock(b, early)
+	l, err := decodeHashed(b, sum, early)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return l, nil
 }
 
+// readChunk is how much readHashed reads before handing the bytes to the
+// hash: small enough that the hash ends soon after the read, large enough
+// to take few system calls.
+const readChunk = 1 << 20
+
+// readHashed reads the file at path whole, as os.ReadFile does, and
+// computes the SHA-256 of its bytes on another goroutine while they are
+// read, chunk by chunk: reading a 57 MB lock and hashing it take about as
+// long each, and the no-op certificate is looked up by the sum (the
+// channel delivers it once, after a nil error).
+func readHashed(path string) ([]byte, <-chan artifacts.Digest, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	size := 0
+	if fi, err := f.Stat(); err == nil && fi.Size() < 1<<40 {
+		size = int(fi.Size())
+	}
+	chunks := make(chan []byte, 16)
+	sum := make(chan artifacts.Digest, 1)
+	go func() {
+		h := sha256.New()
+		for c := range chunks {
+			h.Write(c)
+		}
+		var d artifacts.Digest
+		h.Sum(d[:0])
+		sum <- d
+	}()
+	b := make([]byte, 0, size+1) // +1: EOF is seen without growing
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // the file grew: let append size it
+		}
+		n, err := f.Read(b[len(b):min(cap(b), len(b)+readChunk)])
+		if n > 0 {
+			chunks <- b[len(b) : len(b)+n : len(b)+n] // bytes read are never written again
+			b = b[:len(b)+n]
+		}
+		if err == io.EOF {
+			close(chunks)
+			return b, sum, nil
+		}
+		if err != nil {
+			close(chunks)
+			return nil, nil, err
+		}
+	}
+}
+
 // decodeLock decodes and validates the bytes of a lock file (early: as
 // ReadLockEarly).
 func decodeLock(b []byte, early func([]byte, artifacts.Digest)) (*Lock, error) {
 	sum := make(chan artifacts.Digest, 1)
+	go func() { sum <- artifacts.Sum(b) }()
+	return decodeHashed(b, sum, early)
+}
+
+// decodeHashed is decodeLock for bytes whose SHA-256 sum delivers.
+func decodeHashed(b []byte, sumOf <-chan artifacts.Digest, early func([]byte, artifacts.Digest)) (*Lock, error) {
+	sum := make(chan artifacts.Digest, 1)
 	go func() { // the seal is looked up by it
-		d := artifacts.Sum(b)
+		d := <-sumOf
 		if early != nil {
 			early(b, d) // before the send: it returns before decodeLock does
 		}
@@ -110,29 +179,26 @@ func decodeLock(b []byte, early func([]byte, artifacts.Digest)) (*Lock, error) {
 	if l.Code == nil {
 		l.Code = map[string]string{}
 	}
-	l.digest = digest // validate indexed l
+	l.digest = digest
 	return l, nil
 }
 
 // validate checks what a lock read from disk could do harm with: every
 // output name becomes a file name (results/), so each must be one safe
-// path component; task IDs must be unique. It indexes l by ID.
+// path component; task IDs must be unique.
 func (l *Lock) validate() error {
 	if l.Image != "" {
 		if _, err := artifacts.ParseDigest(l.Image); err != nil {
 			return fmt.Errorf("image: %v", err)
 		}
 	}
-	// The index by ID is built here, where repeated IDs are found; each
-	// distinct output name (a few, on thousands of lines) is checked once.
-	byID := make(map[string]*Record, len(l.Tasks))
+	if err := l.uniqueIDs(); err != nil {
+		return err
+	}
+	// Each distinct output name (a few, on thousands of lines) is checked
+	// once.
 	valid := map[string]bool{}
-	for i := range l.Tasks {
-		r := &l.Tasks[i]
-		if _, dup := byID[r.ID]; r.ID == "" || dup {
-			return fmt.Errorf("task line %d: empty or repeated task ID %q", i+1, r.ID)
-		}
-		byID[r.ID] = r
+	check := func(r *Record) error {
 		for name := range r.Outputs {
 			if valid[name] {
 				continue
@@ -142,8 +208,53 @@ func (l *Lock) validate() error {
 			}
 			valid[name] = true
 		}
+		return nil
 	}
-	l.byID = byID
+	if l.byLine {
+		for _, i := range l.unchecked {
+			if err := check(&l.Tasks[i]); err != nil {
+				return err
+			}
+		}
+	} else {
+		for i := range l.Tasks {
+			if err := check(&l.Tasks[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// uniqueIDs reports the first empty or repeated task ID. A no-op pass on
+// the scale profile's lock (70,826 tasks) reads no record by ID, so the
+// index by ID is not built here (Record builds it when first asked): the
+// IDs' 64-bit hashes are sorted instead, and only when two are equal are
+// the IDs themselves compared, in a map, which finds the first repeat.
+func (l *Lock) uniqueIDs() error {
+	seed := maphash.MakeSeed()
+	hashes := make([]uint64, len(l.Tasks))
+	for i := range l.Tasks {
+		if l.Tasks[i].ID == "" {
+			return fmt.Errorf("task line %d: empty or repeated task ID %q", i+1, "")
+		}
+		hashes[i] = maphash.String(seed, l.Tasks[i].ID)
+	}
+	slices.Sort(hashes)
+	for i := 1; i < len(hashes); i++ {
+		if hashes[i] != hashes[i-1] {
+			continue
+		}
+		seen := make(map[string]bool, len(l.Tasks))
+		for j := range l.Tasks {
+			id := l.Tasks[j].ID
+			if seen[id] {
+				return fmt.Errorf("task line %d: empty or repeated task ID %q", j+1, id)
+			}
+			seen[id] = true
+		}
+		break // a collision of two different IDs' hashes
+	}
 	return nil
 }
 
@@ -172,6 +283,7 @@ func parseLock(b []byte) (*Lock, error) {
 	l.Tasks = make([]Record, len(lines))
 	workers := min(runtime.NumCPU(), 8)
 	errs := make([]error, workers)
+	slow := make([][]int, workers) // lines encoding/json decoded
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -188,10 +300,12 @@ func parseLock(b []byte) (*Lock, error) {
 					errs[w] = fmt.Errorf("task line %d: %v", i+1, err)
 					return
 				}
+				slow[w] = append(slow[w], i)
 			}
 		}(w)
 	}
 	wg.Wait()
+	l.byLine, l.unchecked = true, slices.Concat(slow...)
 	return &l, errors.Join(errs...)
 }
 
@@ -202,8 +316,14 @@ func (l *Lock) index() {
 	}
 }
 
-// Record returns the record of a task ID.
+// Record returns the record of a task ID. The index is built on the first
+// call for a lock that has none (one read from a file).
 func (l *Lock) Record(id string) (*Record, bool) {
+	l.indexOnce.Do(func() {
+		if l.byID == nil {
+			l.index()
+		}
+	})
 	r, ok := l.byID[id]
 	return r, ok
 }

@@ -38,7 +38,7 @@ func (p *lineParser) record(line []byte, r *Record) bool {
 	for first := true; !p.lit("}"); first = false {
 		var name string
 		var d artifacts.Digest
-		if !first && !p.lit(",") || !p.name(&name) || !p.lit(":") || !p.hash(d.UnmarshalText) {
+		if !first && !p.lit(",") || !p.outputName(&name) || !p.lit(":") || !p.hash(d.UnmarshalText) {
 			return false
 		}
 		if _, dup := r.Outputs[name]; dup {
@@ -50,9 +50,31 @@ func (p *lineParser) record(line []byte, r *Record) bool {
 }
 
 type lineParser struct {
-	b     []byte
-	i     int
-	names map[string]string // kinds and output names, allocated once each
+	b       []byte
+	i       int
+	names   map[string]string // kinds and output names, allocated once each
+	outputs map[string]bool   // output names seen: true if valid (ValidName)
+}
+
+// outputName is name for an output's name, which must also be a valid
+// one (ValidName, checked once per distinct name): a line with any other
+// goes to encoding/json, and Lock.validate then says what is wrong with
+// it. So a lock parsed in Write's layout has its output names checked.
+func (p *lineParser) outputName(dst *string) bool {
+	if !p.name(dst) {
+		return false
+	}
+	valid, seen := p.outputs[*dst]
+	if !seen {
+		valid = ValidName(*dst) == nil
+		if p.outputs == nil {
+			p.outputs = map[string]bool{}
+		}
+		if len(p.outputs) < 64 {
+			p.outputs[*dst] = valid
+		}
+	}
+	return valid
 }
 
 // name is str for the few strings that repeat on every line.

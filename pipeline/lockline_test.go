@@ -1,10 +1,13 @@
 package pipeline
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -134,4 +137,58 @@ func FuzzReadLock(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLockTaskIDs: a lock whose task IDs repeat, or one of which is
+// empty, is refused with the line of the first, whether it is read line
+// by line or as one JSON document; a valid one finds every record by ID.
+func TestLockTaskIDs(t *testing.T) {
+	d := artifacts.Sum([]byte("x"))
+	rec := func(id string) Record {
+		return Record{ID: id, Kind: "gen", Key: artifacts.Key(d), Params: json.RawMessage(`{}`), Outputs: map[string]artifacts.Digest{"x": d}}
+	}
+	var ids []string
+	for i := range 500 {
+		ids = append(ids, fmt.Sprintf("gen/%d", i))
+	}
+	encode := func(ids ...string) []byte {
+		l := &Lock{Version: lockVersion, Profile: "p", Code: map[string]string{}}
+		for _, id := range ids {
+			l.Tasks = append(l.Tasks, rec(id))
+		}
+		b, err := l.encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	b := encode(ids...)
+	l, err := decodeLock(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		if r, ok := l.Record(id); !ok || r != &l.Tasks[i] {
+			t.Fatalf("Record(%q) = %v, %v", id, r, ok)
+		}
+	}
+	if _, ok := l.Record("gen/500"); ok {
+		t.Fatal("Record found an ID the lock does not hold")
+	}
+	for name, tc := range map[string]struct {
+		ids  []string
+		line string
+	}{
+		"repeated":       {append(slices.Clone(ids[:300]), ids[7]), `task line 301: empty or repeated task ID "gen/7"`},
+		"repeated twice": {append(append(slices.Clone(ids[:10]), ids[3]), ids[4]), `task line 11: empty or repeated task ID "gen/3"`},
+		"empty":          {append(slices.Clone(ids[:20]), ""), `task line 21: empty or repeated task ID ""`},
+	} {
+		b := encode(tc.ids...)
+		one := bytes.ReplaceAll(b, []byte("\n"), []byte(" ")) // not Write's layout: one JSON document
+		for layout, b := range map[string][]byte{"lines": b, "document": one} {
+			if _, err := decodeLock(b, nil); err == nil || !strings.Contains(err.Error(), tc.line) {
+				t.Errorf("%s, %s: %v, want %q", name, layout, err, tc.line)
+			}
+		}
+	}
 }

@@ -121,12 +121,18 @@ func (p *Project) fastNoop() (rep *Report, ok bool) {
 		return nil, false
 	}
 	// The checks made already, before the lock was parsed (noopearly.go).
+	// They may still be running: the report (a record per task) is built
+	// meanwhile, and dropped if they fail.
 	if early != nil {
-		if checked, passed := early.result(key, p.Lock); checked {
+		report := make(chan *Report, 1)
+		go func() { report <- p.lockReport() }()
+		checked, passed := early.result(key, p.Lock)
+		rep := <-report // before a full pass changes the lock
+		if checked {
 			if !passed {
 				return nil, false
 			}
-			return p.lockReport(), true
+			return rep, true
 		}
 	}
 	// The two checks left and the report do not depend on one another:

@@ -22,9 +22,10 @@ import (
 // next pass (Project.UseNoopCheck) if it is for the same certificate and
 // the same outputs; else the pass makes the checks itself.
 type NoopCheck struct {
-	done chan struct{}
-	key  artifacts.Key // the certificate checked
-	ok   bool          // found, every output present, every read intact
+	done    chan struct{}
+	scanned chan struct{} // closed once outs and ends are final
+	key     artifacts.Key // the certificate checked
+	ok      bool          // found, every output present, every read intact
 
 	outs []artifacts.Digest // the outputs picked out of the lock, line by line
 	ends []int              // outs[ends[i-1]:ends[i]] are line i's
@@ -48,9 +49,15 @@ func StartNoopCheck(st *artifacts.Store, kinds *Kinds, planDigest string, b []by
 	if err != nil {
 		return nil
 	}
-	c := &NoopCheck{done: make(chan struct{}), unlock: unlock}
+	c := &NoopCheck{done: make(chan struct{}), scanned: make(chan struct{}), unlock: unlock}
 	go func() {
 		defer close(c.done)
+		scanned := false
+		defer func() {
+			if !scanned {
+				close(c.scanned)
+			}
+		}()
 		code, err := m.Fingerprint()
 		if err != nil {
 			return
@@ -60,7 +67,10 @@ func StartNoopCheck(st *artifacts.Store, kinds *Kinds, planDigest string, b []by
 		if !ok {
 			return
 		}
-		if c.outs, c.ends, ok = scanOutputs(b); !ok {
+		c.outs, c.ends, ok = scanOutputs(b)
+		scanned = true
+		close(c.scanned)
+		if !ok {
 			return
 		}
 		var readsOK bool
@@ -82,10 +92,13 @@ func (c *NoopCheck) Release() {
 }
 
 // result waits for c's checks and reports whether they are those of the
-// certificate key for lock l, and passed.
+// certificate key for lock l, and passed. Whether they cover l's outputs
+// is found while the store is still being checked.
 func (c *NoopCheck) result(key artifacts.Key, l *Lock) (checked, passed bool) {
+	<-c.scanned
+	covers := c.covers(l)
 	<-c.done
-	if c.key != key || !c.covers(l) {
+	if c.key != key || !covers {
 		return false, false
 	}
 	c.used = true
