@@ -3,7 +3,9 @@ package pipeline
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -190,5 +192,41 @@ func TestLockTaskIDs(t *testing.T) {
 				t.Errorf("%s, %s: %v, want %q", name, layout, err, tc.line)
 			}
 		}
+	}
+}
+
+// TestReadHashed: the bytes read are the file's and the sum is theirs,
+// for sizes around the chunk size, and for a file whose size stat(2)
+// does not tell (/proc: read until EOF, the buffer grown as it goes).
+func TestReadHashed(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{0, 1, readChunk - 1, readChunk, readChunk + 1, 3*readChunk + 5} {
+		want := make([]byte, n)
+		for i := range want {
+			want[i] = byte(i*7 + i>>9)
+		}
+		path := filepath.Join(dir, fmt.Sprint(n))
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		b, sum, err := readHashed(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b, want) || <-sum != artifacts.Sum(want) {
+			t.Fatalf("%d bytes: read %d, or the sum is not theirs", n, len(b))
+		}
+	}
+	if _, err := os.Stat("/proc/self/status"); err == nil {
+		b, sum, err := readHashed("/proc/self/status")
+		if err != nil || len(b) == 0 || <-sum != artifacts.Sum(b) {
+			t.Fatalf("/proc/self/status: %d bytes, %v", len(b), err)
+		}
+	}
+	if _, _, err := readHashed(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a missing file: %v", err)
+	}
+	if _, _, err := readHashed(dir); err == nil {
+		t.Fatal("a directory read as a lock")
 	}
 }
