@@ -196,9 +196,17 @@ func (l *Lock) validate() error {
 		return err
 	}
 	// Each distinct output name (a few, on thousands of lines) is checked
-	// once.
+	// once, in the records the line parser did not check.
+	lines := l.unchecked
+	if !l.byLine {
+		lines = make([]int, len(l.Tasks))
+		for i := range lines {
+			lines[i] = i
+		}
+	}
 	valid := map[string]bool{}
-	check := func(r *Record) error {
+	for _, i := range lines {
+		r := &l.Tasks[i]
 		for name := range r.Outputs {
 			if valid[name] {
 				continue
@@ -207,20 +215,6 @@ func (l *Lock) validate() error {
 				return fmt.Errorf("task %s: output %w", r.ID, err)
 			}
 			valid[name] = true
-		}
-		return nil
-	}
-	if l.byLine {
-		for _, i := range l.unchecked {
-			if err := check(&l.Tasks[i]); err != nil {
-				return err
-			}
-		}
-	} else {
-		for i := range l.Tasks {
-			if err := check(&l.Tasks[i]); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
@@ -232,11 +226,14 @@ func (l *Lock) validate() error {
 // IDs' 64-bit hashes are sorted instead, and only when two are equal are
 // the IDs themselves compared, in a map, which finds the first repeat.
 func (l *Lock) uniqueIDs() error {
+	bad := func(line int, id string) error {
+		return fmt.Errorf("task line %d: empty or repeated task ID %q", line, id)
+	}
 	seed := maphash.MakeSeed()
 	hashes := make([]uint64, len(l.Tasks))
 	for i := range l.Tasks {
 		if l.Tasks[i].ID == "" {
-			return fmt.Errorf("task line %d: empty or repeated task ID %q", i+1, "")
+			return bad(i+1, "")
 		}
 		hashes[i] = maphash.String(seed, l.Tasks[i].ID)
 	}
@@ -249,7 +246,7 @@ func (l *Lock) uniqueIDs() error {
 		for j := range l.Tasks {
 			id := l.Tasks[j].ID
 			if seen[id] {
-				return fmt.Errorf("task line %d: empty or repeated task ID %q", j+1, id)
+				return bad(j+1, id)
 			}
 			seen[id] = true
 		}

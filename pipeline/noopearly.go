@@ -52,12 +52,8 @@ func StartNoopCheck(st *artifacts.Store, kinds *Kinds, planDigest string, b []by
 	c := &NoopCheck{done: make(chan struct{}), scanned: make(chan struct{}), unlock: unlock}
 	go func() {
 		defer close(c.done)
-		scanned := false
-		defer func() {
-			if !scanned {
-				close(c.scanned)
-			}
-		}()
+		scanned := sync.OnceFunc(func() { close(c.scanned) })
+		defer scanned()
 		code, err := m.Fingerprint()
 		if err != nil {
 			return
@@ -68,8 +64,7 @@ func StartNoopCheck(st *artifacts.Store, kinds *Kinds, planDigest string, b []by
 			return
 		}
 		c.outs, c.ends, ok = scanOutputs(b)
-		scanned = true
-		close(c.scanned)
+		scanned()
 		if !ok {
 			return
 		}
