@@ -73,8 +73,8 @@ func newDigestDir(ds []Digest) digestDir {
 
 // findName returns the position in dir.ds of the digest whose file name
 // (64 lowercase hex digits) is name, or false. Only the 16 digits of the
-// slot's bytes are decoded before the table is probed, so a name of
-// another directory's protocol costs one slot, not a whole decoding.
+// bytes the table is indexed by are decoded before it is probed, so an
+// object that was not asked for costs a probe, not a whole decoding.
 func (dir *digestDir) findName(name []byte) (int, bool) {
 	if len(name) != 2*len(Digest{}) || len(dir.slots) == 0 {
 		return 0, false
@@ -90,15 +90,12 @@ func (dir *digestDir) findName(name []byte) (int, bool) {
 		if slotOf(dir.ds[i]) != key {
 			continue
 		}
-		if d, ok := decodeDigestName(name); ok && d == dir.ds[i] {
+		var d Digest
+		if decodeLowerHex(d[:], name) && d == dir.ds[i] {
 			return i, true
 		}
 	}
 	return 0, false
-}
-
-func decodeDigestName(name []byte) (d Digest, ok bool) {
-	return d, decodeLowerHex(d[:], name)
 }
 
 func slotOf(d Digest) uint64 { return binary.LittleEndian.Uint64(d[8:16]) }
