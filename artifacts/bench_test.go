@@ -137,3 +137,26 @@ func BenchmarkPut4kB(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecodeDigest decodes a digest's 64 hex digits, from a string
+// and from bytes (a lock file holds two or three per task, a fan-out
+// directory's listing one per object).
+func BenchmarkDecodeDigest(b *testing.B) {
+	hexDigits := Sum([]byte("x")).Hex()
+	var d Digest
+	var ok bool
+	b.Run("string", func(b *testing.B) {
+		for b.Loop() {
+			ok = decodeLowerHex(d[:], hexDigits)
+		}
+	})
+	name := []byte(hexDigits)
+	b.Run("bytes", func(b *testing.B) {
+		for b.Loop() {
+			ok = decodeLowerHex(d[:], name)
+		}
+	})
+	if !ok {
+		b.Fatal("not decoded")
+	}
+}

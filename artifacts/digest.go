@@ -2,7 +2,6 @@ package artifacts
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"strings"
@@ -130,53 +129,19 @@ var lowerHexValue = func() (t [256]byte) {
 }()
 
 // decodeLowerHex decodes s (exactly 2·len(dst) lowercase hex digits) into
-// dst; it reports false for any other byte. (Lock files and the object
-// listing decode hundreds of thousands of these on the no-op path, so
-// eight digits are decoded at a time, in the bytes of a uint64:
-// decodeHex8.)
+// dst in one pass; it reports false for any other byte. (Lock files and the
+// object listing decode tens of thousands of these on the no-op path.)
 func decodeLowerHex[S ~string | ~[]byte](dst []byte, s S) bool {
 	if len(s) != 2*len(dst) {
 		return false
 	}
-	var bad uint64
-	i := 0
-	for ; i+4 <= len(dst); i += 4 {
-		v, b := decodeHex8(le64(s[2*i : 2*i+8]))
-		bad |= b
-		binary.LittleEndian.PutUint32(dst[i:i+4], v)
-	}
-	for ; i < len(dst); i++ {
+	bad := byte(0)
+	for i := range dst {
 		hi, lo := lowerHexValue[s[2*i]], lowerHexValue[s[2*i+1]]
-		bad |= uint64((hi | lo) & 0xf0) // a value 0xff marks a non-digit
+		bad |= hi | lo
 		dst[i] = hi<<4 | lo&0x0f
 	}
-	return bad == 0
-}
-
-// le64 is the little-endian uint64 of s's first 8 bytes (one load).
-func le64[S ~string | ~[]byte](s S) uint64 {
-	_ = s[7]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
-// decodeHex8 decodes the 8 hex digits in the bytes of x (the first in the
-// lowest byte) into 4 bytes (the first in the lowest); bad is 0 exactly
-// when every byte is a lowercase hex digit. Per byte c, without a carry
-// between bytes: n = (c & 0xf) + 9·bit 6 of c is the digit's value for
-// '0'–'9' and 'a'–'f'; c is such a digit exactly when n ≤ 15 and n
-// encodes back to c (n + '0', or n + 'a' − 10 from 10 on).
-func decodeHex8(x uint64) (v uint32, bad uint64) {
-	const ones = 0x0101010101010101
-	n := x&(0x0f*ones) + (x>>6&ones)*9      // ≤ 24 per byte
-	over := (n + 0x70*ones) & (0x80 * ones) // n ≥ 16
-	letter := (n + 0x06*ones) >> 4 & ones   // n ≥ 10 (n < 16)
-	back := n + 0x30*ones + letter*0x27
-	// Pair the nibbles: byte 2j holds n(2j)·16 + n(2j+1), then pack.
-	w := (n<<4 | n>>8) & 0x00ff00ff00ff00ff
-	w = (w | w>>8) & 0x0000ffff0000ffff
-	w = w | w>>16
-	return uint32(w), over | (back ^ x)
+	return bad&0xf0 == 0
 }
 
 func isLowerHex(s string) bool {

@@ -657,8 +657,8 @@ func TestObjectsListsWhatIsStored(t *testing.T) {
 
 // TestDecodeLowerHex agrees with encoding/hex on lowercase input and
 // rejects every other byte, in strings and byte slices: every byte value
-// at every position of a 5-byte decoding (eight digits decoded at once,
-// two one by one), and of a digest's 64.
+// at every position of a 5-byte decoding, and bad bytes at each of a
+// digest's 64 digits.
 func TestDecodeLowerHex(t *testing.T) {
 	check := func(s string, got, want []byte) {
 		t.Helper()
