@@ -81,12 +81,20 @@ type Layers struct {
 	// (repaired by insertion sort) instead of a heap built anew; cheaper
 	// when the sums move little between calls (UCB vectors).
 	Kept bool
+	// Ranks: Peel keeps, for d ≥ 4, the dominance relations between calls
+	// and moves only the pairs that changed places (ranks.go); much
+	// cheaper than the archive pass when the points move little between
+	// calls and the first layer is large (UCB vectors), dearer when they
+	// are drawn anew (samples). The same layers either way.
+	Ranks bool
 
 	// The sweep of Peel for d = 2, 3 (sweep.go).
 	flat   []float64    // Peel's copy of the points' coordinates, d per arm
 	coords []float64    // the coordinates the sweep reads: flat, or PeelFlat's
 	lex    []int        // arms lexicographically descending, kept between calls
 	stair  []stairPoint // d = 3: the staircase of the (y, z) seen so far
+
+	ranks rankSets // the rank sets of Peel for d ≥ 4 (ranks.go)
 }
 
 // sigThreshold is the archive size from which signatures pay for their
@@ -358,14 +366,18 @@ func (l *Layers) appendAscending(dst []int) []int {
 // arms, all then in full). The caller completes its slate with
 // k − len(full) arms of overflow by its own tie-break rule; it may reorder
 // overflow in place. For d = 2 and 3 each layer is found by a sweep
-// (sweep.go) instead of the archive pass described above: the same sets.
+// (sweep.go), and for d ≥ 4 with Ranks set by relations kept between calls
+// (ranks.go), instead of the archive pass described above: the same sets.
 func (l *Layers) Peel(points [][]float64, k int) (full, overflow []int) {
 	if l.prepareSweep(points) {
-		return l.peel(nil, len(points[0]), k)
+		return l.peel(nil, bySweep, len(points[0]), k)
+	}
+	if l.prepareRanks(points) {
+		return l.peel(points, byRanks, 0, k)
 	}
 	l.prepare(points)
 	l.sortOrder()
-	return l.peel(points, 0, k)
+	return l.peel(points, byArchive, 0, k)
 }
 
 // PeelFlat is Peel for the n = len(coords)/d points of d = 2 or 3
@@ -380,21 +392,31 @@ func (l *Layers) PeelFlat(coords []float64, d, k int) (full, overflow []int) {
 		return l.Peel(nil, k)
 	}
 	l.sweepFrom(coords, d)
-	return l.peel(nil, d, k)
+	return l.peel(nil, bySweep, d, k)
 }
 
-// peel collects the layers once the visiting order is ready: by the sweep
-// when d > 0 (prepareSweep or sweepFrom), else by the archive pass on
-// points (prepare and sortOrder).
-func (l *Layers) peel(points [][]float64, d, k int) (full, overflow []int) {
+// peelBy names the ways peel finds a layer.
+type peelBy int
+
+const (
+	byArchive peelBy = iota // maximal on points, after prepare and sortOrder
+	bySweep                 // maximalSweep(d), after prepareSweep or sweepFrom (sweep.go)
+	byRanks                 // maximalRanks on points, after prepareRanks (ranks.go)
+)
+
+// peel collects the layers once the pass named by by is prepared.
+func (l *Layers) peel(points [][]float64, by peelBy, d, k int) (full, overflow []int) {
 	n := len(l.taken)
 	l.full = l.full[:0]
 	l.starts = l.starts[:0]
 	for len(l.full) < k && len(l.full) < n {
 		var layer []int
-		if d > 0 {
+		switch by {
+		case bySweep:
 			layer = l.maximalSweep(d)
-		} else {
+		case byRanks:
+			layer = l.maximalRanks(points)
+		default:
 			layer = l.maximal(points)
 		}
 		if len(layer) == 0 {
@@ -407,6 +429,9 @@ func (l *Layers) peel(points [][]float64, d, k int) (full, overflow []int) {
 		l.starts = append(l.starts, len(l.full))
 		for _, i := range layer {
 			l.taken[i] = true
+			if by == byRanks {
+				l.ranks.take(i)
+			}
 		}
 		l.full = l.appendAscending(l.full)
 	}
@@ -758,7 +783,7 @@ func (f *FrontTracker) Size(points [][]float64) int {
 	f.Reserve(n, d)
 	f.changed = f.changed[:0]
 	// Changed vectors (compared with ==, as slices.Equal: −0 equals +0),
-	// unrolled for the paper's d = 2, 3.
+	// unrolled for the paper's d = 2–5.
 	prev := f.prev[:n*d]
 	switch d {
 	case 2:
@@ -772,6 +797,20 @@ func (f *FrontTracker) Size(points [][]float64) int {
 		for i, p := range points {
 			p, old := p[:3], prev[3*i:3*i+3:3*i+3]
 			if p[0] != old[0] || p[1] != old[1] || p[2] != old[2] {
+				f.change(i, p, old)
+			}
+		}
+	case 4:
+		for i, p := range points {
+			p, old := p[:4], prev[4*i:4*i+4:4*i+4]
+			if p[0] != old[0] || p[1] != old[1] || p[2] != old[2] || p[3] != old[3] {
+				f.change(i, p, old)
+			}
+		}
+	case 5:
+		for i, p := range points {
+			p, old := p[:5], prev[5*i:5*i+5:5*i+5]
+			if p[0] != old[0] || p[1] != old[1] || p[2] != old[2] || p[3] != old[3] || p[4] != old[4] {
 				f.change(i, p, old)
 			}
 		}

@@ -109,6 +109,9 @@ func New(cfg algos.Config, eta float64, tb TieBreak) *Policy {
 	}
 	p.layers.Reserve(n)
 	p.layers.Kept = tb == SumUCB // U moves little from round to round
+	if p.layers.Ranks = tb != SumUCB; p.layers.Ranks {
+		p.layers.ReserveRanks(n, d) // U moves little, and most arms are on the first layer
+	}
 	p.front.Reserve(n, d)
 	p.crowd.Reserve(n, d)
 	return p
@@ -236,8 +239,8 @@ func gapBits(x float64) int64 { return int64(math.Float64bits(x) &^ (1 << 63)) }
 
 // fold lowers dist[c] to the ℓ∞ distance between U_layer[c] and U_s (as
 // bit patterns, see farthest) and returns the member not taken of largest
-// distance, the lowest index on ties (−1 if all are taken). For d = 2, 3
-// (a reading's settings) the distance is written out in the loop.
+// distance, the lowest index on ties (−1 if all are taken). For d = 2–5
+// (the paper's settings) the distance is written out in the loop.
 func (p *Policy) fold(layer []int, dist []int64, s int) int {
 	dist = dist[:len(layer)]
 	best, top := -1, int64(-1)
@@ -259,6 +262,26 @@ func (p *Policy) fold(layer []int, dist []int64, s int) int {
 		for c, i := range layer {
 			a := p.flat[3*i : 3*i+3 : 3*i+3]
 			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1), gapBits(a[2]-b2)))
+			dist[c] = x
+			if x > top || x == top && x >= 0 && layer[c] < layer[best] {
+				best, top = c, x
+			}
+		}
+	case 4:
+		b0, b1, b2, b3 := us[0], us[1], us[2], us[3]
+		for c, i := range layer {
+			a := p.flat[4*i : 4*i+4 : 4*i+4]
+			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1), gapBits(a[2]-b2), gapBits(a[3]-b3)))
+			dist[c] = x
+			if x > top || x == top && x >= 0 && layer[c] < layer[best] {
+				best, top = c, x
+			}
+		}
+	case 5:
+		b0, b1, b2, b3, b4 := us[0], us[1], us[2], us[3], us[4]
+		for c, i := range layer {
+			a := p.flat[5*i : 5*i+5 : 5*i+5]
+			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1), gapBits(a[2]-b2), gapBits(a[3]-b3), gapBits(a[4]-b4)))
 			dist[c] = x
 			if x > top || x == top && x >= 0 && layer[c] < layer[best] {
 				best, top = c, x

@@ -1,0 +1,325 @@
+package algos
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// The layers of Peel for d ≥ 4 when the points move little between calls
+// (Layers.Ranks), by dominance relations kept between calls instead of the
+// archive of maximal. In the paper's d = 4, 5 settings most UCB vectors are
+// on the first layer (90–140 of 150 at d = 5), so the archive costs about
+// |L|²/2 signature tests a round, although from one round to the next only
+// a few pairs of arms change places in any coordinate.
+//
+// Every coordinate j keeps the arms in ascending order of coordinate j,
+// and for every ordered pair of arms the state counts the coordinates in
+// which a is ≥ i; geq(i) is the set of arms a ≠ i with that count at d,
+// the arms ≥ i everywhere: its dominators and exact duplicates. A call
+// repairs each order by insertion sort. Against the order alone ("a comes
+// after i"), insertion sort swaps exactly the pairs whose order changed,
+// and each swap moves two counts by one; equal values, which ≥ holds both
+// ways, are one count more for the pair that comes first, taken off
+// before the sort and put back after it for the groups of equal values
+// there are then (few, and usually none). So a call costs O(n·d) plus the
+// swaps and the equal pairs, and the layer is the arms whose geq, less the
+// arms taken by earlier layers, holds no arm that Dominates them (an arm
+// in geq is a dominator unless an exact duplicate, which the exact test
+// tells). When too many arms moved for insertion sort to pay, the counts
+// are formed again from the coordinates (O(n²·d)). Only comparisons of the
+// coordinates are made, so the layers are the same sets as maximal's, to
+// the last tie.
+
+// rankMaxArms bounds the arms for which relations are kept: the counts
+// take n² bytes and geq n²/8 (288 KiB at n = 512); past it, and past
+// d = rankMaxDims, Peel takes the archive pass.
+const (
+	rankMaxArms = 512
+	rankMaxDims = 64
+)
+
+// rankSets is the state of the rank pass.
+type rankSets struct {
+	n, d, words int
+	// ready: the orders, keys, counts and ties hold for the last call's
+	// points.
+	ready bool
+	ord   []int32   // ord[j·n : j·n+n]: arms by coordinate j ascending
+	key   []float64 // key[j·n + r]: coordinate j of arm ord[j·n + r]
+	tied  []bool    // tied[j]: coordinate j has equal keys
+	count []uint8   // count[i·n + a]: coordinates in which arm a ≥ arm i (0 for a = i)
+	geq   []uint64  // geq[i·words : i·words+words]: the arms a with count[i·n + a] = d
+	taken []uint64  // the arms of the layers Peel returned whole so far, as a bitset
+	none  bool      // taken is empty
+}
+
+// reset sizes the state for n arms of d coordinates, every order the
+// identity and no relation known.
+func (r *rankSets) reset(n, d int) {
+	r.n, r.d, r.words = n, d, (n+63)/64
+	r.ready = false
+	r.ord = slices.Grow(r.ord[:0], n*d)[:n*d]
+	for j := range d {
+		for i := range n {
+			r.ord[j*n+i] = int32(i)
+		}
+	}
+	r.key = slices.Grow(r.key[:0], n*d)[:n*d]
+	r.tied = slices.Grow(r.tied[:0], d)[:d]
+	r.count = slices.Grow(r.count[:0], n*n)[:n*n]
+	r.geq = slices.Grow(r.geq[:0], n*r.words)[:n*r.words]
+	r.taken = slices.Grow(r.taken[:0], r.words)[:r.words]
+}
+
+// ReserveRanks preallocates the state Ranks keeps for n arms of d
+// coordinates, so that Peel does not allocate for them; it does nothing
+// when Peel would not keep relations for such points.
+func (l *Layers) ReserveRanks(n, d int) {
+	if n < 1 || n > rankMaxArms || d < 4 || d > rankMaxDims {
+		return
+	}
+	if r := &l.ranks; r.n != n || r.d != d {
+		r.reset(n, d)
+	}
+}
+
+// prepareRanks brings the relations up to date for points. It reports
+// false, doing nothing else, unless l.Ranks is set and there are 1 to
+// rankMaxArms points of 4 to rankMaxDims coordinates each.
+func (l *Layers) prepareRanks(points [][]float64) bool {
+	n := len(points)
+	if !l.Ranks || n == 0 || n > rankMaxArms {
+		return false
+	}
+	d := len(points[0])
+	if d < 4 || d > rankMaxDims {
+		return false
+	}
+	for _, p := range points {
+		if len(p) != d {
+			return false
+		}
+	}
+	l.size(n)
+	clear(l.taken)
+	r := &l.ranks
+	if r.n != n || r.d != d {
+		r.reset(n, d)
+	}
+	update := r.ready
+	for j := range d {
+		ord, key := r.ord[j*n:j*n+n:j*n+n], r.key[j*n:j*n+n:j*n+n]
+		if update && r.tied[j] {
+			r.ties(key, ord, r.lose) // the counts as of the order alone
+		}
+		for a, i := range ord {
+			key[a] = points[i][j]
+		}
+		sorted, tied := r.repair(key, ord, update)
+		if !sorted {
+			update = false
+			sortKeyed(key, ord)
+			tied = false
+			for a := 1; a < n && !tied; a++ {
+				tied = key[a] == key[a-1]
+			}
+		}
+		if r.tied[j] = tied; update && tied {
+			r.ties(key, ord, r.gain) // and the equal pairs of now
+		}
+	}
+	if !update {
+		r.recount(points)
+	}
+	r.ready = true
+	clear(r.taken)
+	r.none = true
+	return true
+}
+
+// repair sorts key ascending, permuting ord alongside, by insertion sort,
+// and when update is set moves the counts of every pair it swaps: the arm
+// moving down no longer comes after the other, which now comes after it.
+// It reports whether it sorted (false, leaving the order unsorted and the
+// counts partly moved, when too many arms moved for insertion sort to pay)
+// and whether two keys are equal.
+func (r *rankSets) repair(key []float64, ord []int32, update bool) (sorted, tied bool) {
+	if len(key) == 0 {
+		return true, false
+	}
+	ord = ord[:len(key)]
+	budget := 16 * len(key)
+	top := key[0] // the largest key of the sorted prefix, its last
+	for a := 1; a < len(key); a++ {
+		x := key[a]
+		if !(x < top) { // in place: most arms, most rounds
+			tied = tied || x == top
+			top = x
+			continue
+		}
+		i := ord[a]
+		b := a
+		for b > 0 && x < key[b-1] {
+			y := ord[b-1]
+			if update {
+				r.lose(int(y), int(i)) // i comes after y no more
+				r.gain(int(i), int(y)) // y comes after i
+			}
+			key[b], ord[b] = key[b-1], y
+			b--
+		}
+		key[b], ord[b] = x, i
+		// The keys before x are ≤ x, the largest last: an earlier key
+		// equal to x is key[b-1]. top is still the prefix's largest.
+		tied = tied || b > 0 && key[b-1] == x
+		if budget -= a - b; budget < 0 {
+			return false, tied
+		}
+	}
+	return true, tied
+}
+
+// ties calls move(b, a) for every pair of arms a before b in a group of
+// equal keys of a sorted coordinate: the pairs where a ≥ b holds although
+// a comes first.
+func (r *rankSets) ties(key []float64, ord []int32, move func(i, a int)) {
+	for g := 0; g < len(key); {
+		e := g + 1
+		for e < len(key) && key[e] == key[g] {
+			e++
+		}
+		for x := g; x < e; x++ {
+			for y := x + 1; y < e; y++ {
+				move(int(ord[y]), int(ord[x]))
+			}
+		}
+		g = e
+	}
+}
+
+// gain counts one more coordinate in which arm a ≥ arm i.
+func (r *rankSets) gain(i, a int) {
+	c := &r.count[i*r.n+a]
+	if *c++; int(*c) == r.d {
+		r.geq[i*r.words+a>>6] |= 1 << (a & 63)
+	}
+}
+
+// lose counts one coordinate fewer in which arm a ≥ arm i.
+func (r *rankSets) lose(i, a int) {
+	c := &r.count[i*r.n+a]
+	if int(*c) == r.d {
+		r.geq[i*r.words+a>>6] &^= 1 << (a & 63)
+	}
+	*c--
+}
+
+// recount forms every count and geq from the points.
+func (r *rankSets) recount(points [][]float64) {
+	n, d, w := r.n, r.d, r.words
+	clear(r.geq)
+	for i, p := range points {
+		p = p[:d]
+		row := r.count[i*n : i*n+n : i*n+n]
+		set := r.geq[i*w : i*w+w : i*w+w]
+		for a, q := range points {
+			q = q[:d]
+			c := 0
+			for j, x := range p {
+				if q[j] >= x {
+					c++
+				}
+			}
+			if a == i {
+				c = 0
+			}
+			row[a] = uint8(c)
+			if c == d {
+				set[a>>6] |= 1 << (a & 63)
+			}
+		}
+	}
+}
+
+// maximalRanks returns the non-dominated arms among those not taken, in
+// ascending index order, and stamps them with the current pass.
+func (l *Layers) maximalRanks(points [][]float64) []int {
+	layer := l.layer[:0]
+	l.pass++
+	if l.pass == 0 { // wrapped: old stamps could collide
+		clear(l.stamp)
+		l.pass = 1
+	}
+	r := &l.ranks
+	w := r.words
+	taken := r.taken[:w]
+	if r.none { // the first layer, the common case: an empty geq is in it
+		geq := r.geq[:r.n*w]
+		for i := range r.n {
+			any := uint64(0)
+			for _, s := range geq[i*w : i*w+w] {
+				any |= s
+			}
+			if any == 0 || !r.dominated(points, i) {
+				layer = append(layer, i)
+				l.stamp[i] = l.pass
+			}
+		}
+		l.layer = layer
+		return layer
+	}
+	for i := range r.n {
+		if taken[i>>6]&(1<<(i&63)) == 0 && !r.dominated(points, i) {
+			layer = append(layer, i)
+			l.stamp[i] = l.pass
+		}
+	}
+	l.layer = layer
+	return layer
+}
+
+// dominated reports whether an arm of geq(i) not taken dominates arm i:
+// one that is not an exact duplicate of it.
+func (r *rankSets) dominated(points [][]float64, i int) bool {
+	w := r.words
+	for x, s := range r.geq[i*w : i*w+w] {
+		for s &^= r.taken[x]; s != 0; s &= s - 1 {
+			if Dominates(points[x*64+bits.TrailingZeros64(s)], points[i]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// take marks arm i taken by a layer Peel returns whole.
+func (r *rankSets) take(i int) {
+	r.taken[i>>6] |= 1 << (i & 63)
+	r.none = false
+}
+
+// sortKeyed sorts key ascending, permuting ord alongside. Keys must not be
+// NaN; the order among equal keys is unspecified.
+func sortKeyed(key []float64, ord []int32) {
+	type pair struct {
+		key float64
+		arm int32
+	}
+	var buf [rankMaxArms]pair // n ≤ rankMaxArms here: no allocation
+	ps := buf[:len(key)]
+	for a := range ps {
+		ps[a] = pair{key[a], ord[a]}
+	}
+	slices.SortFunc(ps, func(p, q pair) int {
+		switch {
+		case p.key < q.key:
+			return -1
+		case p.key > q.key:
+			return 1
+		}
+		return 0
+	})
+	for a, p := range ps {
+		key[a], ord[a] = p.key, p.arm
+	}
+}
