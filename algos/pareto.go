@@ -1076,10 +1076,18 @@ func (c *Crowding) prepareOrders(n, d int) {
 // index) ascending: insertion sort from the previous order, or a full sort
 // when too much moved.
 func repairOrder(points [][]float64, order []int, j int) {
+	if len(order) == 0 {
+		return
+	}
 	budget := 16 * len(order)
+	last, top := order[0], points[order[0]][j] // the sorted prefix's last arm and its value
 	for a := 1; a < len(order); a++ {
 		x := order[a]
 		vx := points[x][j] // the inserted arm's value, read once
+		if vx > top || vx == top && x > last { // in place: most arms, most rounds
+			last, top = x, vx
+			continue
+		}
 		b := a
 		for b > 0 {
 			y := order[b-1]
@@ -1090,6 +1098,9 @@ func repairOrder(points [][]float64, order []int, j int) {
 			b--
 		}
 		order[b] = x
+		if b == a { // stayed (only a NaN gets here): x is the last now
+			last, top = x, vx
+		}
 		if budget -= a - b; budget < 0 {
 			slices.SortFunc(order, func(x, y int) int {
 				if c := cmp.Compare(points[x][j], points[y][j]); c != 0 {
