@@ -312,13 +312,13 @@ func TestSelectDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// TestScoresBitIdentical: Select's scores, written out for d = 2, 3, are
+// TestScoresBitIdentical: Select's scores, written out for d = 2–5, are
 // the loop's min_l w_l·((μ̂_il + β_i) − z_l) from +Inf bit for bit, −0 and
-// zero counts included, for both algorithms and d = 2 to 4.
+// zero counts included, for both algorithms and d = 2 to 6.
 func TestScoresBitIdentical(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 5))
 	for trial := range 600 {
-		d, n := 2+trial%3, 1+rng.IntN(20)
+		d, n := 2+trial%5, 1+rng.IntN(20)
 		cfg := algos.Config{Problem: algos.Problem{N: n, D: d, K: 1, T: 100}, Eta: 0.3, Params: map[string]float64{"divisions": 3}, Rand: rand.New(rand.NewPCG(uint64(trial), 1))}
 		p := NewPlus(cfg)
 		if trial%2 == 1 {

@@ -171,7 +171,7 @@ func (p *Policy) selectPlus(slate []int) {
 }
 
 // achievement returns min_ℓ (U_iℓ − r_ℓ)/λ_ℓ for the current λ.
-// Written out for d = 2, 3: the loop's operations in its order.
+// Written out for d = 2–5: the loop's operations in its order.
 func (p *Policy) achievement(i int) float64 {
 	switch p.d {
 	case 2:
@@ -180,6 +180,12 @@ func (p *Policy) achievement(i int) float64 {
 	case 3:
 		g, lam := p.gap[3*i:3*i+3:3*i+3], p.lambda[:3]
 		return min(min(min(math.Inf(1), g[0]/lam[0]), g[1]/lam[1]), g[2]/lam[2])
+	case 4:
+		g, lam := p.gap[4*i:4*i+4:4*i+4], p.lambda[:4]
+		return min(min(min(min(math.Inf(1), g[0]/lam[0]), g[1]/lam[1]), g[2]/lam[2]), g[3]/lam[3])
+	case 5:
+		g, lam := p.gap[5*i:5*i+5:5*i+5], p.lambda[:5]
+		return min(min(min(min(min(math.Inf(1), g[0]/lam[0]), g[1]/lam[1]), g[2]/lam[2]), g[3]/lam[3]), g[4]/lam[4])
 	}
 	s := math.Inf(1)
 	for l, g := range p.gap[i*p.d : (i+1)*p.d] {

@@ -188,7 +188,7 @@ func BenchmarkSelect(b *testing.B) {
 	algotest.BenchmarkRuns(b, names, 0.3)
 }
 
-// TestAchievementBitIdentical: achievement, written out for d = 2, 3, is
+// TestAchievementBitIdentical: achievement, written out for d = 2–5, is
 // the loop's min_ℓ (U_iℓ − r_ℓ)/λ_ℓ from +Inf bit for bit, on gaps with
 // −0, +0, negative values and infinities, d = 1 to 5.
 func TestAchievementBitIdentical(t *testing.T) {
