@@ -1083,7 +1083,7 @@ func repairOrder(points [][]float64, order []int, j int) {
 	last, top := order[0], points[order[0]][j] // the sorted prefix's last arm and its value
 	for a := 1; a < len(order); a++ {
 		x := order[a]
-		vx := points[x][j] // the inserted arm's value, read once
+		vx := points[x][j]                     // the inserted arm's value, read once
 		if vx > top || vx == top && x > last { // in place: most arms, most rounds
 			last, top = x, vx
 			continue
