@@ -60,13 +60,13 @@ func farthestRef(upper [][]float64, sum []float64, chosen, layer, out []int) {
 // random U with many exact ties of distances: coordinates on a coarse grid
 // (so equal gaps are common), exact duplicates, −0 and +0, negative values,
 // one-ulp neighbours and infinities; layers in any order, with and without
-// chosen arms, d = 2 to 5.
+// chosen arms, d = 2 to 6 (written out for 2–5, the loop for 6).
 func TestFarthestMatchesDefinition(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 2))
 	values := []float64{0, math.Copysign(0, -1), 0.25, -0.25, 0.5, 1, 1.5, -1,
 		math.Nextafter(0.5, 1), math.Nextafter(1, 0), 1e-300, math.Inf(1), math.Inf(-1)}
 	for trial := range 20000 {
-		d := 2 + trial%4
+		d := 2 + trial%5
 		n := 2 + rng.IntN(30)
 		p := New(algos.Config{Problem: algos.Problem{N: n, D: d, K: 1, T: 1}}, 0.1, Farthest)
 		for i := range n {
@@ -122,12 +122,12 @@ func TestFarthestMatchesDefinition(t *testing.T) {
 }
 
 // TestUCBVectorsBitIdentical: Select's U and Σ_j U_ij, written out for
-// d = 2, 3, are those of the loop over coordinates bit for bit, −0 and
-// zero counts included.
+// d = 2–5, are those of the loop over coordinates bit for bit, −0 and
+// zero counts included, d = 2 to 6.
 func TestUCBVectorsBitIdentical(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 4))
 	for trial := range 2000 {
-		d := 2 + trial%4
+		d := 2 + trial%5
 		n := 1 + rng.IntN(20)
 		p := New(algos.Config{Problem: algos.Problem{N: n, D: d, K: 1, T: 1}}, 0.1, Farthest)
 		for i := range n {

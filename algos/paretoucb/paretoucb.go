@@ -134,7 +134,7 @@ func Radius(eta float64, t, d, frontSize, pulls int) float64 {
 // resolves the overflowing layer with the policy's tie-break.
 func (p *Policy) Select(t int, slate []int) {
 	c := 2 * p.eta * logTerm(t, p.d, p.front.Size(p.Mean))
-	// U_i and Σ_j U_ij, written out for d = 2, 3 (the same operations in
+	// U_i and Σ_j U_ij, written out for d = 2–5 (the same operations in
 	// the same order: the sum starts from +0, which turns a −0 into +0).
 	count, sum := p.Count[:len(p.Mean)], p.sum[:len(p.Mean)]
 	switch p.d {
@@ -151,6 +151,20 @@ func (p *Policy) Select(t int, slate []int) {
 			m, u := m[:3], p.flat[3*i:3*i+3:3*i+3]
 			u[0], u[1], u[2] = m[0]+b, m[1]+b, m[2]+b
 			sum[i] = 0.0 + u[0] + u[1] + u[2]
+		}
+	case 4:
+		for i, m := range p.Mean {
+			b := math.Sqrt(c / float64(max(1, count[i])))
+			m, u := m[:4], p.flat[4*i:4*i+4:4*i+4]
+			u[0], u[1], u[2], u[3] = m[0]+b, m[1]+b, m[2]+b, m[3]+b
+			sum[i] = 0.0 + u[0] + u[1] + u[2] + u[3]
+		}
+	case 5:
+		for i, m := range p.Mean {
+			b := math.Sqrt(c / float64(max(1, count[i])))
+			m, u := m[:5], p.flat[5*i:5*i+5:5*i+5]
+			u[0], u[1], u[2], u[3], u[4] = m[0]+b, m[1]+b, m[2]+b, m[3]+b, m[4]+b
+			sum[i] = 0.0 + u[0] + u[1] + u[2] + u[3] + u[4]
 		}
 	default:
 		for i, m := range p.Mean {
