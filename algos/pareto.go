@@ -278,15 +278,20 @@ func (l *Layers) hinted(points [][]float64, i int) bool {
 	return h >= 0 && h < len(points) && h != i && !l.taken[h] && l.dominates(points, h, i)
 }
 
-// maximal returns the non-dominated arms among those not taken, visiting
-// them in l.order, and stamps them with the current pass.
-func (l *Layers) maximal(points [][]float64) []int {
-	layer := l.layer[:0]
+// nextPass starts the stamps of a new layer.
+func (l *Layers) nextPass() {
 	l.pass++
 	if l.pass == 0 { // wrapped: old stamps could collide
 		clear(l.stamp)
 		l.pass = 1
 	}
+}
+
+// maximal returns the non-dominated arms among those not taken, visiting
+// them in l.order, and stamps them with the current pass.
+func (l *Layers) maximal(points [][]float64) []int {
+	layer := l.layer[:0]
+	l.nextPass()
 	sum := l.sum
 	for _, i := range l.order {
 		if l.taken[i] || l.hinted(points, i) {

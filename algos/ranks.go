@@ -1,6 +1,7 @@
 package algos
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 )
@@ -245,11 +246,7 @@ func (r *rankSets) recount(points [][]float64) {
 // ascending index order, and stamps them with the current pass.
 func (l *Layers) maximalRanks(points [][]float64) []int {
 	layer := l.layer[:0]
-	l.pass++
-	if l.pass == 0 { // wrapped: old stamps could collide
-		clear(l.stamp)
-		l.pass = 1
-	}
+	l.nextPass()
 	r := &l.ranks
 	w := r.words
 	taken := r.taken[:w]
@@ -310,15 +307,7 @@ func sortKeyed(key []float64, ord []int32) {
 	for a := range ps {
 		ps[a] = pair{key[a], ord[a]}
 	}
-	slices.SortFunc(ps, func(p, q pair) int {
-		switch {
-		case p.key < q.key:
-			return -1
-		case p.key > q.key:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(ps, func(p, q pair) int { return cmp.Compare(p.key, q.key) })
 	for a, p := range ps {
 		key[a], ord[a] = p.key, p.arm
 	}

@@ -83,17 +83,7 @@ func TestRanksMatchDefinition(t *testing.T) {
 		if n > 64 && trial%4 != 0 {
 			n = 1 + rng.IntN(40) // most trials small: the checks are O(n²·d)
 		}
-		pts := randomPoints(rng, n, d)
-		for _, p := range pts {
-			for j := range p {
-				if p[j] == 0 && rng.IntN(2) == 0 {
-					p[j] = math.Copysign(0, -1)
-				}
-				if rng.IntN(8) == 0 {
-					p[j] = -p[j]
-				}
-			}
-		}
+		pts := signedPoints(rng, n, d)
 		for step := range 6 {
 			what := func() string { return fmt.Sprintf("trial %d step %d", trial, step) }
 			got := rankLayers(&l, pts)

@@ -165,11 +165,7 @@ type stairPoint struct{ y, z float64 }
 // with the current pass.
 func (l *Layers) maximalSweep(d int) []int {
 	l.layer = l.layer[:0]
-	l.pass++
-	if l.pass == 0 { // wrapped: old stamps could collide
-		clear(l.stamp)
-		l.pass = 1
-	}
+	l.nextPass()
 	if d == 2 {
 		l.sweep2()
 	} else {

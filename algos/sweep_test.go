@@ -41,6 +41,23 @@ func sweepLayers(l *Layers, points [][]float64) [][]int {
 	return allLayers(l, len(points), func() []int { return l.maximalSweep(d) })
 }
 
+// signedPoints is randomPoints with −0 for half the zeros and an eighth of
+// the coordinates negated.
+func signedPoints(rng *rand.Rand, n, d int) [][]float64 {
+	pts := randomPoints(rng, n, d)
+	for _, p := range pts {
+		for j := range p {
+			if p[j] == 0 && rng.IntN(2) == 0 {
+				p[j] = math.Copysign(0, -1)
+			}
+			if rng.IntN(8) == 0 {
+				p[j] = -p[j] // negative coordinates too
+			}
+		}
+	}
+	return pts
+}
+
 // TestSweepMatchesArchive: for d = 2, 3 the sweep finds every layer the
 // archive pass and the definition find, on points with many equal
 // coordinates, exact duplicates, duplicates up to the sign of zero, and
@@ -51,17 +68,7 @@ func TestSweepMatchesArchive(t *testing.T) {
 	var sw, ar Layers
 	for trial := range 2000 {
 		n, d := 1+rng.IntN(40), 2+rng.IntN(2)
-		pts := randomPoints(rng, n, d)
-		for _, p := range pts {
-			for j := range p {
-				if p[j] == 0 && rng.IntN(2) == 0 {
-					p[j] = math.Copysign(0, -1)
-				}
-				if rng.IntN(8) == 0 {
-					p[j] = -p[j] // negative coordinates too
-				}
-			}
-		}
+		pts := signedPoints(rng, n, d)
 		for step := range 4 {
 			want := bruteLayers(pts)
 			got := sweepLayers(&sw, pts)
