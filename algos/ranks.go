@@ -48,10 +48,13 @@ type rankSets struct {
 	ord   []int32   // ord[j·n : j·n+n]: arms by coordinate j ascending
 	key   []float64 // key[j·n + r]: coordinate j of arm ord[j·n + r]
 	tied  []bool    // tied[j]: coordinate j has equal keys
-	count []uint8   // count[i·n + a]: coordinates in which arm a ≥ arm i (0 for a = i)
-	geq   []uint64  // geq[i·words : i·words+words]: the arms a with count[i·n + a] = d
-	taken []uint64  // the arms of the layers Peel returned whole so far, as a bitset
-	none  bool      // taken is empty
+	// distinct: no coordinate has equal keys, so an arm ≥ another in every
+	// coordinate is > it in every one: a dominator, no exact test needed.
+	distinct bool
+	count    []uint8  // count[i·n + a]: coordinates in which arm a ≥ arm i (0 for a = i)
+	geq      []uint64 // geq[i·words : i·words+words]: the arms a with count[i·n + a] = d
+	taken    []uint64 // the arms of the layers Peel returned whole so far, as a bitset
+	none     bool     // taken is empty
 }
 
 // reset sizes the state for n arms of d coordinates, every order the
@@ -108,6 +111,7 @@ func (l *Layers) prepareRanks(points [][]float64) bool {
 		r.reset(n, d)
 	}
 	update := r.ready
+	r.distinct = true
 	for j := range d {
 		ord, key := r.ord[j*n:j*n+n:j*n+n], r.key[j*n:j*n+n:j*n+n]
 		if update && r.tied[j] {
@@ -125,6 +129,7 @@ func (l *Layers) prepareRanks(points [][]float64) bool {
 				tied = key[a] == key[a-1]
 			}
 		}
+		r.distinct = r.distinct && !tied
 		if r.tied[j] = tied; update && tied {
 			r.ties(key, ord, r.gain) // and the equal pairs of now
 		}
@@ -280,7 +285,10 @@ func (l *Layers) maximalRanks(points [][]float64) []int {
 func (r *rankSets) dominated(points [][]float64, i int) bool {
 	w := r.words
 	for x, s := range r.geq[i*w : i*w+w] {
-		for s &^= r.taken[x]; s != 0; s &= s - 1 {
+		if s &^= r.taken[x]; s != 0 && r.distinct {
+			return true
+		}
+		for ; s != 0; s &= s - 1 {
 			if Dominates(points[x*64+bits.TrailingZeros64(s)], points[i]) {
 				return true
 			}
