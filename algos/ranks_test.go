@@ -95,19 +95,7 @@ func TestRanksMatchDefinition(t *testing.T) {
 			if step == 3 {
 				moves = 4 * n // past insertion sort's budget
 			}
-			for range moves {
-				p := pts[rng.IntN(n)]
-				switch j := rng.IntN(d); rng.IntN(4) {
-				case 0:
-					p[j] += float64(rng.IntN(3)-1) / 4
-				case 1:
-					p[j] = math.Nextafter(p[j], math.Inf(rng.IntN(2)*2-1))
-				case 2:
-					p[j] = pts[rng.IntN(n)][j] // a tie in one coordinate
-				default:
-					copy(p, pts[rng.IntN(n)])
-				}
-			}
+			movePoints(rng, pts, moves, true)
 		}
 	}
 }

@@ -58,6 +58,30 @@ func signedPoints(rng *rand.Rand, n, d int) [][]float64 {
 	return pts
 }
 
+// movePoints makes moves random changes to pts, as a bandit's vectors
+// move: a step of a quarter, one ulp, a copy of another point (an exact
+// duplicate) and, with ties, one coordinate copied from another point.
+func movePoints(rng *rand.Rand, pts [][]float64, moves int, ties bool) {
+	kinds := 3
+	if ties {
+		kinds = 4
+	}
+	n := len(pts)
+	for range moves {
+		p := pts[rng.IntN(n)]
+		switch j := rng.IntN(len(p)); rng.IntN(kinds) {
+		case 0:
+			p[j] += float64(rng.IntN(3)-1) / 4
+		case 1:
+			p[j] = math.Nextafter(p[j], math.Inf(rng.IntN(2)*2-1))
+		case kinds - 1:
+			copy(p, pts[rng.IntN(n)])
+		default:
+			p[j] = pts[rng.IntN(n)][j] // a tie in one coordinate
+		}
+	}
+}
+
 // TestSweepMatchesArchive: for d = 2, 3 the sweep finds every layer the
 // archive pass and the definition find, on points with many equal
 // coordinates, exact duplicates, duplicates up to the sign of zero, and
@@ -90,17 +114,7 @@ func TestSweepMatchesArchive(t *testing.T) {
 			if a := archiveLayers(&ar, pts); !slices.EqualFunc(a, want, slices.Equal) {
 				t.Fatalf("trial %d step %d: archive %v, definition %v", trial, step, a, want)
 			}
-			for range 1 + rng.IntN(4) {
-				p := pts[rng.IntN(n)]
-				switch j := rng.IntN(d); rng.IntN(3) {
-				case 0:
-					p[j] += float64(rng.IntN(3)-1) / 4
-				case 1:
-					p[j] = math.Nextafter(p[j], math.Inf(rng.IntN(2)*2-1))
-				default:
-					copy(p, pts[rng.IntN(n)])
-				}
-			}
+			movePoints(rng, pts, 1+rng.IntN(4), false)
 		}
 	}
 }
