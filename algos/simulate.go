@@ -151,6 +151,8 @@ func newSlateHV(means [][]float64, ref []float64) func(sorted []int) float64 {
 		}
 		return calc.Volume(pts, ref)
 	}
+	var lastKey uint64 // the last packed slate (0: none) and its volume
+	var lastHV float64
 	return func(sorted []int) float64 {
 		if len(sorted) <= 6 && len(means) <= 1<<10-1 {
 			// Arm i is stored as i+1, so that slates of different sizes
@@ -159,11 +161,15 @@ func newSlateHV(means [][]float64, ref []float64) func(sorted []int) float64 {
 			for _, i := range sorted {
 				k = k<<10 | uint64(i+1)
 			}
-			if v, ok := packed[k]; ok {
-				return v
+			if k == lastKey { // most rounds replay the last slate
+				return lastHV
 			}
-			v := volume(sorted)
-			packed[k] = v
+			v, ok := packed[k]
+			if !ok {
+				v = volume(sorted)
+				packed[k] = v
+			}
+			lastKey, lastHV = k, v
 			return v
 		}
 		key = key[:0]
