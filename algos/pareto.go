@@ -1062,6 +1062,52 @@ func (c *Crowding) Distance(points [][]float64, members []int, out []float64) {
 	}
 }
 
+// Boundary appends to dst, and returns, the positions in members of the
+// members Distance gives +Inf: for each objective, the first and the last
+// by (value, index), each once, in the order found. It reports false, with
+// dst unchanged, when it cannot tell without Distance: when the members'
+// values on some objective are not all finite or span more than a float64
+// holds (an interior member's distance could then overflow). Otherwise
+// every other member's distance is finite (a sum of d ratios ≤ 1).
+func (c *Crowding) Boundary(points [][]float64, members []int, dst []int) ([]int, bool) {
+	if len(members) == 0 {
+		return dst, true
+	}
+	d := len(points[members[0]])
+	if d > 8 {
+		return dst, false
+	}
+	// Per objective, the first and the last so far: positions and values.
+	var lo, hi [8]int
+	var vlo, vhi [8]float64
+	copy(vlo[:d], points[members[0]])
+	copy(vhi[:d], points[members[0]])
+	for a, i := range members {
+		p := points[i][:d]
+		for j, v := range p {
+			if v < vlo[j] || v == vlo[j] && i < members[lo[j]] {
+				lo[j], vlo[j] = a, v
+			}
+			if v > vhi[j] || v == vhi[j] && i > members[hi[j]] {
+				hi[j], vhi[j] = a, v
+			}
+		}
+	}
+	out := dst
+	for j := range d {
+		if span := vhi[j] - vlo[j]; !(span <= math.MaxFloat64) { // NaN, ±Inf or overflow
+			return dst, false
+		}
+		if !slices.Contains(out[len(dst):], lo[j]) {
+			out = append(out, lo[j])
+		}
+		if !slices.Contains(out[len(dst):], hi[j]) {
+			out = append(out, hi[j])
+		}
+	}
+	return out, true
+}
+
 // prepareOrders sizes the kept orders for n points of d objectives,
 // starting from the identity when the shape changed.
 func (c *Crowding) prepareOrders(n, d int) {

@@ -518,6 +518,62 @@ func TestCrowdingMatchesNaive(t *testing.T) {
 	}
 }
 
+// TestCrowdingBoundary: Boundary finds exactly the members Distance gives
+// +Inf, each once, and every other member's distance is finite; on ties,
+// duplicates, −0, one member, all equal; it says so when it cannot tell
+// (NaN, infinities, a span past MaxFloat64) and then leaves dst alone.
+func TestCrowdingBoundary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(33, 34))
+	var c Crowding
+	for trial := range 3000 {
+		n, d := 1+rng.IntN(60), 1+rng.IntN(6)
+		pts := signedPoints(rng, n, d)
+		if trial%3 == 1 {
+			pts = frontPoints(rng, n, d)
+		}
+		switch trial % 50 {
+		case 7: // all equal
+			for _, p := range pts {
+				copy(p, pts[0])
+			}
+		case 8: // past what a span can hold: Boundary cannot tell
+			pts[rng.IntN(n)][rng.IntN(d)] = math.MaxFloat64
+			pts[rng.IntN(n)][rng.IntN(d)] = -math.MaxFloat64
+		case 9:
+			pts[rng.IntN(n)][rng.IntN(d)] = math.Inf(1 - 2*rng.IntN(2))
+		}
+		members := rng.Perm(n)[:1+rng.IntN(n)]
+		dst := []int{-7} // Boundary appends
+		got, ok := c.Boundary(pts, members, dst)
+		dist := make([]float64, len(members))
+		c.Distance(pts, members, dist)
+		if !ok {
+			if len(got) != 1 || got[0] != -7 {
+				t.Fatalf("trial %d: cannot tell, but dst became %v", trial, got)
+			}
+			if trial%50 < 8 || trial%50 > 9 {
+				t.Fatalf("trial %d: cannot tell on finite points %v", trial, pts)
+			}
+			continue
+		}
+		if got[0] != -7 {
+			t.Fatalf("trial %d: dst's prefix overwritten: %v", trial, got)
+		}
+		var want []int
+		for a, v := range dist {
+			if math.IsInf(v, 1) {
+				want = append(want, a)
+			} else if math.IsInf(v, 0) || math.IsNaN(v) {
+				t.Fatalf("trial %d: member %d's distance %v, yet Boundary could tell", trial, a, v)
+			}
+		}
+		gotSet := slices.Sorted(slices.Values(got[1:]))
+		if !slices.Equal(gotSet, want) || len(got)-1 != len(slices.Compact(slices.Clone(gotSet))) {
+			t.Fatalf("trial %d (members %v of %v): boundary %v, Distance's +Inf %v (%v)", trial, members, pts, got[1:], want, dist)
+		}
+	}
+}
+
 func TestSortCrowd(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	for trial := range 300 {

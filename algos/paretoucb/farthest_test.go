@@ -1,6 +1,7 @@
 package paretoucb
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -160,5 +161,69 @@ func TestUCBVectorsBitIdentical(t *testing.T) {
 				t.Fatalf("trial %d (d = %d): Σ U[%d] = %v, want %v", trial, d, i, p.sum[i], s)
 			}
 		}
+	}
+}
+
+// TestCrowdingShortcut: the crowding tie-break chooses the same members in
+// the same order as picking by Distance's distances, whether or not the
+// boundary members are enough (both happen here), on U vectors with ties
+// and duplicates.
+func TestCrowdingShortcut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	shortcuts, slow := 0, 0
+	for trial := range 3000 {
+		d := 2 + trial%4
+		n := 2 + rng.IntN(40)
+		p := New(algos.Config{Problem: algos.Problem{N: n, D: d, K: 1, T: 1}}, 0.1, Crowding)
+		for i := range n {
+			for j := range d {
+				if rng.IntN(3) == 0 {
+					p.upper[i][j] = float64(rng.IntN(4)) / 4 // ties
+				} else {
+					p.upper[i][j] = rng.Float64()
+				}
+			}
+			if rng.IntN(8) == 0 {
+				copy(p.upper[i], p.upper[rng.IntN(n)]) // duplicates
+			}
+			for _, u := range p.upper[i] {
+				p.sum[i] += u
+			}
+		}
+		layer := rng.Perm(n)[:1+rng.IntN(n)]
+		slices.Sort(layer)
+		out := make([]int, 1+rng.IntN(len(layer)))
+		p.crowding(layer, out)
+		dist := make([]float64, len(layer))
+		p.crowd.Distance(p.upper, layer, dist)
+		order := make([]int, len(layer)) // positions, best first: the rule as a sort
+		for c := range order {
+			order[c] = c
+		}
+		slices.SortStableFunc(order, func(x, y int) int {
+			i, j := layer[x], layer[y]
+			switch {
+			case dist[x] != dist[y]:
+				return cmp.Compare(dist[y], dist[x])
+			case p.sum[i] != p.sum[j]:
+				return cmp.Compare(p.sum[j], p.sum[i])
+			}
+			return i - j
+		})
+		want := make([]int, len(out))
+		for a := range want {
+			want[a] = layer[order[a]]
+		}
+		if !slices.Equal(out, want) {
+			t.Fatalf("trial %d (d = %d): crowding %v, by Distance %v\nlayer %v U %v", trial, d, out, want, layer, p.upper)
+		}
+		if bound, _ := p.crowd.Boundary(p.upper, layer, nil); len(bound) >= len(out) {
+			shortcuts++
+		} else {
+			slow++
+		}
+	}
+	if shortcuts < 300 || slow < 300 {
+		t.Fatalf("shortcut taken %d times, not %d times: both paths need exercising", shortcuts, slow)
 	}
 }

@@ -85,6 +85,7 @@ type Policy struct {
 	crowd  algos.Crowding
 	dist   []float64 // per overflow member: crowding distance
 	gap    []int64   // per overflow member: maximin distance's bits (farthest)
+	bound  []int     // positions of the overflow's boundary members (crowding)
 	flat   []float64 // U_i = flat[d·i : d·i+d], the backing of upper
 }
 
@@ -99,6 +100,7 @@ func New(cfg algos.Config, eta float64, tb TieBreak) *Policy {
 		sum:   make([]float64, n),
 		dist:  make([]float64, n),
 		gap:   make([]int64, n),
+		bound: make([]int, 0, 2*d),
 	}
 	if p.rng == nil {
 		p.rng = rand.New(rand.NewPCG(0, 0))
@@ -320,22 +322,46 @@ func (p *Policy) fold(layer []int, dist []int64, s int) int {
 
 // crowding fills out with the members of layer of largest crowding distance
 // (computed on U within the layer), then largest Σ_j U_ij, then lowest index.
+//
+// When the boundary members (distance +Inf) are enough, the others'
+// distances cannot matter: the choice is among the boundary members, by
+// Σ_j U_ij, then index. In two dimensions the layer is an antichain, whose
+// first on one objective is the last on the other: two boundary members
+// (more only with equal values), so more than two are not looked for.
 func (p *Policy) crowding(layer, out []int) {
+	if p.d > 2 || len(out) <= 2 {
+		bound, ok := p.crowd.Boundary(p.upper, layer, p.bound[:0])
+		if ok && len(bound) >= len(out) {
+			dist := p.dist[:len(bound)]
+			for c, at := range bound {
+				bound[c], dist[c] = layer[at], math.Inf(1)
+			}
+			p.pickCrowded(bound, dist, out)
+			return
+		}
+	}
 	dist := p.dist[:len(layer)]
 	p.crowd.Distance(p.upper, layer, dist)
+	p.pickCrowded(layer, dist, out)
+}
+
+// pickCrowded fills out with the arms of largest distance (arms[c] has
+// dist[c] ≥ 0), then largest Σ_j U_ij, then lowest index. It overwrites
+// dist.
+func (p *Policy) pickCrowded(arms []int, dist []float64, out []int) {
 	for a := range out {
 		best := -1
-		for c, i := range layer {
+		for c, i := range arms {
 			if dist[c] < 0 {
 				continue
 			}
-			b := layer[max(best, 0)]
+			b := arms[max(best, 0)]
 			if best < 0 || dist[c] > dist[best] || dist[c] == dist[best] &&
 				(p.sum[i] > p.sum[b] || p.sum[i] == p.sum[b] && i < b) {
 				best = c
 			}
 		}
-		out[a] = layer[best]
+		out[a] = arms[best]
 		dist[best] = -1 // taken (distances are ≥ 0)
 	}
 }
