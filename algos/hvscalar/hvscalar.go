@@ -59,6 +59,11 @@ type Policy struct {
 	scores []float64
 	taken  []int // taken[i] == stamp: arm i is already in this round's slate
 	stamp  int
+
+	// HVScalarUCB+: per arm, a bound on its achievement for every
+	// direction (reach), and the arms by decreasing bound (byReach).
+	reach   []float64
+	byReach []int
 }
 
 // New returns an HVScalarUCB policy.
@@ -72,20 +77,26 @@ func newPolicy(cfg algos.Config, plus bool) *Policy {
 	T := float64(cfg.T)
 	ref := make([]float64, d)
 	copy(ref, cfg.Ref) // nil Ref: the origin
-	return &Policy{
-		Stats:  algos.NewStats(n, d),
-		n:      n,
-		d:      d,
-		plus:   plus,
-		c:      cfg.Eta * fmath.Log(float64(n)*float64(d)*T*T) / 2,
-		ref:    ref,
-		rng:    cfg.Rand,
-		lambda: make([]float64, d),
-		gap:    make([]float64, n*d),
-		gapAt:  slices.Repeat([]int{-1}, n),
-		scores: make([]float64, n),
-		taken:  make([]int, n),
+	p := &Policy{
+		Stats:   algos.NewStats(n, d),
+		n:       n,
+		d:       d,
+		plus:    plus,
+		c:       cfg.Eta * fmath.Log(float64(n)*float64(d)*T*T) / 2,
+		ref:     ref,
+		rng:     cfg.Rand,
+		lambda:  make([]float64, d),
+		gap:     make([]float64, n*d),
+		gapAt:   slices.Repeat([]int{-1}, n),
+		scores:  make([]float64, n),
+		taken:   make([]int, n),
+		reach:   make([]float64, n),
+		byReach: make([]int, n),
 	}
+	for i := range p.byReach {
+		p.byReach[i] = i
+	}
+	return p
 }
 
 // Direction fills lambda with a direction drawn uniformly on the positive
@@ -132,8 +143,12 @@ func (p *Policy) Select(t int, slate []int) {
 			u := mu + b
 			g[l] = u - p.ref[l]
 		}
+		if p.plus {
+			p.reach[i] = reach(g)
+		}
 	}
 	if p.plus {
+		sortByReach(p.byReach, p.reach)
 		p.selectPlus(slate)
 		return
 	}
@@ -151,22 +166,71 @@ func (p *Policy) Select(t int, slate []int) {
 
 // selectPlus assigns one arm per direction: slot j takes the arm of highest
 // min_ℓ (U_iℓ − r_ℓ)/λ^(j)_ℓ among those not yet chosen, lowest index first
-// on ties.
+// on ties. Arms are visited by decreasing reach, a bound on that minimum for
+// every direction, and the visit stops at the first arm whose reach is
+// below the best found: it and the arms after it cannot equal it.
 func (p *Policy) selectPlus(slate []int) {
 	p.stamp++
 	for j := range slate {
 		Direction(p.rng, p.lambda)
 		best, bestV := -1, 0.0
-		for i := 0; i < p.n; i++ {
+		for _, i := range p.byReach {
 			if p.taken[i] == p.stamp {
 				continue
 			}
-			if v := p.achievement(i); best < 0 || v > bestV {
+			if best >= 0 && p.reach[i] < bestV {
+				break
+			}
+			if v := p.achievement(i); best < 0 || v > bestV || v == bestV && i < best {
 				best, bestV = i, v
 			}
 		}
 		slate[j] = best
 		p.taken[best] = p.stamp
+	}
+}
+
+// reach bounds, for every direction λ the policy can draw, the computed
+// achievement min_ℓ fl(g_ℓ/λ_ℓ) of the gap g from above, by 10⁻⁹ more than
+// its Euclidean norm. A minimum s > 0 has s·λ_ℓ ≤ g_ℓ for every ℓ, so
+// s ≤ ‖g‖/‖λ‖; λ's computed norm is 1 and the quotients' and the norm's
+// rounding (scaled by the largest |g_ℓ|, so that no square underflows) are
+// a few 10⁻¹⁶ relative, far inside the margin; a minimum ≤ 0 is below any
+// reach. A gap that is not finite gets +Inf, which bounds everything.
+func reach(g []float64) float64 {
+	m := 0.0
+	for _, x := range g {
+		m = max(m, math.Abs(x))
+	}
+	if !(m <= math.MaxFloat64) {
+		return math.Inf(1)
+	}
+	if m == 0 {
+		return 0
+	}
+	ss := 0.0
+	for _, x := range g {
+		y := x / m
+		ss += y * y
+	}
+	return m * math.Sqrt(ss) * (1 + 1e-9)
+}
+
+// sortByReach repairs order (all arms) to decreasing reach, the lower index
+// first on ties, by insertion sort: between rounds only the observed arms'
+// reaches move.
+func sortByReach(order []int, reach []float64) {
+	for a := 1; a < len(order); a++ {
+		x := order[a]
+		b := a
+		for ; b > 0; b-- {
+			y := order[b-1]
+			if reach[y] > reach[x] || reach[y] == reach[x] && y < x {
+				break
+			}
+			order[b] = y
+		}
+		order[b] = x
 	}
 }
 

@@ -1,6 +1,7 @@
 package hvscalar
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -214,5 +215,91 @@ func TestAchievementBitIdentical(t *testing.T) {
 				t.Fatalf("trial %d (d = %d): achievement(%d) = %v, want %v", trial, d, i, got, s)
 			}
 		}
+	}
+}
+
+// TestSelectPlusByReach: HVScalarUCB+ visiting arms by decreasing reach and
+// stopping early chooses what the plain loop over every arm in index order
+// chooses (the same directions), over rounds of a bandit-like state with
+// equal means, duplicate arms, gaps ≤ 0 and a reference point; and reach
+// bounds every achievement it is meant to.
+func TestSelectPlusByReach(t *testing.T) {
+	rng := rand.New(rand.NewPCG(61, 62))
+	pruned := 0
+	for trial := range 400 {
+		d, n := 1+trial%5, 2+rng.IntN(60)
+		k := 1 + rng.IntN(min(n, 6))
+		seed := uint64(trial)
+		p := build(t, "HVScalarUCB+", algos.Problem{N: n, D: d, K: k, T: 1000}, 0.3, rand.New(rand.NewPCG(seed, 9)))
+		stream := rand.New(rand.NewPCG(seed, 9)) // the directions p draws, in step
+		if trial%3 == 0 {
+			for l := range p.ref {
+				p.ref[l] = 0.1 * float64(rng.IntN(3))
+			}
+		}
+		for round := range 8 {
+			for i := range n {
+				if round > 0 && rng.IntN(4) != 0 {
+					continue // most arms keep their statistics between rounds
+				}
+				p.Count[i]++
+				for l := range d {
+					switch rng.IntN(4) {
+					case 0:
+						p.Mean[i][l] = float64(rng.IntN(4)) / 4 // ties
+					case 1:
+						p.Mean[i][l] = rng.Float64() * 0.3 // low: pruned
+					default:
+						p.Mean[i][l] = rng.Float64()
+					}
+				}
+				if i > 0 && rng.IntN(6) == 0 {
+					copy(p.Mean[i], p.Mean[rng.IntN(i)])
+					p.Count[i] = p.Count[rng.IntN(i)]
+				}
+			}
+			slate := make([]int, k)
+			p.Select(1+round, slate)
+			if !slices.IsSortedFunc(p.byReach, func(x, y int) int {
+				if p.reach[x] != p.reach[y] {
+					return cmp.Compare(p.reach[y], p.reach[x])
+				}
+				return x - y
+			}) {
+				t.Fatalf("trial %d round %d: arms not by decreasing reach: %v", trial, round, p.byReach)
+			}
+			// The plain loop, on the same gaps and directions.
+			want := make([]int, k)
+			taken := make([]bool, n)
+			for j := range want {
+				Direction(stream, p.lambda)
+				best, bestV := -1, 0.0
+				for i := range n {
+					if taken[i] {
+						continue
+					}
+					v := p.achievement(i)
+					if v > p.reach[i] {
+						t.Fatalf("trial %d: arm %d: achievement %v above its reach %v", trial, i, v, p.reach[i])
+					}
+					if best < 0 || v > bestV {
+						best, bestV = i, v
+					}
+				}
+				want[j], taken[best] = best, true
+				for _, i := range p.byReach {
+					if !taken[i] && p.reach[i] < bestV {
+						pruned++
+						break
+					}
+				}
+			}
+			if !slices.Equal(slate, want) {
+				t.Fatalf("trial %d round %d (d = %d, n = %d): by reach %v, every arm %v", trial, round, d, n, slate, want)
+			}
+		}
+	}
+	if pruned < 1000 {
+		t.Fatalf("the visit stopped early in %d slots: the test does not exercise it", pruned)
 	}
 }
