@@ -32,6 +32,27 @@ func TestTopK(t *testing.T) {
 			t.Fatalf("TopK(%v, %d) = %v, want %v", scores, k, got, idx[:k])
 		}
 	}
+	// Outside the documented range too, TopK keeps cmp.Compare's order
+	// (NaN below every number, −0 equal to +0), the lower index first.
+	special := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1, 1, -1}
+	for trial := 0; trial < 2000; trial++ {
+		n := 1 + rng.IntN(12)
+		k := 1 + rng.IntN(n)
+		scores := make([]float64, n)
+		for i := range scores {
+			scores[i] = special[rng.IntN(len(special))]
+		}
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
+		got := make([]int, k)
+		TopK(scores, got)
+		if !slices.Equal(got, idx[:k]) {
+			t.Fatalf("TopK(%v, %d) = %v, want %v", scores, k, got, idx[:k])
+		}
+	}
 }
 
 func TestStats(t *testing.T) {

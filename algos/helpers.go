@@ -1,11 +1,19 @@
 package algos
 
+import "math"
+
 // TopK fills slate with the len(slate) arms of highest score, in decreasing
 // score order; the lowest index wins ties. Scores must not be NaN.
 func TopK(scores []float64, slate []int) {
 	k := len(slate)
 	n := 0
+	last := math.NaN() // once the slate is full: the score of its last arm
 	for i, s := range scores {
+		// The last arm has a lower index than i, so a score ≤ its score
+		// (both numbers) does not rank before it: most arms stop here.
+		if n == k && s <= last {
+			continue
+		}
 		// Insertion into a sorted prefix: k ≤ 6 in the paper, n up to 10⁴.
 		if n == k && !better(s, i, scores[slate[k-1]], slate[k-1]) {
 			continue
@@ -18,6 +26,9 @@ func TopK(scores []float64, slate []int) {
 		slate[j] = i
 		if n < k {
 			n++
+		}
+		if n == k {
+			last = scores[slate[k-1]]
 		}
 	}
 }
