@@ -211,7 +211,7 @@ func reach(g []float64) float64 {
 	ss := 0.0
 	for _, x := range g {
 		y := x / m
-		ss += y * y
+		ss += float64(y * y) // rounded: no fused multiply-add (TestNoFusedMultiplyAdd)
 	}
 	return m * math.Sqrt(ss) * (1 + 1e-9)
 }
