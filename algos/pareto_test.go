@@ -496,11 +496,7 @@ func TestCrowdingMatchesNaive(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	var c Crowding
 	for trial := range 400 {
-		n, d := 1+rng.IntN(80), 1+rng.IntN(5)
-		pts := randomPoints(rng, n, d)
-		if trial%2 == 1 {
-			pts = frontPoints(rng, n, d)
-		}
+		pts, n, d := trialPoints(rng, trial, 80, 5, 2, randomPoints)
 		for range 5 {
 			members := rng.Perm(n)[:1+rng.IntN(n)]
 			got := make([]float64, len(members))
@@ -518,6 +514,17 @@ func TestCrowdingMatchesNaive(t *testing.T) {
 	}
 }
 
+// trialPoints draws n ≤ maxN points of d ≤ maxD coordinates by base, or,
+// every frontEvery-th trial (from the second), on a front.
+func trialPoints(rng *rand.Rand, trial, maxN, maxD, frontEvery int, base func(*rand.Rand, int, int) [][]float64) (pts [][]float64, n, d int) {
+	n, d = 1+rng.IntN(maxN), 1+rng.IntN(maxD)
+	pts = base(rng, n, d)
+	if trial%frontEvery == 1 {
+		pts = frontPoints(rng, n, d)
+	}
+	return pts, n, d
+}
+
 // TestCrowdingBoundary: Boundary finds exactly the members Distance gives
 // +Inf, each once, and every other member's distance is finite; on ties,
 // duplicates, −0, one member, all equal; it says so when it cannot tell
@@ -526,11 +533,7 @@ func TestCrowdingBoundary(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
 	var c Crowding
 	for trial := range 3000 {
-		n, d := 1+rng.IntN(60), 1+rng.IntN(6)
-		pts := signedPoints(rng, n, d)
-		if trial%3 == 1 {
-			pts = frontPoints(rng, n, d)
-		}
+		pts, n, d := trialPoints(rng, trial, 60, 6, 3, signedPoints)
 		switch trial % 50 {
 		case 7: // all equal
 			for _, p := range pts {
