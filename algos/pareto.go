@@ -1067,8 +1067,9 @@ func (c *Crowding) Distance(points [][]float64, members []int, out []float64) {
 // by (value, index), each once, in the order found. It reports false, with
 // dst unchanged, when it cannot tell without Distance: when the members'
 // values on some objective are not all finite or span more than a float64
-// holds (an interior member's distance could then overflow). Otherwise
-// every other member's distance is finite (a sum of d ratios ≤ 1).
+// holds (an interior member's distance could then overflow), or when there
+// are more than 8 objectives. Otherwise every other member's distance is
+// finite (a sum of d ratios ≤ 1).
 func (c *Crowding) Boundary(points [][]float64, members []int, dst []int) ([]int, bool) {
 	if len(members) == 0 {
 		return dst, true

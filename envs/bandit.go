@@ -59,8 +59,8 @@ func (b *Bandit) Pull(i int, out []float64) {
 }
 
 // clip01 is min(1, max(0, x)), bit for bit (±0 becomes +0, NaN stays NaN),
-// in two well-predicted comparisons for the usual x in (0, 1) instead of
-// the builtins' handling of signed zeros and NaN.
+// in two comparisons for the usual x in (0, 1) instead of the builtins'
+// handling of signed zeros and NaN.
 func clip01(x float64) float64 {
 	switch {
 	case x > 0 && x < 1:
