@@ -165,8 +165,11 @@ func slurmInterrupt(t *testing.T, c *slurmtest.Cluster, bin string) {
 		t.Fatalf("an interrupted repro exited 0:\n%s", out)
 	}
 	ours := waitJobs(t, c, name, "CANCELLED", 3)
-	if left := jobsIn(t, c, name, "RUNNING", "PENDING", "COMPLETING"); len(left) != 0 {
-		t.Fatalf("after the interrupt, thv's elements %v are still live", left)
+	// scancel returns before slurmd has killed an element's processes: an
+	// element may show CANCELLED beside one still COMPLETING, so wait for
+	// the last to end rather than look once.
+	if left := waitNoJobs(t, c, name, "RUNNING", "PENDING", "COMPLETING"); len(left) != 0 {
+		t.Fatalf("a minute after the interrupt, thv's elements %v are still live", left)
 	}
 	st, err := c.Command("squeue", "-h", "-t", "all", "-j", other, "-O", "State")
 	if s := strings.TrimSpace(st); err != nil || s != "RUNNING" && s != "PENDING" {
@@ -276,6 +279,20 @@ func waitJobs(t *testing.T, c *slurmtest.Cluster, name, state string, n int) []s
 	}
 	t.Fatalf("no %d elements of %s %s within two minutes", n, name, state)
 	return nil
+}
+
+// waitNoJobs waits up to a minute until no element of the jobs named name
+// is in any of states, and returns those still in one then.
+func waitNoJobs(t *testing.T, c *slurmtest.Cluster, name string, states ...string) []string {
+	t.Helper()
+	var left []string
+	for range 300 {
+		if left = jobsIn(t, c, name, states...); len(left) == 0 {
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return left
 }
 
 // TestSlurmParamsOutsideKeys: the executors.slurm section of params.yaml is
