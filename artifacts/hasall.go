@@ -12,7 +12,13 @@ import (
 // looked up in it by name without following a link (fstatat(2) on Linux),
 // on several goroutines. In a store that also holds other protocols'
 // objects this costs far less than listing it.
-func (s *Store) HasAll(ds []Digest) bool {
+func (s *Store) HasAll(ds []Digest) bool { return s.HasAllSince(ds, nil) }
+
+// HasAllSince is HasAll, except that a fan-out directory whose stamp is
+// still since's (StampDirs) is not read: since must have been taken before
+// a HasAll of the same objects (or a superset) that returned true. A nil
+// since reads every directory.
+func (s *Store) HasAllSince(ds []Digest, since *DirStamps) bool {
 	// Objects by fan-out directory (their first byte), in one copy of ds
 	// (hasRun drops each directory's repeats in place; ds is left alone).
 	var count [257]int
@@ -47,7 +53,11 @@ func (s *Store) HasAll(ds []Digest) bool {
 				buf = make([]byte, hasAllBuf)
 			}
 			for i := w; i < len(runs) && ok[w]; i += workers {
-				ok[w] = s.hasRun(runs[i], buf)
+				var want DirStamp
+				if since != nil {
+					want = since[runs[i][0][0]]
+				}
+				ok[w] = s.hasRun(runs[i], buf, want)
 			}
 		}()
 	}

@@ -31,8 +31,10 @@ var (
 // (an entry whose type the file system does not report is looked up as
 // below); otherwise each name is looked up with fstatat(2),
 // AT_SYMLINK_NOFOLLOW (a 64-hex name: nothing to follow). Either way a
-// link is never a present object. run's repeats are dropped in place.
-func (s *Store) hasRun(run []Digest, buf []byte) bool {
+// link is never a present object. run's repeats are dropped in place. If
+// the directory's stamp is want (not zero), nothing more is read: it holds
+// what it held when want was taken (HasAllSince).
+func (s *Store) hasRun(run []Digest, buf []byte, want DirStamp) bool {
 	f, err := s.dir.openDir(objectsDir + sep + run[0].Hex()[:2])
 	if err != nil {
 		return false
@@ -41,6 +43,11 @@ func (s *Store) hasRun(run []Digest, buf []byte) bool {
 	fi, err := f.Stat()
 	if err != nil {
 		return false
+	}
+	if want != (DirStamp{}) {
+		if t, ok := dirStamp(fi); ok && t == want {
+			return true // no entry created, removed or renamed since the stamp
+		}
 	}
 	fd := int(f.Fd())
 	if fi.Size()/64 > hasAllListFactor*int64(len(run)) {

@@ -5,11 +5,7 @@ import (
 	"testing"
 )
 
-func setHasAllListFactor(t *testing.T, f int64) {
-	old := hasAllListFactor
-	hasAllListFactor = f
-	t.Cleanup(func() { hasAllListFactor = old })
-}
+func setHasAllListFactor(t *testing.T, f int64) { setForTest(t, &hasAllListFactor, f) }
 
 // TestHasAllListing: reading a fan-out directory whole takes several
 // getdents(2) calls when the buffer is small, and looks up each entry

@@ -95,14 +95,7 @@ func testHasAll(t *testing.T) {
 // object, and sets a corrupt one aside as Verify does.
 func TestVerifyAll(t *testing.T) {
 	s := openTemp(t)
-	var ds []Digest
-	for i := range 5 {
-		d, err := s.Put([]byte{byte(i), 'v'})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ds = append(ds, d)
-	}
+	ds := putObjects(t, s, 5, 'v')
 	if !s.VerifyAll(ds) || !s.VerifyAll(nil) {
 		t.Fatal("VerifyAll: intact objects refused")
 	}

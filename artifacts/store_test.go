@@ -25,6 +25,27 @@ func openTemp(t testing.TB) *Store {
 	return s
 }
 
+// putObjects puts n two-byte objects, (i, tag), into s.
+func putObjects(t testing.TB, s *Store, n int, tag byte) []Digest {
+	t.Helper()
+	ds := make([]Digest, n)
+	for i := range ds {
+		d, err := s.Put([]byte{byte(i), tag})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds[i] = d
+	}
+	return ds
+}
+
+// setForTest sets *p to v for the rest of the test.
+func setForTest[T any](t testing.TB, p *T, v T) {
+	old := *p
+	*p = v
+	t.Cleanup(func() { *p = old })
+}
+
 // listFiles returns the paths, relative to dir, of the regular files below it.
 func listFiles(t testing.TB, dir string) []string {
 	t.Helper()

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
+	"runtime/trace"
 	"slices"
 	"sync"
 
@@ -106,6 +108,7 @@ const readChunk = 1 << 20
 // long each, and the no-op certificate is looked up by the sum (the
 // channel delivers it once, after a nil error).
 func readHashed(path string) ([]byte, <-chan artifacts.Digest, error) {
+	defer trace.StartRegion(context.Background(), "lock read").End()
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -264,6 +267,7 @@ const lockTasksMarker = "\"tasks\": [\n"
 // fast on the paper's 8,000-task lock; anything else goes through
 // json.Unmarshal as a whole.
 func parseLock(b []byte) (*Lock, error) {
+	defer trace.StartRegion(context.Background(), "lock parse").End()
 	head, body, ok := bytes.Cut(b, []byte(lockTasksMarker))
 	if !ok || !bytes.HasSuffix(body, []byte("]}\n")) {
 		var l Lock

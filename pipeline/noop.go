@@ -2,9 +2,11 @@ package pipeline
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"sync"
@@ -42,25 +44,37 @@ import (
 
 const noopKind = "no-op"
 
-// noopMagic heads a certificate's object.
-const noopMagic = "thv no-op v1\n"
+// noopMagic heads a certificate's object (and enters its key: a
+// certificate of another layout is never found).
+const noopMagic = "thv no-op v2\n"
 
 func noopKey(code, plan string, lock artifacts.Digest) artifacts.Key {
 	return sha256.Sum256([]byte(noopMagic + code + "\n" + plan + "\n" + lock.String()))
 }
 
-// encodeReads is a certificate's object: the magic, the count, then the
-// digests the pass read, raw, sorted and unique.
-func encodeReads(reads []artifacts.Digest) []byte {
-	b := append([]byte(noopMagic), strconv.Itoa(len(reads))...)
-	b = append(b, '\n')
-	for _, d := range reads {
-		b = append(b, d[:]...)
-	}
-	return b
+// A certificate is what a no-op pass checks beyond the seal: the objects
+// the expansion read (re-hashed), and the stamps of the fan-out
+// directories taken before every output of the lock was found present
+// (artifacts.StampDirs: a directory whose stamp is unchanged need not be
+// read again to find them present; a zero stamp is always read).
+type certificate struct {
+	reads  []artifacts.Digest
+	stamps artifacts.DirStamps
 }
 
-func decodeReads(b []byte) ([]artifacts.Digest, error) {
+// encode lays a certificate out: the magic, the count, the digests the
+// pass read (raw, sorted and unique), then the stamps.
+func (c *certificate) encode() []byte {
+	b := append([]byte(noopMagic), strconv.Itoa(len(c.reads))...)
+	b = append(b, '\n')
+	for _, d := range c.reads {
+		b = append(b, d[:]...)
+	}
+	stamps, _ := c.stamps.MarshalBinary()
+	return append(b, stamps...)
+}
+
+func decodeCertificate(b []byte) (*certificate, error) {
 	rest, ok := bytes.CutPrefix(b, []byte(noopMagic))
 	nl := bytes.IndexByte(rest, '\n')
 	if !ok || nl < 0 {
@@ -68,14 +82,18 @@ func decodeReads(b []byte) ([]artifacts.Digest, error) {
 	}
 	n, err := strconv.Atoi(string(rest[:nl]))
 	rest = rest[nl+1:]
-	if err != nil || n < 0 || len(rest) != n*len(artifacts.Digest{}) {
+	size := len(artifacts.Digest{})
+	if err != nil || n < 0 || len(rest) < n*size {
 		return nil, errors.New("no-op certificate: malformed count")
 	}
-	out := make([]artifacts.Digest, n)
-	for i := range out {
-		copy(out[i][:], rest[i*len(artifacts.Digest{}):])
+	c := &certificate{reads: make([]artifacts.Digest, n)}
+	for i := range c.reads {
+		copy(c.reads[i][:], rest[i*size:])
 	}
-	return out, nil
+	if err := c.stamps.UnmarshalBinary(rest[n*size:]); err != nil {
+		return nil, fmt.Errorf("no-op certificate: %w", err)
+	}
+	return c, nil
 }
 
 // StartFingerprint starts computing the code fingerprint that a no-op
@@ -116,7 +134,7 @@ func (p *Project) fastNoop() (rep *Report, ok bool) {
 	if !sealed(p.Store, p.Lock) {
 		return nil, false
 	}
-	reads, ok := certificateReads(p.Store, key, p.Lock.digest)
+	cert, ok := loadCertificate(p.Store, key, p.Lock.digest)
 	if !ok {
 		return nil, false
 	}
@@ -142,8 +160,8 @@ func (p *Project) fastNoop() (rep *Report, ok bool) {
 	// store as it then is.)
 	var readsOK bool
 	var wg sync.WaitGroup
-	wg.Go(func() { readsOK = p.Store.VerifyAll(reads) })
-	present := p.outputsPresent()
+	wg.Go(func() { readsOK = p.Store.VerifyAll(cert.reads) })
+	present := p.outputsPresent(&cert.stamps)
 	if present {
 		rep = p.lockReport()
 	}
@@ -156,22 +174,13 @@ func (p *Project) fastNoop() (rep *Report, ok bool) {
 
 // outputsPresent reports whether every output the lock records is
 // present, checked as the full pass would find it missing (HasAll: the
-// fan-out directories, looked up or read whole, on several goroutines), and
-// false if a record has no output.
-func (p *Project) outputsPresent() bool {
-	n := 0
-	for i := range p.Lock.Tasks {
-		n += len(p.Lock.Tasks[i].Outputs)
-	}
-	outs := make([]artifacts.Digest, 0, n)
-	for i := range p.Lock.Tasks {
-		rec := &p.Lock.Tasks[i]
-		if len(rec.Outputs) == 0 {
-			return false
-		}
-		for _, d := range rec.Outputs {
-			outs = append(outs, d)
-		}
+// fan-out directories, looked up or read whole, on several goroutines,
+// except those whose stamp is still since's), and false if a record has no
+// output.
+func (p *Project) outputsPresent(since *artifacts.DirStamps) bool {
+	outs, ok := p.lockOutputs()
+	if !ok {
+		return false
 	}
 	if listed, ok := p.Shared.objects(p.Store); ok {
 		missing := outs[:0]
@@ -182,13 +191,34 @@ func (p *Project) outputsPresent() bool {
 		}
 		outs = missing
 	}
-	return p.Store.HasAll(outs)
+	return p.Store.HasAllSince(outs, since)
+}
+
+// lockOutputs returns every output the lock records, and false if a record
+// has none.
+func (p *Project) lockOutputs() ([]artifacts.Digest, bool) {
+	n := 0
+	for i := range p.Lock.Tasks {
+		n += len(p.Lock.Tasks[i].Outputs)
+	}
+	outs := make([]artifacts.Digest, 0, n)
+	for i := range p.Lock.Tasks {
+		rec := &p.Lock.Tasks[i]
+		if len(rec.Outputs) == 0 {
+			return nil, false
+		}
+		for _, d := range rec.Outputs {
+			outs = append(outs, d)
+		}
+	}
+	return outs, true
 }
 
 // lockReport is the report of a pass that finds every task of the lock
 // up to date: each task as the lock records it (its ID, kind and canonical
 // parameters: what reports and the export read of a task), cached.
 func (p *Project) lockReport() *Report {
+	defer trace.StartRegion(context.Background(), "no-op report").End()
 	n := len(p.Lock.Tasks)
 	rep := &Report{Results: make([]*Result, n), Cached: n}
 	tasks, results := make([]Task, n), make([]Result, n) // two allocations, not 2n
@@ -210,7 +240,17 @@ func (p *Project) certify(r *Runner) error {
 	}
 	reads := slices.Clone(r.reads)
 	slices.SortFunc(reads, func(a, b artifacts.Digest) int { return bytes.Compare(a[:], b[:]) })
-	data := encodeReads(slices.Compact(reads))
+	cert := &certificate{reads: slices.Compact(reads)}
+	// The stamps are taken first, then every output is looked for afresh
+	// (not in a listing made before them): what a later no-op skips
+	// reading is what this check found. If the check or the stamps fail,
+	// the certificate has none, and every directory is read.
+	if stamps, err := p.Store.StampDirs(); err == nil {
+		if outs, ok := p.lockOutputs(); ok && p.Store.HasAll(outs) {
+			cert.stamps = *stamps
+		}
+	}
+	data := cert.encode()
 	d, err := p.Store.Put(data)
 	if err != nil {
 		return fmt.Errorf("no-op certificate: %w", err)

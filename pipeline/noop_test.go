@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"thv/artifacts"
 )
@@ -255,6 +256,52 @@ func testNoopInvalidated(t *testing.T, early bool, name string, change func(t *t
 	sameReport(t, again, full)
 }
 
+// TestNoopCertificateStamps: a certificate written once the fan-out
+// directories are older than the stamps' margin carries their stamps; the
+// next pass is served with them (both ways of checking), and an output
+// removed since is still found missing and recomputed: removing it changed
+// its directory's stamp.
+func TestNoopCertificateStamps(t *testing.T) {
+	for _, early := range []bool{false, true} {
+		t.Run(fmt.Sprintf("early=%v", early), func(t *testing.T) {
+			e, fsys := warmWith(t, early)
+			time.Sleep(3100 * time.Millisecond) // past artifacts' stampMargin (3 s)
+			const digest = "sha256:same-plan-other-digest"
+			e.noopRepro(fsys, memoBinary, noopPlan(2), digest) // a full pass (no certificate under this digest) that certifies
+			p := e.noopProject(fsys, memoBinary, noopPlan(2), digest)
+			key, ok := p.certificateKey()
+			if !ok {
+				t.Fatal("no certificate key")
+			}
+			cert, ok := loadCertificate(e.store, key, p.Lock.digest)
+			if !ok {
+				t.Fatal("no certificate after the full pass")
+			}
+			stamped := 0
+			for _, st := range cert.stamps {
+				if st != (artifacts.DirStamp{}) {
+					stamped++
+				}
+			}
+			if stamped == 0 {
+				t.Fatal("the certificate carries no stamp, though every directory is older than the margin")
+			}
+			plan := noopPlan(2)
+			if rep := e.noopRepro(fsys, memoBinary, plan, digest); !certified(rep, plan) {
+				t.Fatal("the pass after the certifying one was not served")
+			}
+			if err := os.Remove(objectOf(t, e.noopProject(fsys, memoBinary, noopPlan(2), digest), "after", "y")); err != nil {
+				t.Fatal(err)
+			}
+			plan = noopPlan(2)
+			rep := e.noopRepro(fsys, memoBinary, plan, digest)
+			if certified(rep, plan) || rep.Executed != 1 {
+				t.Fatalf("after an output was removed: certified %v, %d executed (%v), want 1", certified(rep, plan), rep.Executed, ids(rep, Executed))
+			}
+		})
+	}
+}
+
 // TestNoopCertificateNotForVerification: a pass that honours no seal uses
 // no certificate.
 func TestNoopCertificateNotForVerification(t *testing.T) {
@@ -268,17 +315,25 @@ func TestNoopCertificateNotForVerification(t *testing.T) {
 	}
 }
 
-// TestNoopCertificateForm: a certificate's object is refused unless well
-// formed.
+// TestNoopCertificateForm: a certificate's object round-trips, and is
+// refused unless well formed.
 func TestNoopCertificateForm(t *testing.T) {
-	ds := []artifacts.Digest{artifacts.Sum([]byte("a")), artifacts.Sum([]byte("b"))}
-	b := encodeReads(ds)
-	got, err := decodeReads(b)
-	if err != nil || !slices.Equal(got, ds) {
+	c := &certificate{reads: []artifacts.Digest{artifacts.Sum([]byte("a")), artifacts.Sum([]byte("b"))}}
+	c.stamps[0] = artifacts.DirStamp{Dev: 1, Ino: 2, Ctime: 3}
+	c.stamps[255] = artifacts.DirStamp{Dev: 1 << 63, Ino: 5, Ctime: -1}
+	b := c.encode()
+	got, err := decodeCertificate(b)
+	if err != nil || !slices.Equal(got.reads, c.reads) || got.stamps != c.stamps {
 		t.Fatalf("round trip: %v %v", got, err)
 	}
-	for _, bad := range [][]byte{nil, []byte("thv no-op v1\n"), b[:len(b)-1], append(slices.Clone(b), 0), []byte("thv no-op v1\n-1\n"), []byte("thv no-op v2\n0\n")} {
-		if _, err := decodeReads(bad); err == nil {
+	stamps := len(b) - len(noopMagic) - len("2\n") - 2*len(artifacts.Digest{})
+	for _, bad := range [][]byte{
+		nil, []byte(noopMagic), b[:len(b)-1], append(slices.Clone(b), 0),
+		[]byte(noopMagic + "-1\n"), []byte(noopMagic + "0\n"), // no stamps
+		append([]byte("thv no-op v1\n"), b[len(noopMagic):]...), // another layout
+		b[:len(b)-stamps], // the reads without the stamps
+	} {
+		if _, err := decodeCertificate(bad); err == nil {
 			t.Errorf("%q: accepted", bad)
 		}
 	}

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"bytes"
+	"context"
+	"runtime/trace"
 	"sync"
 
 	"thv/artifacts"
@@ -52,6 +54,7 @@ func StartNoopCheck(st *artifacts.Store, kinds *Kinds, planDigest string, b []by
 	c := &NoopCheck{done: make(chan struct{}), scanned: make(chan struct{}), unlock: unlock}
 	go func() {
 		defer close(c.done)
+		defer trace.StartRegion(context.Background(), "no-op checks").End()
 		scanned := sync.OnceFunc(func() { close(c.scanned) })
 		defer scanned()
 		code, err := m.Fingerprint()
@@ -59,7 +62,7 @@ func StartNoopCheck(st *artifacts.Store, kinds *Kinds, planDigest string, b []by
 			return
 		}
 		c.key = noopKey(code, planDigest, sum)
-		reads, ok := certificateReads(st, c.key, sum)
+		cert, ok := loadCertificate(st, c.key, sum)
 		if !ok {
 			return
 		}
@@ -70,8 +73,13 @@ func StartNoopCheck(st *artifacts.Store, kinds *Kinds, planDigest string, b []by
 		}
 		var readsOK bool
 		var wg sync.WaitGroup
-		wg.Go(func() { readsOK = st.VerifyAll(reads) })
-		present := st.HasAll(c.outs)
+		wg.Go(func() {
+			defer trace.StartRegion(context.Background(), "no-op checks: reads re-hashed").End()
+			readsOK = st.VerifyAll(cert.reads)
+		})
+		region := trace.StartRegion(context.Background(), "no-op checks: outputs present")
+		present := st.HasAllSince(c.outs, &cert.stamps)
+		region.End()
 		wg.Wait()
 		c.ok = present && readsOK
 	}()
@@ -172,10 +180,9 @@ func scanOutputs(b []byte) (outs []artifacts.Digest, ends []int, ok bool) {
 	return outs, ends, true
 }
 
-// certificateReads returns the objects that the certificate key lists (the
-// expansion's reads), if the store holds that certificate for the lock
-// whose bytes hash to lock.
-func certificateReads(st *artifacts.Store, key artifacts.Key, lock artifacts.Digest) ([]artifacts.Digest, bool) {
+// loadCertificate returns the certificate under key, if the store holds it
+// for the lock whose bytes hash to lock.
+func loadCertificate(st *artifacts.Store, key artifacts.Key, lock artifacts.Digest) (*certificate, bool) {
 	e, found, err := st.GetEntry(key)
 	if err != nil || !found || e.Kind != noopKind || e.Meta["lock"] != lock.String() || len(e.Outputs) != 1 {
 		return nil, false
@@ -184,6 +191,6 @@ func certificateReads(st *artifacts.Store, key artifacts.Key, lock artifacts.Dig
 	if err != nil {
 		return nil, false
 	}
-	reads, err := decodeReads(data)
-	return reads, err == nil
+	cert, err := decodeCertificate(data)
+	return cert, err == nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/trace"
 	"strings"
 
 	"thv/artifacts"
@@ -51,7 +52,9 @@ type Options struct {
 // Open loads and validates the protocol, plans the DAG, and opens the
 // store and the lock file.
 func Open(opt Options) (*Project, error) {
+	region := trace.StartRegion(context.Background(), "config")
 	cfg, err := LoadConfig(opt.LoadOptions)
+	region.End()
 	if err != nil {
 		return nil, err
 	}
@@ -224,6 +227,8 @@ func (p *Project) Repro(ctx context.Context, opt pipeline.Options) (*pipeline.Re
 		}
 		return rep, nil
 	}
+	region := trace.StartRegion(ctx, "export")
+	defer region.End()
 	if _, err := p.ExportResults(rep); err != nil {
 		return rep, fmt.Errorf("exporting results: %w", err)
 	}

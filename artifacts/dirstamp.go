@@ -1,0 +1,117 @@
+package artifacts
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+)
+
+// A DirStamp is what the stat of one fan-out directory (objects/xx) says
+// of its entries: which directory it is (device, inode) and when its
+// status last changed (ctime, in nanoseconds). Creating, removing or
+// renaming an entry in a directory changes its ctime, and no system call
+// sets a ctime to anything but the present time. So a stamp taken before a
+// HasAll that found a set of objects present, and equal to the
+// directory's stamp later, shows that the directory's entries are those it
+// had then (each object still a regular file under its name), without
+// reading it again. The zero stamp is unknown: it matches nothing.
+type DirStamp struct {
+	Dev, Ino uint64
+	Ctime    int64
+}
+
+// DirStamps are the stamps of the 256 fan-out directories, by an object
+// digest's first byte.
+type DirStamps [256]DirStamp
+
+// stampMargin is how recent a directory's ctime may be, in the file
+// system's own clock, for its stamp to be trusted. A change that falls in
+// the same tick of that clock as the ctime a stamp recorded leaves the
+// ctime as it was (ext4 advances it by the kernel's coarse clock, some
+// file systems by the second), so a stamp is only kept when the
+// directory's last change is older than this when the stamp is taken (as
+// git treats an index entry modified in the index's own second as racy).
+var stampMargin int64 = 3e9
+
+// StampDirs returns the stamps of the fan-out directories as they are
+// now, for HasAllSince. A directory that is missing, or whose last change
+// is within stampMargin of the present time of the store's file system
+// (the ctime of a file made in tmp/ to read it), has the zero stamp. The
+// caller must take the stamps before the check they are to stand for.
+func (s *Store) StampDirs() (*DirStamps, error) {
+	var st DirStamps
+	now, ok, err := s.fsNow()
+	if err != nil || !ok {
+		return &st, err // no change times here: every directory is read
+	}
+	for i := range st {
+		fi, err := s.dir.lstat(objectsDir + sep + hexByte(byte(i)))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if t, ok := dirStamp(fi); ok && fi.IsDir() && t.Ctime < now-stampMargin {
+			st[i] = t
+		}
+	}
+	return &st, nil
+}
+
+// fsNow returns the present time of the store's file system, in
+// nanoseconds: the ctime of a file it makes in tmp/ and removes.
+// ok is false where stamps are not taken (dirStamp).
+func (s *Store) fsNow() (now int64, ok bool, err error) {
+	f, rel, err := s.atomic().createTemp("clock")
+	if err != nil {
+		return 0, false, err
+	}
+	fi, err := f.Stat()
+	f.Close()
+	if rerr := s.dir.remove(rel); err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	t, ok := dirStamp(fi)
+	return t.Ctime, ok, nil
+}
+
+func hexByte(b byte) string {
+	const digits = "0123456789abcdef"
+	return string([]byte{digits[b>>4], digits[b&15]})
+}
+
+// dirStampSize is the size of one stamp in MarshalBinary's form.
+const dirStampSize = 24
+
+// MarshalBinary lays the stamps out as 256 × (dev, ino, ctime), each
+// eight bytes, little-endian.
+func (st *DirStamps) MarshalBinary() ([]byte, error) {
+	b := make([]byte, 0, len(st)*dirStampSize)
+	for _, t := range st {
+		b = binary.LittleEndian.AppendUint64(b, t.Dev)
+		b = binary.LittleEndian.AppendUint64(b, t.Ino)
+		b = binary.LittleEndian.AppendUint64(b, uint64(t.Ctime))
+	}
+	return b, nil
+}
+
+// UnmarshalBinary reads MarshalBinary's form.
+func (st *DirStamps) UnmarshalBinary(b []byte) error {
+	if len(b) != len(st)*dirStampSize {
+		return fmt.Errorf("artifacts: directory stamps: %d bytes, want %d", len(b), len(st)*dirStampSize)
+	}
+	for i := range st {
+		r := b[i*dirStampSize:]
+		st[i] = DirStamp{
+			Dev:   binary.LittleEndian.Uint64(r),
+			Ino:   binary.LittleEndian.Uint64(r[8:]),
+			Ctime: int64(binary.LittleEndian.Uint64(r[16:])),
+		}
+	}
+	return nil
+}
