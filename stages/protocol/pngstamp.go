@@ -95,14 +95,24 @@ func stampPNG(png []byte, source string) ([]byte, error) {
 // text a stamp of its current image data drawn from source would have: the
 // two are equal exactly when the PNG is drawn from source and unedited.
 func readPNGStamp(png []byte, source string) (stamp, want string, err error) {
-	chunks, err := pngChunks(png)
+	stamp, idat, err := pngStampParts(png)
 	if err != nil {
 		return "", "", err
+	}
+	return stamp, pngStamp(source, idat), nil
+}
+
+// pngStampParts returns what readPNGStamp compares, before the source is
+// known: the stamp text, and the SHA-256 of the image data.
+func pngStampParts(png []byte) (stamp string, idat [32]byte, err error) {
+	chunks, err := pngChunks(png)
+	if err != nil {
+		return "", idat, err
 	}
 	for _, c := range chunks {
 		if key, text, ok := bytes.Cut(c.data, []byte{0}); c.typ == "tEXt" && ok && string(key) == pngStampKey {
 			stamp = string(text)
 		}
 	}
-	return stamp, pngStamp(source, imageDataSum(chunks)), nil
+	return stamp, imageDataSum(chunks), nil
 }

@@ -25,6 +25,8 @@ type Project struct {
 	// shows the same results ("": the page being replaced): a bundle's
 	// export names the project's results/index.html.
 	PreviousReport string
+
+	seen *resultsSeen // results/ read early (results_early.go), or nil
 }
 
 // Options locate a project.
@@ -125,6 +127,10 @@ func open(cfg *Config, opt Options, lockPath string) (*Project, error) {
 	// The plan is built when a pass needs it: a no-op certificate
 	// (pipeline/noop.go) serves a pass without one. Its digest is the
 	// configuration's: with the binary, all the plan is built from.
+	var seen *resultsSeen
+	if opt.EarlyNoopCheck {
+		seen = seeResults(resultsDir(cfg, lockPath)) // results_early.go
+	}
 	pd := planDigest(cfg)
 	locked := make(chan read, 1)
 	var early *pipeline.NoopCheck
@@ -161,7 +167,7 @@ func open(cfg *Config, opt Options, lockPath string) (*Project, error) {
 		Kinds:      kinds, Store: store, Lock: lr.lock, LockPath: lockPath, Profile: cfg.Profile,
 	}
 	proj.UseNoopCheck(early)
-	return &Project{Config: cfg, Project: proj}, nil
+	return &Project{Config: cfg, Project: proj, seen: seen}, nil
 }
 
 // kindsOf returns opt's kinds, else the paper's (Kinds).
@@ -202,10 +208,12 @@ func LockPath(dir, paramsFile, profile string) string {
 
 // ResultsDir is where tables and figures are exported (outputs.results,
 // relative to the lock file's directory).
-func (p *Project) ResultsDir() string {
-	root := p.Config.Outputs.Results
+func (p *Project) ResultsDir() string { return resultsDir(p.Config, p.LockPath) }
+
+func resultsDir(cfg *Config, lockPath string) string {
+	root := cfg.Outputs.Results
 	if !filepath.IsAbs(root) {
-		root = filepath.Join(filepath.Dir(p.LockPath), root)
+		root = filepath.Join(filepath.Dir(lockPath), root)
 	}
 	return root
 }

@@ -1,10 +1,12 @@
 package protocol
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/trace"
 	"sort"
 	"strings"
 	"sync"
@@ -33,7 +35,14 @@ func (p *Project) ExportResults(rep *pipeline.Report) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	current := currentResults(root, files)
+	region := trace.StartRegion(context.Background(), "export: results/ checked")
+	seen := p.seen
+	p.seen = nil // seen before this pass: for its export only, and only if it changed nothing
+	if rep.Executed != 0 {
+		seen = nil
+	}
+	current := currentResults(root, files, seen)
+	region.End()
 	for i, f := range files {
 		if current[i] {
 			continue
@@ -82,6 +91,7 @@ func (p *Project) ExportResults(rep *pipeline.Report) ([]string, error) {
 	}
 	// The page last: it reads the lock, the stored outputs and what thv
 	// readings left in results/.
+	defer trace.StartRegion(context.Background(), "export: report page").End()
 	if wrote, err := p.writeReport(rep, files); err != nil {
 		return written, fmt.Errorf("results/%s: %w", ReportName, err)
 	} else if wrote {
@@ -94,8 +104,9 @@ func (p *Project) ExportResults(rep *pipeline.Report) ([]string, error) {
 // already: a copy that hashes to its output's digest (no need to read, and
 // verify, the store's copy), a PNG stamped with its curves and unedited
 // (figurePNG.current). The files are read on two goroutines, each into one
-// buffer it reuses: on a no-op export this is all the work.
-func currentResults(root string, files []resultFile) []bool {
+// buffer it reuses: on a no-op export this is all the work. A file seen
+// early (results_early.go; seen may be nil) is judged on what was seen.
+func currentResults(root string, files []resultFile, seen *resultsSeen) []bool {
 	current := make([]bool, len(files))
 	const workers = 2
 	var wg sync.WaitGroup
@@ -104,6 +115,12 @@ func currentResults(root string, files []resultFile) []bool {
 			var buf []byte
 			for i := w; i < len(files); i += workers {
 				f := &files[i]
+				if seen != nil {
+					if s, ok := seen.file(f.sub, f.name); ok {
+						current[i] = s.current(f)
+						continue
+					}
+				}
 				var err error
 				if buf, err = readFileInto(filepath.Join(root, f.sub, f.name), buf); err != nil {
 					continue
