@@ -46,7 +46,7 @@ func (s *Store) StampDirs() (*DirStamps, error) {
 		return &st, err // no change times here: every directory is read
 	}
 	for i := range st {
-		fi, err := s.dir.lstat(objectsDir + sep + hexByte(byte(i)))
+		fi, err := s.dir.lstat(fanoutRel(byte(i)))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -78,11 +78,6 @@ func (s *Store) fsNow() (now int64, ok bool, err error) {
 	}
 	t, ok := dirStamp(fi)
 	return t.Ctime, ok, nil
-}
-
-func hexByte(b byte) string {
-	const digits = "0123456789abcdef"
-	return string([]byte{digits[b>>4], digits[b&15]})
 }
 
 // dirStampSize is the size of one stamp in MarshalBinary's form.

@@ -127,7 +127,7 @@ func TestStampDirsRacy(t *testing.T) {
 	if st[d[0]] == (DirStamp{}) {
 		t.Fatal("a directory older than the margin has no stamp")
 	}
-	if _, err := os.Stat(filepath.Join(s.Root(), objectsDir, hexByte(missing))); err == nil {
+	if _, err := os.Stat(filepath.Join(s.Root(), fanoutRel(missing))); err == nil {
 		t.Fatalf("fan-out directory %02x exists in a store holding one object", missing)
 	}
 	if st[missing] != (DirStamp{}) {

@@ -35,7 +35,7 @@ var (
 // the directory's stamp is want (not zero), nothing more is read: it holds
 // what it held when want was taken (HasAllSince).
 func (s *Store) hasRun(run []Digest, buf []byte, want DirStamp) bool {
-	f, err := s.dir.openDir(objectsDir + sep + run[0].Hex()[:2])
+	f, err := s.dir.openDir(fanoutRel(run[0][0]))
 	if err != nil {
 		return false
 	}

@@ -90,6 +90,13 @@ func objectRel(d Digest) string {
 	return objectsDir + sep + h[:2] + sep + h
 }
 
+// fanoutRel is objects/<2 hex>, the fan-out directory of the objects whose
+// digest starts with b.
+func fanoutRel(b byte) string {
+	const digits = "0123456789abcdef"
+	return objectsDir + sep + string([]byte{digits[b>>4], digits[b&15]})
+}
+
 // entryRel is index/<2 hex>/<64 hex>.json, relative to the store directory.
 func entryRel(k Key) string {
 	h := k.Hex()

@@ -739,3 +739,13 @@ func TestScratchStore(t *testing.T) {
 		t.Fatalf("GetEntry: %+v %v %v", e, ok, err)
 	}
 }
+
+// TestFanoutRel: the fan-out directory of each first byte is the one
+// objectRel puts its objects in.
+func TestFanoutRel(t *testing.T) {
+	for b := range 256 {
+		if d := (Digest{byte(b)}); filepath.Dir(objectRel(d)) != fanoutRel(byte(b)) {
+			t.Fatalf("byte %#x: fanoutRel %q, objectRel %q", b, fanoutRel(byte(b)), objectRel(d))
+		}
+	}
+}
