@@ -62,6 +62,18 @@ func (e *env) noopRepro(fsys fstest.MapFS, binary string, plan *Plan, digest str
 	return rep
 }
 
+// objectPath is the path of a task's output in the store, found from the
+// lock without starting the early checks: checks left running beside a
+// test's change of the store would race with it (and quarantine an object
+// the test corrupts while the next pass lists the store).
+func (e *env) objectPath(t *testing.T, fsys fstest.MapFS, digest, id, output string) string {
+	t.Helper()
+	early := e.early
+	e.early = false
+	defer func() { e.early = early }()
+	return objectOf(t, e.noopProject(fsys, memoBinary, noopPlan(2), digest), id, output)
+}
+
 // certified reports whether a certificate served rep: its tasks are the
 // lock's records, not the plan's.
 func certified(rep *Report, plan *Plan) bool {
@@ -162,16 +174,14 @@ func TestNoopCertificateInvalidated(t *testing.T) {
 			return func() *Plan { return noopPlan(2) }, memoBinary, edited, 2 // pick, after
 		}},
 		{"object removed", func(t *testing.T, e *env, fsys fstest.MapFS) (func() *Plan, string, fstest.MapFS, int) {
-			p := e.noopProject(fsys, memoBinary, noopPlan(2), noopPlanDigest)
-			if err := os.Remove(objectOf(t, p, "after", "y")); err != nil {
+			if err := os.Remove(e.objectPath(t, fsys, noopPlanDigest, "after", "y")); err != nil {
 				t.Fatal(err)
 			}
 			return func() *Plan { return noopPlan(2) }, memoBinary, fsys, 1 // after
 		}},
 		{"object corrupted", func(t *testing.T, e *env, fsys fstest.MapFS) (func() *Plan, string, fstest.MapFS, int) {
 			// The object that pick's expansion reads (choose's output).
-			p := e.noopProject(fsys, memoBinary, noopPlan(2), noopPlanDigest)
-			path := objectOf(t, p, "choose", "x")
+			path := e.objectPath(t, fsys, noopPlanDigest, "choose", "x")
 			b, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -290,7 +300,7 @@ func TestNoopCertificateStamps(t *testing.T) {
 			if rep := e.noopRepro(fsys, memoBinary, plan, digest); !certified(rep, plan) {
 				t.Fatal("the pass after the certifying one was not served")
 			}
-			if err := os.Remove(objectOf(t, e.noopProject(fsys, memoBinary, noopPlan(2), digest), "after", "y")); err != nil {
+			if err := os.Remove(e.objectPath(t, fsys, digest, "after", "y")); err != nil {
 				t.Fatal(err)
 			}
 			plan = noopPlan(2)
