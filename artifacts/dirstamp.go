@@ -53,11 +53,19 @@ func (s *Store) StampDirs() (*DirStamps, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t, ok := dirStamp(fi); ok && fi.IsDir() && t.Ctime < now-stampMargin {
-			st[i] = t
-		}
+		st[i] = settledStamp(fi, now)
 	}
 	return &st, nil
+}
+
+// settledStamp returns the stamp of the directory fi, stat'ed after the
+// file system's present time now was read, or zero if its last change is
+// within stampMargin of now (or it is no directory).
+func settledStamp(fi fs.FileInfo, now int64) DirStamp {
+	if t, ok := dirStamp(fi); ok && fi.IsDir() && t.Ctime < now-stampMargin {
+		return t
+	}
+	return DirStamp{}
 }
 
 // fsNow returns the present time of the store's file system, in

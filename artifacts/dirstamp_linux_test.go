@@ -3,6 +3,7 @@ package artifacts
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -132,5 +133,54 @@ func TestStampDirsRacy(t *testing.T) {
 	}
 	if st[missing] != (DirStamp{}) {
 		t.Fatal("a missing directory has a stamp")
+	}
+}
+
+// TestHasAllRestamp: a check that reads a directory returns its stamp,
+// which a later HasAllSince trusts (shown by an object never put being
+// taken as present); a directory it did not read keeps since's stamp; a
+// directory changed within the margin gets none; a missing object renews
+// nothing.
+func TestHasAllRestamp(t *testing.T) {
+	s := openTemp(t)
+	ds := putObjects(t, s, 40, 'x')
+	if ok, renewed := s.HasAllRestamp(ds, nil); !ok || *renewed != (DirStamps{}) {
+		t.Fatalf("directories changed just now: ok %v, stamps %v", ok, renewed != nil)
+	}
+	setForTest(t, &stampMargin, 0)
+	time.Sleep(20 * time.Millisecond)
+	var since DirStamps
+	other := ds[0][0] + 1
+	for slices.ContainsFunc(ds, func(d Digest) bool { return d[0] == other }) {
+		other++
+	}
+	since[other] = DirStamp{Dev: 1, Ino: 2, Ctime: 3} // no object of ds there: not read, kept
+	ok, renewed := s.HasAllRestamp(ds, &since)
+	if !ok {
+		t.Fatal("HasAllRestamp: not all present")
+	}
+	if renewed[other] != since[other] {
+		t.Fatalf("the stamp of a directory not read was not kept: %+v", renewed[other])
+	}
+	fresh, err := s.StampDirs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds {
+		if renewed[d[0]] == (DirStamp{}) || renewed[d[0]] != fresh[d[0]] {
+			t.Fatalf("directory %02x: renewed %+v, its stamp %+v", d[0], renewed[d[0]], fresh[d[0]])
+		}
+	}
+	ghost := ds[0]
+	ghost[31] ^= 1
+	if !s.HasAllSince([]Digest{ghost}, renewed) {
+		t.Fatal("HasAllSince read a directory whose renewed stamp is unchanged")
+	}
+	// Renewed again from renewed: nothing is read, nothing changes.
+	if ok, again := s.HasAllRestamp(ds, renewed); !ok || *again != *renewed {
+		t.Fatal("a check with every stamp current changed them")
+	}
+	if ok, none := s.HasAllRestamp(append([]Digest{ghost}, ds...), nil); ok || none != nil {
+		t.Fatal("HasAllRestamp with an object missing")
 	}
 }

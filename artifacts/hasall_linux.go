@@ -33,8 +33,10 @@ var (
 // AT_SYMLINK_NOFOLLOW (a 64-hex name: nothing to follow). Either way a
 // link is never a present object. run's repeats are dropped in place. If
 // the directory's stamp is want (not zero), nothing more is read: it holds
-// what it held when want was taken (HasAllSince).
-func (s *Store) hasRun(run []Digest, buf []byte, want DirStamp) bool {
+// what it held when want was taken (HasAllSince). Else, if re is not nil,
+// the directory's stamp is recorded there before it is read
+// (HasAllRestamp).
+func (s *Store) hasRun(run []Digest, buf []byte, want DirStamp, re *restamp) bool {
 	f, err := s.dir.openDir(fanoutRel(run[0][0]))
 	if err != nil {
 		return false
@@ -48,6 +50,9 @@ func (s *Store) hasRun(run []Digest, buf []byte, want DirStamp) bool {
 		if t, ok := dirStamp(fi); ok && t == want {
 			return true // no entry created, removed or renamed since the stamp
 		}
+	}
+	if re != nil {
+		re.into[run[0][0]] = re.fresh(f)
 	}
 	fd := int(f.Fd())
 	if fi.Size()/64 > hasAllListFactor*int64(len(run)) {

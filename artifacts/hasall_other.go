@@ -10,7 +10,7 @@ var (
 )
 
 // hasRun reports whether every object of run is a regular file (Has).
-func (s *Store) hasRun(run []Digest, _ []byte, _ DirStamp) bool {
+func (s *Store) hasRun(run []Digest, _ []byte, _ DirStamp, _ *restamp) bool {
 	for _, d := range run {
 		if !s.Has(d) {
 			return false

@@ -122,8 +122,10 @@ func (p *Project) certificateKey() (artifacts.Key, bool) {
 // fastNoop returns the report of a pass in which every task is up to date,
 // built from the lock's records without planning, when the store holds
 // this project's certificate and every check the full pass would make
-// holds (see above). ok false: run the full pass.
-func (p *Project) fastNoop() (rep *Report, ok bool) {
+// holds (see above). ok false: run the full pass. If renew is set (a pass
+// that may write to the store), a certificate whose stamps the presence
+// check renewed is written again with them (renewStamps).
+func (p *Project) fastNoop(renew bool) (rep *Report, ok bool) {
 	early := p.early
 	p.early = nil
 	defer early.Release()
@@ -150,6 +152,9 @@ func (p *Project) fastNoop() (rep *Report, ok bool) {
 			if !passed {
 				return nil, false
 			}
+			if renew {
+				p.renewStamps(key, early.cert, early.renewed)
+			}
 			return rep, true
 		}
 	}
@@ -161,13 +166,16 @@ func (p *Project) fastNoop() (rep *Report, ok bool) {
 	var readsOK bool
 	var wg sync.WaitGroup
 	wg.Go(func() { readsOK = p.Store.VerifyAll(cert.reads) })
-	present := p.outputsPresent(&cert.stamps)
+	present, renewed := p.outputsPresent(&cert.stamps)
 	if present {
 		rep = p.lockReport()
 	}
 	wg.Wait()
 	if !present || !readsOK {
 		return nil, false // a corrupt object is quarantined now: the full pass recomputes it
+	}
+	if renew {
+		p.renewStamps(key, cert, renewed)
 	}
 	return rep, true
 }
@@ -176,11 +184,13 @@ func (p *Project) fastNoop() (rep *Report, ok bool) {
 // present, checked as the full pass would find it missing (HasAll: the
 // fan-out directories, looked up or read whole, on several goroutines,
 // except those whose stamp is still since's), and false if a record has no
-// output.
-func (p *Project) outputsPresent(since *artifacts.DirStamps) bool {
+// output. renewed are the stamps that check leaves (HasAllRestamp), or nil
+// where some outputs were found in the shared listing instead: a stamp
+// taken after that listing was read cannot stand for what it found.
+func (p *Project) outputsPresent(since *artifacts.DirStamps) (present bool, renewed *artifacts.DirStamps) {
 	outs, ok := p.lockOutputs()
 	if !ok {
-		return false
+		return false, nil
 	}
 	if listed, ok := p.Shared.objects(p.Store); ok {
 		missing := outs[:0]
@@ -189,9 +199,25 @@ func (p *Project) outputsPresent(since *artifacts.DirStamps) bool {
 				missing = append(missing, d)
 			}
 		}
-		outs = missing
+		return p.Store.HasAllSince(missing, since), nil
 	}
-	return p.Store.HasAllSince(outs, since)
+	return p.Store.HasAllRestamp(outs, since)
+}
+
+// renewStamps writes the certificate under key again with the stamps a
+// no-op's presence check renewed, if they differ from those it carries:
+// after a pass that executed tasks (whose certificate stamps none of the
+// directories it had just written) or another protocol's pass in the same
+// store, the first no-op reads the directories, and the next ones need not.
+// It is this machine's cache: a failure (a read-only store) leaves the
+// certificate as it was.
+func (p *Project) renewStamps(key artifacts.Key, cert *certificate, renewed *artifacts.DirStamps) {
+	if cert == nil || renewed == nil || *renewed == cert.stamps {
+		return
+	}
+	if p.putCertificate(key, &certificate{reads: cert.reads, stamps: *renewed}) == nil && p.Store.Unsynced() {
+		p.Store.Sync() // as at the end of a pass: no marker left behind
+	}
 }
 
 // lockOutputs returns every output the lock records, and false if a record
@@ -250,6 +276,11 @@ func (p *Project) certify(r *Runner) error {
 			cert.stamps = *stamps
 		}
 	}
+	return p.putCertificate(key, cert)
+}
+
+// putCertificate writes cert under key.
+func (p *Project) putCertificate(key artifacts.Key, cert *certificate) error {
 	data := cert.encode()
 	d, err := p.Store.Put(data)
 	if err != nil {

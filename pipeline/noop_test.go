@@ -312,6 +312,73 @@ func TestNoopCertificateStamps(t *testing.T) {
 	}
 }
 
+// TestNoopRenewsStamps: a certificate written just after its pass wrote
+// the store carries no stamp (every directory changed within the margin);
+// once the directories are older, the first no-op pass reads them and
+// writes the certificate again with their stamps (a status pass, which
+// writes nothing, does not). An output removed afterwards is still found
+// missing.
+func TestNoopRenewsStamps(t *testing.T) {
+	for _, early := range []bool{false, true} {
+		t.Run(fmt.Sprintf("early=%v", early), func(t *testing.T) {
+			t.Parallel()
+			e, fsys := warmWith(t, early)
+			stamped := func() int {
+				t.Helper()
+				early := e.early
+				e.early = false // no checks left running (objectPath)
+				p := e.noopProject(fsys, memoBinary, noopPlan(2), noopPlanDigest)
+				e.early = early
+				key, ok := p.certificateKey()
+				if !ok {
+					t.Fatal("no certificate key")
+				}
+				cert, ok := loadCertificate(e.store, key, p.Lock.digest)
+				if !ok {
+					t.Fatal("no certificate")
+				}
+				n := 0
+				for _, st := range cert.stamps {
+					if st != (artifacts.DirStamp{}) {
+						n++
+					}
+				}
+				return n
+			}
+			if n := stamped(); n != 0 {
+				t.Fatalf("a certificate written within the margin of its pass's writes has %d stamps", n)
+			}
+			time.Sleep(3100 * time.Millisecond) // past artifacts' stampMargin (3 s)
+			plan := noopPlan(2)
+			if st, err := e.noopProject(fsys, memoBinary, plan, noopPlanDigest).Status(context.Background()); err != nil || !certified(st, plan) {
+				t.Fatalf("status not served by the certificate (%v)", err)
+			}
+			if n := stamped(); n != 0 {
+				t.Fatalf("a status pass renewed the stamps (%d)", n)
+			}
+			plan = noopPlan(2)
+			if rep := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest); !certified(rep, plan) {
+				t.Fatal("the no-op was not served by the certificate")
+			}
+			if n := stamped(); n == 0 {
+				t.Fatal("the no-op did not renew the certificate's stamps")
+			}
+			plan = noopPlan(2)
+			if rep := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest); !certified(rep, plan) {
+				t.Fatal("the pass after the renewal was not served by the certificate")
+			}
+			if err := os.Remove(e.objectPath(t, fsys, noopPlanDigest, "after", "y")); err != nil {
+				t.Fatal(err)
+			}
+			plan = noopPlan(2)
+			rep := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest)
+			if certified(rep, plan) || rep.Executed != 1 {
+				t.Fatalf("after an output was removed: certified %v, %d executed (%v), want 1", certified(rep, plan), rep.Executed, ids(rep, Executed))
+			}
+		})
+	}
+}
+
 // TestNoopCertificateNotForVerification: a pass that honours no seal uses
 // no certificate.
 func TestNoopCertificateNotForVerification(t *testing.T) {

@@ -25,9 +25,11 @@ import (
 // the same outputs; else the pass makes the checks itself.
 type NoopCheck struct {
 	done    chan struct{}
-	scanned chan struct{} // closed once outs and ends are final
-	key     artifacts.Key // the certificate checked
-	ok      bool          // found, every output present, every read intact
+	scanned chan struct{}        // closed once outs and ends are final
+	key     artifacts.Key        // the certificate checked
+	ok      bool                 // found, every output present, every read intact
+	cert    *certificate         // the certificate checked, if found
+	renewed *artifacts.DirStamps // its stamps as the presence check left them (HasAllRestamp)
 
 	outs []artifacts.Digest // the outputs picked out of the lock, line by line
 	ends []int              // outs[ends[i-1]:ends[i]] are line i's
@@ -78,10 +80,11 @@ func StartNoopCheck(st *artifacts.Store, kinds *Kinds, planDigest string, b []by
 			readsOK = st.VerifyAll(cert.reads)
 		})
 		region := trace.StartRegion(context.Background(), "no-op checks: outputs present")
-		present := st.HasAllSince(c.outs, &cert.stamps)
+		present, renewed := st.HasAllRestamp(c.outs, &cert.stamps)
 		region.End()
 		wg.Wait()
 		c.ok = present && readsOK
+		c.cert, c.renewed = cert, renewed
 	}()
 	return c
 }

@@ -140,8 +140,9 @@ func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
 		}
 	}
 	// Nothing changed since a complete pass left its certificate: the
-	// lock stands as it is, and nothing is written.
-	if rep, ok := p.fastNoop(); ok {
+	// lock stands as it is, and nothing is written (but the certificate
+	// again, once, if its check renewed its stamps: renewStamps).
+	if rep, ok := p.fastNoop(!opt.DryRun); ok {
 		return rep, nil
 	}
 	r, err := p.fullPass()
@@ -231,7 +232,7 @@ func (p *Project) lockCurrent(rep *Report) bool {
 
 // Status decides what is stale and why, running nothing.
 func (p *Project) Status(ctx context.Context) (*Report, error) {
-	if rep, ok := p.fastNoop(); ok {
+	if rep, ok := p.fastNoop(false); ok {
 		return rep, nil
 	}
 	r, err := p.fullPass()
