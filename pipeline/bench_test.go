@@ -88,10 +88,10 @@ func BenchmarkDecodeLock(b *testing.B) {
 			Key:    artifacts.Key(artifacts.Sum(fmt.Appendf(nil, "k%d", i))),
 			Params: json.RawMessage(fmt.Sprintf(`{"algo":"THV-UCB","eta":0.01,"params":{"clip":1,"delta":0},"k":3,"T":300,"sigma":0.05,"seed":%d,"min_pulls":2,"init_ties":"lowest_index","reference":0,"hv_window":100}`, i)),
 			Inputs: json.RawMessage(`{"benchmark":"` + bench.String() + `","instance":"` + in.String() + `"}`),
-			Outputs: map[string]artifacts.Digest{
+			Outputs: OutputsOf(map[string]artifacts.Digest{
 				"summary":    artifacts.Sum(fmt.Appendf(nil, "s%d", i)),
 				"trajectory": artifacts.Sum(fmt.Appendf(nil, "t%d", i)),
-			},
+			}),
 		})
 	}
 	data, err := l.encode()

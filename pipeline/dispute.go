@@ -2,11 +2,7 @@ package pipeline
 
 import (
 	"fmt"
-	"maps"
-	"sort"
 	"strings"
-
-	"thv/artifacts"
 )
 
 // When two records of one task disagree — the lock's record for the
@@ -23,14 +19,14 @@ import (
 type Dispute struct {
 	Task string
 	// Lock is the lock's record of the outputs for the task's key.
-	Lock map[string]artifacts.Digest
+	Lock Outputs
 	// Index is the store's index entry for the same key; nil when the
 	// store had no entry (the task was re-executed and its result
 	// differed from the lock's record).
-	Index map[string]artifacts.Digest
+	Index Outputs
 	// Computed is what re-executing the task gave; nil when it has not run
 	// (a status pass) or failed.
-	Computed map[string]artifacts.Digest
+	Computed Outputs
 }
 
 // Winner names the record that the re-execution agrees with: "lock",
@@ -39,9 +35,9 @@ func (d *Dispute) Winner() string {
 	switch {
 	case d.Computed == nil:
 		return ""
-	case maps.Equal(d.Computed, d.Lock):
+	case d.Computed.Equal(d.Lock):
 		return "lock"
-	case d.Index != nil && maps.Equal(d.Computed, d.Index):
+	case d.Index != nil && d.Computed.Equal(d.Index):
 		return "index"
 	}
 	return "neither"
@@ -71,22 +67,17 @@ func (d *Dispute) String() string {
 }
 
 // outputList prints outputs as "name=sha256:abcdef123456…", sorted.
-func outputList(m map[string]artifacts.Digest) string {
-	if len(m) == 0 {
+func outputList(o Outputs) string {
+	if len(o) == 0 {
 		return "no outputs"
 	}
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, n := range names {
-		h := m[n].String()
+	parts := make([]string, len(o))
+	for i, nd := range o {
+		h := nd.Digest.String()
 		if len(h) > 19 {
 			h = h[:19] + "…"
 		}
-		parts[i] = n + "=" + h
+		parts[i] = nd.Name + "=" + h
 	}
 	return "{" + strings.Join(parts, " ") + "}"
 }

@@ -428,7 +428,7 @@ func objectOf(t *testing.T, p *Project, id, output string) string {
 	if !ok {
 		t.Fatalf("no lock record for %s", id)
 	}
-	return p.Store.ObjectPath(rec.Outputs[output])
+	return p.Store.ObjectPath(outputOf(rec.Outputs, output))
 }
 
 // TestLostInputIsRecomputed: a corrupted object that a stale task needs is
@@ -693,7 +693,7 @@ func TestLockIsCheckedAgainstTheStore(t *testing.T) {
 	l, _ := ReadLock(filepath.Join(e.dir, "test.lock"))
 	a0, _ := l.Record("gen/a/0")
 	a1, _ := l.Record("gen/a/1")
-	a0.Outputs["x"], a1.Outputs["x"] = a1.Outputs["x"], a0.Outputs["x"]
+	a0.Outputs, a1.Outputs = withOutput(a0.Outputs, "x", outputOf(a1.Outputs, "x")), withOutput(a1.Outputs, "x", outputOf(a0.Outputs, "x"))
 	if err := l.Write(filepath.Join(e.dir, "test.lock")); err != nil {
 		t.Fatal(err)
 	}
@@ -723,7 +723,7 @@ func TestLockIsCheckedAgainstTheStore(t *testing.T) {
 	for _, bad := range []string{"../../victim.txt", "/etc/passwd", "a/b", ".."} {
 		l, _ := ReadLock(filepath.Join(e.dir, "test.lock"))
 		r, _ := l.Record("total")
-		r.Outputs = map[string]artifacts.Digest{bad: r.Outputs["y"]}
+		r.Outputs = OutputsOf(map[string]artifacts.Digest{bad: outputOf(r.Outputs, "y")})
 		path := filepath.Join(e.dir, "bad.lock")
 		if err := l.Write(path); err != nil {
 			t.Fatal(err)

@@ -110,3 +110,19 @@ func testProcessExecutor(e *env) *Process {
 }
 
 func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+// outputOf is the digest of o's output name (zero if it has none).
+func outputOf(o Outputs, name string) artifacts.Digest {
+	d, _ := o.Get(name)
+	return d
+}
+
+// withOutput is a copy of o with output name's digest set to d.
+func withOutput(o Outputs, name string, d artifacts.Digest) Outputs {
+	m := o.Map()
+	if m == nil {
+		m = map[string]artifacts.Digest{}
+	}
+	m[name] = d
+	return OutputsOf(m)
+}

@@ -37,8 +37,8 @@ type Record struct {
 	Params json.RawMessage `json:"params"`
 	// Inputs maps role → digest. It is kept as raw JSON and decoded only to
 	// explain staleness (InputDigests): the no-op path never needs it.
-	Inputs  json.RawMessage             `json:"inputs,omitempty"`
-	Outputs map[string]artifacts.Digest `json:"outputs"`
+	Inputs  json.RawMessage `json:"inputs,omitempty"`
+	Outputs Outputs         `json:"outputs"`
 }
 
 // InputDigests decodes the record's inputs (role → digest).
@@ -210,14 +210,14 @@ func (l *Lock) validate() error {
 	valid := map[string]bool{}
 	for _, i := range lines {
 		r := &l.Tasks[i]
-		for name := range r.Outputs {
-			if valid[name] {
+		for _, o := range r.Outputs {
+			if valid[o.Name] {
 				continue
 			}
-			if err := ValidName(name); err != nil {
+			if err := ValidName(o.Name); err != nil {
 				return fmt.Errorf("task %s: output %w", r.ID, err)
 			}
-			valid[name] = true
+			valid[o.Name] = true
 		}
 	}
 	return nil

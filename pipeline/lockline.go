@@ -34,24 +34,38 @@ func (p *lineParser) record(line []byte, r *Record) bool {
 	if !p.lit(`,"outputs":{`) {
 		return false
 	}
-	r.Outputs = map[string]artifacts.Digest{}
+	// The line's outputs go to the end of the parser's slab, and the record
+	// takes them as a slice of it: one allocation for many records.
+	if cap(p.slab)-len(p.slab) < 8 {
+		p.slab = make(Outputs, 0, 1024)
+	}
+	start := len(p.slab)
 	for first := true; !p.lit("}"); first = false {
 		var name string
 		var d artifacts.Digest
 		if !first && !p.lit(",") || !p.outputName(&name) || !p.lit(":") || !p.hash(d.UnmarshalText) {
 			return false
 		}
-		if _, dup := r.Outputs[name]; dup {
+		// Write's order: sorted by name, each once (else encoding/json
+		// decides, and sorts).
+		if n := len(p.slab); n > start && p.slab[n-1].Name >= name {
+			p.slab = p.slab[:start]
 			return false
 		}
-		r.Outputs[name] = d
+		if len(p.slab) == cap(p.slab) { // a line with many outputs: a slab of its own
+			p.slab = append(make(Outputs, 0, 2*(len(p.slab)-start)+8), p.slab[start:]...)
+			start = 0
+		}
+		p.slab = append(p.slab, NamedDigest{name, d})
 	}
+	r.Outputs = p.slab[start:len(p.slab):len(p.slab)] // (empty, not nil, for "{}", as encoding/json gives)
 	return p.lit("}") && p.i == len(p.b)
 }
 
 type lineParser struct {
 	b       []byte
 	i       int
+	slab    Outputs           // where records' outputs are kept
 	names   map[string]string // kinds and output names, allocated once each
 	outputs map[string]bool   // output names seen: true if valid (ValidName)
 }

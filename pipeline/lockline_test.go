@@ -23,10 +23,10 @@ func TestParseRecordLineAgreesWithJSON(t *testing.T) {
 	d := artifacts.Sum([]byte("x"))
 	k := artifacts.Key(artifacts.Sum([]byte("k")))
 	recs := []Record{
-		{ID: "run/d2/concave/ParetoUCB+/eta=0.1/seed=0", Kind: "run", Key: k, Params: json.RawMessage(`{"a":[1,2,{"b":"c,}"}],"e":-1.5e-7,"f":true}`), Outputs: map[string]artifacts.Digest{"summary": d, "trajectory": d}},
-		{ID: "tables", Kind: "tables", Key: k, Params: json.RawMessage(`"plain"`), Inputs: json.RawMessage(`{"cells/d2":"` + d.String() + `"}`), Outputs: map[string]artifacts.Digest{"a.tex": d}},
-		{ID: "x", Kind: "gen", Key: k, Params: json.RawMessage(`7`), Outputs: map[string]artifacts.Digest{"x": d}},
-		{ID: "a<b&c", Kind: "gen", Key: k, Params: json.RawMessage(`null`), Outputs: map[string]artifacts.Digest{"x": d}},
+		{ID: "run/d2/concave/ParetoUCB+/eta=0.1/seed=0", Kind: "run", Key: k, Params: json.RawMessage(`{"a":[1,2,{"b":"c,}"}],"e":-1.5e-7,"f":true}`), Outputs: OutputsOf(map[string]artifacts.Digest{"summary": d, "trajectory": d})},
+		{ID: "tables", Kind: "tables", Key: k, Params: json.RawMessage(`"plain"`), Inputs: json.RawMessage(`{"cells/d2":"` + d.String() + `"}`), Outputs: OutputsOf(map[string]artifacts.Digest{"a.tex": d})},
+		{ID: "x", Kind: "gen", Key: k, Params: json.RawMessage(`7`), Outputs: OutputsOf(map[string]artifacts.Digest{"x": d})},
+		{ID: "a<b&c", Kind: "gen", Key: k, Params: json.RawMessage(`null`), Outputs: OutputsOf(map[string]artifacts.Digest{"x": d})},
 	}
 	fast := 0
 	for _, r := range recs {
@@ -68,7 +68,7 @@ func TestParseRecordLineAgreesWithJSON(t *testing.T) {
 }
 
 func FuzzParseRecordLine(f *testing.F) {
-	line, _ := json.Marshal(Record{ID: "a", Kind: "k", Params: json.RawMessage(`{"x":[1]}`), Outputs: map[string]artifacts.Digest{"o": artifacts.Sum(nil)}})
+	line, _ := json.Marshal(Record{ID: "a", Kind: "k", Params: json.RawMessage(`{"x":[1]}`), Outputs: OutputsOf(map[string]artifacts.Digest{"o": artifacts.Sum(nil)})})
 	f.Add(line)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var fast, slow Record
@@ -93,8 +93,8 @@ func FuzzParseRecordLine(f *testing.F) {
 func FuzzReadLock(f *testing.F) {
 	d := artifacts.Sum([]byte("x"))
 	l := &Lock{Version: lockVersion, Profile: "p", Code: map[string]string{"thv/hv": "abc"}, Tasks: []Record{
-		{ID: "a", Kind: "gen", Key: artifacts.Key(d), Params: json.RawMessage(`{"n":1}`), Outputs: map[string]artifacts.Digest{"x": d}},
-		{ID: "b", Kind: "sum", Key: artifacts.Key(d), Params: json.RawMessage(`[1,"s"]`), Inputs: json.RawMessage(`{"a":"` + d.String() + `"}`), Outputs: map[string]artifacts.Digest{"y.tex": d}},
+		{ID: "a", Kind: "gen", Key: artifacts.Key(d), Params: json.RawMessage(`{"n":1}`), Outputs: OutputsOf(map[string]artifacts.Digest{"x": d})},
+		{ID: "b", Kind: "sum", Key: artifacts.Key(d), Params: json.RawMessage(`[1,"s"]`), Inputs: json.RawMessage(`{"a":"` + d.String() + `"}`), Outputs: OutputsOf(map[string]artifacts.Digest{"y.tex": d})},
 	}}
 	dir := f.TempDir()
 	path := filepath.Join(dir, "seed.lock")
@@ -110,9 +110,9 @@ func FuzzReadLock(f *testing.F) {
 			return
 		}
 		for _, r := range l.Tasks {
-			for name := range r.Outputs {
-				if ValidName(name) != nil {
-					t.Fatalf("accepted output name %q", name)
+			for _, o := range r.Outputs {
+				if ValidName(o.Name) != nil {
+					t.Fatalf("accepted output name %q", o.Name)
 				}
 			}
 		}
@@ -147,7 +147,7 @@ func FuzzReadLock(f *testing.F) {
 func TestLockTaskIDs(t *testing.T) {
 	d := artifacts.Sum([]byte("x"))
 	rec := func(id string) Record {
-		return Record{ID: id, Kind: "gen", Key: artifacts.Key(d), Params: json.RawMessage(`{}`), Outputs: map[string]artifacts.Digest{"x": d}}
+		return Record{ID: id, Kind: "gen", Key: artifacts.Key(d), Params: json.RawMessage(`{}`), Outputs: OutputsOf(map[string]artifacts.Digest{"x": d})}
 	}
 	var ids []string
 	for i := range 500 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"runtime/trace"
@@ -46,7 +47,7 @@ const noopKind = "no-op"
 
 // noopMagic heads a certificate's object (and enters its key: a
 // certificate of another layout is never found).
-const noopMagic = "thv no-op v2\n"
+const noopMagic = "thv no-op v3\n"
 
 func noopKey(code, plan string, lock artifacts.Digest) artifacts.Key {
 	return sha256.Sum256([]byte(noopMagic + code + "\n" + plan + "\n" + lock.String()))
@@ -56,26 +57,32 @@ func noopKey(code, plan string, lock artifacts.Digest) artifacts.Key {
 // the expansion read (re-hashed), and the stamps of the fan-out
 // directories taken before every output of the lock was found present
 // (artifacts.StampDirs: a directory whose stamp is unchanged need not be
-// read again to find them present; a zero stamp is always read).
+// read again to find them present; a zero stamp is always read). The
+// reads are an object, the same for every certificate of one lock; the
+// stamps are in the certificate's index entry (its Meta "stamps"), so
+// that renewing them (renewStamps) writes only in index/ and changes no
+// fan-out directory's stamp.
 type certificate struct {
 	reads  []artifacts.Digest
 	stamps artifacts.DirStamps
 }
 
-// encode lays a certificate out: the magic, the count, the digests the
-// pass read (raw, sorted and unique), then the stamps.
-func (c *certificate) encode() []byte {
+// encode lays a certificate out: its object (the magic, the count, the
+// digests the pass read: raw, sorted and unique) and its stamps
+// (DirStamps.MarshalBinary, in unpadded base64).
+func (c *certificate) encode() (object []byte, stamps string) {
 	b := append([]byte(noopMagic), strconv.Itoa(len(c.reads))...)
 	b = append(b, '\n')
 	for _, d := range c.reads {
 		b = append(b, d[:]...)
 	}
-	stamps, _ := c.stamps.MarshalBinary()
-	return append(b, stamps...)
+	st, _ := c.stamps.MarshalBinary()
+	return b, base64.RawStdEncoding.EncodeToString(st)
 }
 
-func decodeCertificate(b []byte) (*certificate, error) {
-	rest, ok := bytes.CutPrefix(b, []byte(noopMagic))
+// decodeCertificate reads encode's form.
+func decodeCertificate(object []byte, stamps string) (*certificate, error) {
+	rest, ok := bytes.CutPrefix(object, []byte(noopMagic))
 	nl := bytes.IndexByte(rest, '\n')
 	if !ok || nl < 0 {
 		return nil, errors.New("not a no-op certificate")
@@ -83,14 +90,18 @@ func decodeCertificate(b []byte) (*certificate, error) {
 	n, err := strconv.Atoi(string(rest[:nl]))
 	rest = rest[nl+1:]
 	size := len(artifacts.Digest{})
-	if err != nil || n < 0 || len(rest) < n*size {
+	if err != nil || n < 0 || len(rest) != n*size {
 		return nil, errors.New("no-op certificate: malformed count")
 	}
 	c := &certificate{reads: make([]artifacts.Digest, n)}
 	for i := range c.reads {
 		copy(c.reads[i][:], rest[i*size:])
 	}
-	if err := c.stamps.UnmarshalBinary(rest[n*size:]); err != nil {
+	st, err := base64.RawStdEncoding.Strict().DecodeString(stamps)
+	if err != nil {
+		return nil, fmt.Errorf("no-op certificate: stamps: %w", err)
+	}
+	if err := c.stamps.UnmarshalBinary(st); err != nil {
 		return nil, fmt.Errorf("no-op certificate: %w", err)
 	}
 	return c, nil
@@ -205,14 +216,23 @@ func (p *Project) outputsPresent(since *artifacts.DirStamps) (present bool, rene
 }
 
 // renewStamps writes the certificate under key again with the stamps a
-// no-op's presence check renewed, if they differ from those it carries:
-// after a pass that executed tasks (whose certificate stamps none of the
-// directories it had just written) or another protocol's pass in the same
-// store, the first no-op reads the directories, and the next ones need not.
-// It is this machine's cache: a failure (a read-only store) leaves the
-// certificate as it was.
+// no-op's presence check renewed, if that gives a directory a stamp it did
+// not have: after a pass that executed tasks (whose certificate stamps
+// none of the directories it had just written) or another protocol's pass
+// in the same store, the first no-op reads the directories, and the next
+// ones need not. (A directory read again but changed too recently for a
+// stamp is no reason to write: its old stamp matches nothing either.) It
+// rewrites only the certificate's index entry. It is this machine's cache:
+// a failure (a read-only store) leaves the certificate as it was.
 func (p *Project) renewStamps(key artifacts.Key, cert *certificate, renewed *artifacts.DirStamps) {
-	if cert == nil || renewed == nil || *renewed == cert.stamps {
+	if cert == nil || renewed == nil {
+		return
+	}
+	gained := false
+	for i, st := range renewed {
+		gained = gained || st != (artifacts.DirStamp{}) && st != cert.stamps[i]
+	}
+	if !gained {
 		return
 	}
 	if p.putCertificate(key, &certificate{reads: cert.reads, stamps: *renewed}) == nil && p.Store.Unsynced() {
@@ -233,8 +253,8 @@ func (p *Project) lockOutputs() ([]artifacts.Digest, bool) {
 		if len(rec.Outputs) == 0 {
 			return nil, false
 		}
-		for _, d := range rec.Outputs {
-			outs = append(outs, d)
+		for _, o := range rec.Outputs {
+			outs = append(outs, o.Digest)
 		}
 	}
 	return outs, true
@@ -279,9 +299,10 @@ func (p *Project) certify(r *Runner) error {
 	return p.putCertificate(key, cert)
 }
 
-// putCertificate writes cert under key.
+// putCertificate writes cert under key. (Its object is written only the
+// first time: Put keeps an intact copy as it is.)
 func (p *Project) putCertificate(key artifacts.Key, cert *certificate) error {
-	data := cert.encode()
+	data, stamps := cert.encode()
 	d, err := p.Store.Put(data)
 	if err != nil {
 		return fmt.Errorf("no-op certificate: %w", err)
@@ -290,7 +311,7 @@ func (p *Project) putCertificate(key artifacts.Key, cert *certificate) error {
 		Key:     key,
 		Kind:    noopKind,
 		Outputs: []artifacts.Output{{Name: "reads", Digest: d, Size: int64(len(data))}},
-		Meta:    map[string]string{"lock": p.Lock.digest.String(), "plan": p.PlanDigest},
+		Meta:    map[string]string{"lock": p.Lock.digest.String(), "plan": p.PlanDigest, "stamps": stamps},
 	})
 }
 

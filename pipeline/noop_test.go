@@ -74,6 +74,56 @@ func (e *env) objectPath(t *testing.T, fsys fstest.MapFS, digest, id, output str
 	return objectOf(t, e.noopProject(fsys, memoBinary, noopPlan(2), digest), id, output)
 }
 
+// servedThenRemoved checks that the next pass is served by the
+// certificate under digest, and that once an output is removed the pass
+// after it is not, and re-executes its producer alone.
+func (e *env) servedThenRemoved(t *testing.T, fsys fstest.MapFS, digest string) {
+	t.Helper()
+	plan := noopPlan(2)
+	if rep := e.noopRepro(fsys, memoBinary, plan, digest); !certified(rep, plan) {
+		t.Fatal("the pass was not served by the certificate")
+	}
+	if err := os.Remove(e.objectPath(t, fsys, digest, "after", "y")); err != nil {
+		t.Fatal(err)
+	}
+	plan = noopPlan(2)
+	rep := e.noopRepro(fsys, memoBinary, plan, digest)
+	if certified(rep, plan) || rep.Executed != 1 {
+		t.Fatalf("after an output was removed: certified %v, %d executed (%v), want 1", certified(rep, plan), rep.Executed, ids(rep, Executed))
+	}
+}
+
+// certificateOf returns the certificate the store holds for the lock of
+// binary memoBinary and plan digest digest, found without starting the
+// early checks (objectPath).
+func (e *env) certificateOf(t *testing.T, fsys fstest.MapFS, digest string) *certificate {
+	t.Helper()
+	early := e.early
+	e.early = false
+	defer func() { e.early = early }()
+	p := e.noopProject(fsys, memoBinary, noopPlan(2), digest)
+	key, ok := p.certificateKey()
+	if !ok {
+		t.Fatal("no certificate key")
+	}
+	cert, ok := loadCertificate(e.store, key, p.Lock.digest)
+	if !ok {
+		t.Fatal("no certificate")
+	}
+	return cert
+}
+
+// stampedDirs counts the fan-out directories cert has a stamp of.
+func stampedDirs(cert *certificate) int {
+	n := 0
+	for _, st := range cert.stamps {
+		if st != (artifacts.DirStamp{}) {
+			n++
+		}
+	}
+	return n
+}
+
 // certified reports whether a certificate served rep: its tasks are the
 // lock's records, not the plan's.
 func certified(rep *Report, plan *Plan) bool {
@@ -278,36 +328,10 @@ func TestNoopCertificateStamps(t *testing.T) {
 			time.Sleep(3100 * time.Millisecond) // past artifacts' stampMargin (3 s)
 			const digest = "sha256:same-plan-other-digest"
 			e.noopRepro(fsys, memoBinary, noopPlan(2), digest) // a full pass (no certificate under this digest) that certifies
-			p := e.noopProject(fsys, memoBinary, noopPlan(2), digest)
-			key, ok := p.certificateKey()
-			if !ok {
-				t.Fatal("no certificate key")
-			}
-			cert, ok := loadCertificate(e.store, key, p.Lock.digest)
-			if !ok {
-				t.Fatal("no certificate after the full pass")
-			}
-			stamped := 0
-			for _, st := range cert.stamps {
-				if st != (artifacts.DirStamp{}) {
-					stamped++
-				}
-			}
-			if stamped == 0 {
+			if stampedDirs(e.certificateOf(t, fsys, digest)) == 0 {
 				t.Fatal("the certificate carries no stamp, though every directory is older than the margin")
 			}
-			plan := noopPlan(2)
-			if rep := e.noopRepro(fsys, memoBinary, plan, digest); !certified(rep, plan) {
-				t.Fatal("the pass after the certifying one was not served")
-			}
-			if err := os.Remove(e.objectPath(t, fsys, digest, "after", "y")); err != nil {
-				t.Fatal(err)
-			}
-			plan = noopPlan(2)
-			rep := e.noopRepro(fsys, memoBinary, plan, digest)
-			if certified(rep, plan) || rep.Executed != 1 {
-				t.Fatalf("after an output was removed: certified %v, %d executed (%v), want 1", certified(rep, plan), rep.Executed, ids(rep, Executed))
-			}
+			e.servedThenRemoved(t, fsys, digest)
 		})
 	}
 }
@@ -323,29 +347,7 @@ func TestNoopRenewsStamps(t *testing.T) {
 		t.Run(fmt.Sprintf("early=%v", early), func(t *testing.T) {
 			t.Parallel()
 			e, fsys := warmWith(t, early)
-			stamped := func() int {
-				t.Helper()
-				early := e.early
-				e.early = false // no checks left running (objectPath)
-				p := e.noopProject(fsys, memoBinary, noopPlan(2), noopPlanDigest)
-				e.early = early
-				key, ok := p.certificateKey()
-				if !ok {
-					t.Fatal("no certificate key")
-				}
-				cert, ok := loadCertificate(e.store, key, p.Lock.digest)
-				if !ok {
-					t.Fatal("no certificate")
-				}
-				n := 0
-				for _, st := range cert.stamps {
-					if st != (artifacts.DirStamp{}) {
-						n++
-					}
-				}
-				return n
-			}
-			if n := stamped(); n != 0 {
+			if n := stampedDirs(e.certificateOf(t, fsys, noopPlanDigest)); n != 0 {
 				t.Fatalf("a certificate written within the margin of its pass's writes has %d stamps", n)
 			}
 			time.Sleep(3100 * time.Millisecond) // past artifacts' stampMargin (3 s)
@@ -353,28 +355,36 @@ func TestNoopRenewsStamps(t *testing.T) {
 			if st, err := e.noopProject(fsys, memoBinary, plan, noopPlanDigest).Status(context.Background()); err != nil || !certified(st, plan) {
 				t.Fatalf("status not served by the certificate (%v)", err)
 			}
-			if n := stamped(); n != 0 {
+			if n := stampedDirs(e.certificateOf(t, fsys, noopPlanDigest)); n != 0 {
 				t.Fatalf("a status pass renewed the stamps (%d)", n)
+			}
+			objects, err := e.store.Objects()
+			if err != nil {
+				t.Fatal(err)
 			}
 			plan = noopPlan(2)
 			if rep := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest); !certified(rep, plan) {
 				t.Fatal("the no-op was not served by the certificate")
 			}
-			if n := stamped(); n == 0 {
+			if n := stampedDirs(e.certificateOf(t, fsys, noopPlanDigest)); n == 0 {
 				t.Fatal("the no-op did not renew the certificate's stamps")
 			}
-			plan = noopPlan(2)
-			if rep := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest); !certified(rep, plan) {
-				t.Fatal("the pass after the renewal was not served by the certificate")
+			// The renewal wrote no object (it rewrote the certificate's
+			// entry): every stamp it wrote still holds, so the next no-op
+			// has nothing to renew.
+			if after, err := e.store.Objects(); err != nil || len(after) != len(objects) {
+				t.Fatalf("the renewal wrote objects: %d before, %d after (%v)", len(objects), len(after), err)
 			}
-			if err := os.Remove(e.objectPath(t, fsys, noopPlanDigest, "after", "y")); err != nil {
+			now, err := e.store.StampDirs()
+			if err != nil {
 				t.Fatal(err)
 			}
-			plan = noopPlan(2)
-			rep := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest)
-			if certified(rep, plan) || rep.Executed != 1 {
-				t.Fatalf("after an output was removed: certified %v, %d executed (%v), want 1", certified(rep, plan), rep.Executed, ids(rep, Executed))
+			for i, st := range e.certificateOf(t, fsys, noopPlanDigest).stamps {
+				if st != (artifacts.DirStamp{}) && now[i] != st {
+					t.Fatalf("fan-out directory %02x changed after its stamp was renewed", i)
+				}
 			}
+			e.servedThenRemoved(t, fsys, noopPlanDigest)
 		})
 	}
 }
@@ -398,20 +408,23 @@ func TestNoopCertificateForm(t *testing.T) {
 	c := &certificate{reads: []artifacts.Digest{artifacts.Sum([]byte("a")), artifacts.Sum([]byte("b"))}}
 	c.stamps[0] = artifacts.DirStamp{Dev: 1, Ino: 2, Ctime: 3}
 	c.stamps[255] = artifacts.DirStamp{Dev: 1 << 63, Ino: 5, Ctime: -1}
-	b := c.encode()
-	got, err := decodeCertificate(b)
+	b, st := c.encode()
+	got, err := decodeCertificate(b, st)
 	if err != nil || !slices.Equal(got.reads, c.reads) || got.stamps != c.stamps {
 		t.Fatalf("round trip: %v %v", got, err)
 	}
-	stamps := len(b) - len(noopMagic) - len("2\n") - 2*len(artifacts.Digest{})
-	for _, bad := range [][]byte{
-		nil, []byte(noopMagic), b[:len(b)-1], append(slices.Clone(b), 0),
-		[]byte(noopMagic + "-1\n"), []byte(noopMagic + "0\n"), // no stamps
-		append([]byte("thv no-op v1\n"), b[len(noopMagic):]...), // another layout
-		b[:len(b)-stamps], // the reads without the stamps
+	for _, bad := range []struct {
+		object []byte
+		stamps string
+	}{
+		{nil, st}, {[]byte(noopMagic), st}, {b[:len(b)-1], st}, {append(slices.Clone(b), 0), st},
+		{[]byte(noopMagic + "-1\n"), st},
+		{append([]byte("thv no-op v2\n"), b[len(noopMagic):]...), st}, // another layout
+		{b, ""}, {b, st[:len(st)-4]}, {b, st + "AAAA"}, {b, st[:len(st)-1] + "!"}, // the stamps missing, short, long, not base64
+		{b, st + "="}, // padded
 	} {
-		if _, err := decodeCertificate(bad); err == nil {
-			t.Errorf("%q: accepted", bad)
+		if _, err := decodeCertificate(bad.object, bad.stamps); err == nil {
+			t.Errorf("%q, %q: accepted", bad.object, bad.stamps)
 		}
 	}
 }
@@ -440,7 +453,7 @@ func TestNoopCertificateSharedListing(t *testing.T) {
 	// Quarantine after's output: the listing still names it.
 	path := objectOf(t, p, "after", "y")
 	rec, _ := p.Lock.Record("after")
-	d := rec.Outputs["y"]
+	d := outputOf(rec.Outputs, "y")
 	os.Chmod(path, 0o644)
 	if err := os.WriteFile(path, []byte("garbled"), 0o444); err != nil {
 		t.Fatal(err)
@@ -467,9 +480,9 @@ func TestNoopCheckCovers(t *testing.T) {
 	l := &Lock{Version: lockVersion, Profile: "test", Code: map[string]string{}, Tasks: []Record{
 		// A parameter that looks like an outputs field comes before the
 		// real one.
-		{ID: "a", Kind: "k", Params: json.RawMessage(`{"a":1,"outputs":{"z":"` + d("decoy").String() + `"}}`), Outputs: map[string]artifacts.Digest{"x": d("1"), "y": d("2")}},
-		{ID: "b", Kind: "k", Params: json.RawMessage(`{}`), Inputs: json.RawMessage(`{"in":"` + d("1").String() + `"}`), Outputs: map[string]artifacts.Digest{"x": d("3")}},
-		{ID: "c", Kind: "k", Params: json.RawMessage(`{}`), Outputs: map[string]artifacts.Digest{"p": d("4"), "q": d("4")}},
+		{ID: "a", Kind: "k", Params: json.RawMessage(`{"a":1,"outputs":{"z":"` + d("decoy").String() + `"}}`), Outputs: OutputsOf(map[string]artifacts.Digest{"x": d("1"), "y": d("2")})},
+		{ID: "b", Kind: "k", Params: json.RawMessage(`{}`), Inputs: json.RawMessage(`{"in":"` + d("1").String() + `"}`), Outputs: OutputsOf(map[string]artifacts.Digest{"x": d("3")})},
+		{ID: "c", Kind: "k", Params: json.RawMessage(`{}`), Outputs: OutputsOf(map[string]artifacts.Digest{"p": d("4"), "q": d("4")})},
 	}}
 	b, err := l.encode()
 	if err != nil {
@@ -505,7 +518,7 @@ func TestNoopCheckCovers(t *testing.T) {
 	}
 	// A record without outputs is never covered (the pass refuses it).
 	none := &Lock{Version: lockVersion, Profile: "test", Code: map[string]string{}, Tasks: []Record{
-		{ID: "a", Kind: "k", Params: json.RawMessage(`{}`), Outputs: map[string]artifacts.Digest{}},
+		{ID: "a", Kind: "k", Params: json.RawMessage(`{}`), Outputs: OutputsOf(map[string]artifacts.Digest{})},
 	}}
 	if b, err := none.encode(); err != nil {
 		t.Fatal(err)

@@ -128,9 +128,9 @@ func (c *NoopCheck) covers(l *Lock) bool {
 			return false
 		}
 		clear(used[:])
-		for _, d := range outs {
+		for _, o := range outs {
 			j := 0
-			for j < len(line) && (used[j] || line[j] != d) {
+			for j < len(line) && (used[j] || line[j] != o.Digest) {
 				j++
 			}
 			if j == len(line) {
@@ -194,6 +194,6 @@ func loadCertificate(st *artifacts.Store, key artifacts.Key, lock artifacts.Dige
 	if err != nil {
 		return nil, false
 	}
-	cert, err := decodeCertificate(data)
+	cert, err := decodeCertificate(data, e.Meta["stamps"])
 	return cert, err == nil
 }

@@ -82,7 +82,8 @@ func Example() {
 			log.Fatal(err)
 		}
 		last := rep.Results[len(rep.Results)-1] // in plan order: common
-		data, err := store.Get(last.Outputs["words"])
+		words, _ := last.Outputs.Get("words")
+		data, err := store.Get(words)
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -222,7 +221,7 @@ func (p *Project) lockCurrent(rep *Report) bool {
 	}
 	for i, r := range rep.Results {
 		rec := &p.Lock.Tasks[i]
-		if r.Status != Cached || rec.ID != r.Task.ID || rec.Key != r.Key || !maps.Equal(rec.Outputs, r.Outputs) {
+		if r.Status != Cached || rec.ID != r.Task.ID || rec.Key != r.Key || !rec.Outputs.Equal(r.Outputs) {
 			return false
 		}
 	}
@@ -245,7 +244,7 @@ func (p *Project) Status(ctx context.Context) (*Report, error) {
 // Outputs returns the output digests of the task id if rep found it up to
 // date without running it (Cached), as a status pass finds every current
 // task; a task this pass executed has them in its Result.
-func (rep *Report) Outputs(id string) (map[string]artifacts.Digest, bool) {
+func (rep *Report) Outputs(id string) (Outputs, bool) {
 	for _, r := range rep.Results {
 		if r.Task.ID == id && r.Status == Cached {
 			return r.Outputs, true
@@ -320,8 +319,8 @@ func (p *Project) GC(ctx context.Context, dryRun bool) (artifacts.GCStats, error
 			continue
 		}
 		keepKeys[r.Key] = true
-		for _, d := range r.Outputs {
-			keep[d] = true
+		for _, o := range r.Outputs {
+			keep[o.Digest] = true
 		}
 	}
 	if dryRun {
@@ -376,8 +375,8 @@ func (p *Project) VerifyOutputs(ctx context.Context, rep *Report) ([]Damage, err
 		if r.Status != Cached {
 			continue
 		}
-		for _, name := range sortedKeys(r.Outputs) {
-			d := r.Outputs[name]
+		for _, o := range r.Outputs { // sorted by name
+			name, d := o.Name, o.Digest
 			if seen[d] {
 				continue
 			}

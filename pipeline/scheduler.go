@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"runtime"
 	"sync"
 	"time"
@@ -55,7 +54,7 @@ type Result struct {
 	Task    *Task
 	Status  Status
 	Key     artifacts.Key
-	Outputs map[string]artifacts.Digest
+	Outputs Outputs
 	Reason  string        // why it was stale (executed, stale, waiting)
 	Err     error         // why it failed (without the task ID: callers name it)
 	Elapsed time.Duration // execution time (unhashed, for reports only)
@@ -115,7 +114,7 @@ type job struct {
 
 type done struct {
 	job     *job
-	outputs map[string]artifacts.Digest
+	outputs Outputs
 	err     error
 	elapsed time.Duration
 	fetched bool // from Options.Remote, not executed
@@ -181,7 +180,7 @@ func (r *Runner) Run(ctx context.Context, opt Options) (*Report, error) {
 				start := time.Now()
 				if j.remote && opt.Remote != nil {
 					if outs, ok := opt.Remote.Fetch(ctx, r.Store, j.spec.Key, j.spec.Kind, j.task.ID); ok {
-						results <- done{job: j, outputs: outs, elapsed: time.Since(start), fetched: true}
+						results <- done{job: j, outputs: OutputsOf(outs), elapsed: time.Since(start), fetched: true}
 						continue
 					}
 				}
@@ -192,7 +191,7 @@ func (r *Runner) Run(ctx context.Context, opt Options) (*Report, error) {
 				if err == nil && opt.Remote != nil && !j.recovery {
 					opt.Remote.Publish(ctx, r.Store, j.spec.Key, j.task.ID)
 				}
-				results <- done{job: j, outputs: outs, err: err, elapsed: time.Since(start)}
+				results <- done{job: j, outputs: OutputsOf(outs), err: err, elapsed: time.Since(start)}
 			}
 		}()
 	}
@@ -354,9 +353,9 @@ type decision struct {
 	parts   keyParts
 	code    string
 	key     artifacts.Key
-	outs    map[string]artifacts.Digest // set when cached
-	reason  string                      // why it is stale
-	dispute *Dispute                    // the lock and the index disagree
+	outs    Outputs  // set when cached
+	reason  string   // why it is stale
+	dispute *Dispute // the lock and the index disagree
 	err     error
 }
 
@@ -457,7 +456,7 @@ func (s *pass) blockedBy(t *Task) (string, Status) {
 // reports false when t is decided (failed) or waits for a recovery.
 func (s *pass) expand(t *Task) bool {
 	res := s.result(t.Trigger)
-	d, ok := res.Outputs[t.TriggerOutput]
+	d, ok := res.Outputs.Get(t.TriggerOutput)
 	if !ok {
 		s.fail(t, fmt.Errorf("trigger %s has no output %q", t.Trigger.ID, t.TriggerOutput))
 		return false
@@ -501,7 +500,7 @@ func (s *pass) keyParts(t *Task) (keyParts, string, error) {
 		if _, dup := in[d.Name]; dup {
 			return keyParts{}, "", fmt.Errorf("input role %q given twice", d.Name)
 		}
-		dig, ok := s.result(d.From).Outputs[d.Output]
+		dig, ok := s.result(d.From).Outputs.Get(d.Output)
 		if !ok {
 			return keyParts{}, "", fmt.Errorf("input %s: %s has no output %q", d.Name, d.From.ID, d.Output)
 		}
@@ -515,7 +514,7 @@ func (s *pass) keyParts(t *Task) (keyParts, string, error) {
 // is cached, and a lock record for the same key that names other outputs
 // than the index entry is a dispute (dispute.go): neither is used, and the
 // task is re-executed. Outputs must all be present in the store.
-func (s *pass) lookup(t *Task, key artifacts.Key) (map[string]artifacts.Digest, bool, *Dispute) {
+func (s *pass) lookup(t *Task, key artifacts.Key) (Outputs, bool, *Dispute) {
 	rec, hasRec := s.Lock.Record(t.ID)
 	if hasRec && rec.Key == key && s.trustLock && s.present(rec.Outputs) {
 		return rec.Outputs, true, nil
@@ -524,11 +523,11 @@ func (s *pass) lookup(t *Task, key artifacts.Key) (map[string]artifacts.Digest, 
 	if err != nil || !ok {
 		return nil, false, nil
 	}
-	outs := make(map[string]artifacts.Digest, len(e.Outputs))
-	for _, o := range e.Outputs {
-		outs[o.Name] = o.Digest
+	outs := make(Outputs, len(e.Outputs)) // sorted by name, as an entry's are
+	for i, o := range e.Outputs {
+		outs[i] = NamedDigest{o.Name, o.Digest}
 	}
-	if hasRec && rec.Key == key && !maps.Equal(rec.Outputs, outs) {
+	if hasRec && rec.Key == key && !rec.Outputs.Equal(outs) {
 		return nil, false, &Dispute{Task: t.ID, Lock: rec.Outputs, Index: outs}
 	}
 	return outs, s.present(outs), nil
@@ -538,10 +537,10 @@ func (s *pass) lookup(t *Task, key artifacts.Key) (map[string]artifacts.Digest, 
 // listing of the store's objects made once per pass (hundreds of directory
 // reads instead of thousands of stats), and stats only what the listing
 // lacks, such as objects written during this pass.
-func (s *pass) present(outs map[string]artifacts.Digest) bool {
+func (s *pass) present(outs Outputs) bool {
 	s.ensureListing()
-	for _, d := range outs {
-		if !s.listed[d] && !s.Store.Has(d) {
+	for _, o := range outs {
+		if d := o.Digest; !s.listed[d] && !s.Store.Has(d) {
 			return false
 		}
 	}
@@ -585,7 +584,7 @@ func (s *pass) complete(d done) {
 	if d.fetched {
 		// A remote entry that the lock contradicts is not a result: the
 		// task is computed, which settles it as for a local dispute.
-		if rec, ok := s.Lock.Record(t.ID); ok && rec.Key == res.Key && !maps.Equal(rec.Outputs, d.outputs) {
+		if rec, ok := s.Lock.Record(t.ID); ok && rec.Key == res.Key && !rec.Outputs.Equal(d.outputs) {
 			s.log.Warn("the remote's entry disagrees with the lock; computing the task", "task", t.ID)
 			j.remote = false
 			heap.Push(&s.queue, j)
@@ -604,7 +603,7 @@ func (s *pass) complete(d done) {
 	waiters := s.recovering[t]
 	delete(s.recovering, t)
 	var err error
-	if !maps.Equal(d.outputs, res.Outputs) {
+	if !d.outputs.Equal(res.Outputs) {
 		err = fmt.Errorf("re-executing %s to recover a lost input gave other outputs than recorded (%v, not %v): its stage is not deterministic", t.ID, d.outputs, res.Outputs)
 		s.log.Error("non-deterministic stage", "task", t.ID)
 	}
@@ -624,7 +623,7 @@ func (s *pass) complete(d done) {
 func (s *pass) settle(res *Result) {
 	if res.Dispute == nil {
 		rec, ok := s.Lock.Record(res.Task.ID)
-		if !ok || rec.Key != res.Key || maps.Equal(rec.Outputs, res.Outputs) {
+		if !ok || rec.Key != res.Key || rec.Outputs.Equal(res.Outputs) {
 			return
 		}
 		res.Dispute = &Dispute{Task: res.Task.ID, Lock: rec.Outputs}

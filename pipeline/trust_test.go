@@ -94,8 +94,8 @@ func TestVerifyHonoursNoSeal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	honest := total.Outputs["y"]
-	total.Outputs["y"] = forged
+	honest := outputOf(total.Outputs, "y")
+	total.Outputs = withOutput(total.Outputs, "y", forged)
 	if err := l.Write(path); err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestVerifyHonoursNoSeal(t *testing.T) {
 		t.Fatal(err)
 	}
 	if rep.OK() || len(rep.Disputes) != 1 || rep.Disputes[0].Task != "total" || rep.Disputes[0].Winner() != "index" ||
-		rep.Disputes[0].Computed["y"] != honest {
+		outputOf(rep.Disputes[0].Computed, "y") != honest {
 		t.Fatalf("verify of a sealed forged lock: ok %v, disputes %v", rep.OK(), rep.Disputes)
 	}
 }

@@ -241,7 +241,7 @@ func (p *Project) Verify(ctx context.Context, opt VerifyOptions) (*VerifyReport,
 	if rep.Disputes != nil {
 		for i, j := range jobs {
 			if len(found[i]) == 0 || found[i][0].Err == nil {
-				j.dispute.Computed = got[i]
+				j.dispute.Computed = OutputsOf(got[i])
 			}
 			for _, m := range found[i] {
 				if m.Err != nil {
@@ -296,7 +296,7 @@ func reexecute(ctx context.Context, ex Executor, scratch *artifacts.Store, spec 
 type verifyJob struct {
 	task    *Task
 	spec    *Spec
-	want    map[string]artifacts.Digest
+	want    Outputs
 	dispute *Dispute // the dispute it settles, if any
 }
 
@@ -375,16 +375,17 @@ func compareOutputs(j verifyJob, got map[string]artifacts.Digest, err error) []M
 		return []Mismatch{{Task: j.task.ID, Kind: j.task.Kind, Err: err}}
 	}
 	var out []Mismatch
-	names := sortedKeys(j.want)
+	want := j.want.Map()
+	names := sortedKeys(want)
 	for _, n := range sortedKeys(got) {
-		if _, ok := j.want[n]; !ok {
+		if _, ok := want[n]; !ok {
 			names = append(names, n)
 		}
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		if j.want[n] != got[n] {
-			out = append(out, Mismatch{Task: j.task.ID, Kind: j.task.Kind, Output: n, Want: j.want[n], Got: got[n]})
+		if want[n] != got[n] {
+			out = append(out, Mismatch{Task: j.task.ID, Kind: j.task.Kind, Output: n, Want: want[n], Got: got[n]})
 		}
 	}
 	return out
@@ -407,9 +408,9 @@ func (p *Project) damagedTasks(status *Report, problems []artifacts.Problem) []D
 		if rec, ok := p.Lock.Record(r.Task.ID); ok {
 			outs = rec.Outputs
 		}
-		for _, name := range sortedKeys(outs) {
-			if pr, ok := bad[outs[name].String()]; ok {
-				out = append(out, Damage{Task: r.Task.ID, Output: name, Digest: outs[name], Err: pr.Err})
+		for _, o := range outs { // sorted by name
+			if pr, ok := bad[o.Digest.String()]; ok {
+				out = append(out, Damage{Task: r.Task.ID, Output: o.Name, Digest: o.Digest, Err: pr.Err})
 			}
 		}
 	}

@@ -74,7 +74,7 @@ func storedOutput(proj *protocol.Project, rep *pipeline.Report, id, name string)
 	if !ok {
 		return nil, false, nil
 	}
-	d, ok := outs[name]
+	d, ok := outs.Get(name)
 	if !ok {
 		return nil, true, fmt.Errorf("%s has no output %q", id, name)
 	}
@@ -231,7 +231,7 @@ func printRuns(w io.Writer, proj *protocol.Project, rep *pipeline.Report, filter
 		if r.Task.Kind != runstage.Kind || !strings.Contains(r.Task.ID, filter) || r.Status != pipeline.Cached {
 			continue
 		}
-		d, ok := r.Outputs["summary"]
+		d, ok := r.Outputs.Get("summary")
 		if !ok {
 			return fmt.Errorf("%s has no output %q", r.Task.ID, "summary")
 		}

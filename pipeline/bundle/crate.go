@@ -79,9 +79,9 @@ func newCrate(p *pipeline.Project, status *pipeline.Report, st *storeContents, i
 			c.kinds = append(c.kinds, rec.Kind)
 		}
 		c.byKind[rec.Kind] = append(c.byKind[rec.Kind], rec)
-		for _, name := range sortedKeys(rec.Outputs) {
-			if _, ok := c.producer[rec.Outputs[name]]; !ok {
-				c.producer[rec.Outputs[name]] = rec.ID + "/" + name
+		for _, o := range rec.Outputs { // sorted by name
+			if _, ok := c.producer[o.Digest]; !ok {
+				c.producer[o.Digest] = rec.ID + "/" + o.Name
 			}
 		}
 	}
@@ -286,8 +286,8 @@ func (c *crate) encode() (metadata, preview []byte, err error) {
 					in[c.objectPath(d)] = true
 				}
 			}
-			for _, d := range rec.Outputs {
-				out[c.objectPath(d)] = true
+			for _, o := range rec.Outputs {
+				out[c.objectPath(o.Digest)] = true
 			}
 			pv := localID("params", rec.ID)
 			params = append(params, pv)

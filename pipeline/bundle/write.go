@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -215,7 +214,7 @@ func sameLock(p *pipeline.Project, data []byte, dir string) error {
 	changed := len(l.Tasks) != len(p.Lock.Tasks) || l.Profile != p.Lock.Profile
 	for i := 0; !changed && i < len(l.Tasks); i++ {
 		a, b := &l.Tasks[i], &p.Lock.Tasks[i]
-		changed = a.ID != b.ID || a.Key != b.Key || !maps.Equal(a.Outputs, b.Outputs)
+		changed = a.ID != b.ID || a.Key != b.Key || !a.Outputs.Equal(b.Outputs)
 	}
 	if changed {
 		return fmt.Errorf("%s changed while the bundle was being made: run thv bundle again", p.LockPath)
@@ -315,8 +314,8 @@ func (b *builder) addStore(p *pipeline.Project, status *pipeline.Report) (*store
 			return nil, fmt.Errorf("task %s: the store's index entry and the lock list different outputs: run thv repro first, then bundle", r.Task.ID)
 		}
 		for _, o := range e.Outputs {
-			if rec.Outputs[o.Name] != o.Digest {
-				return nil, fmt.Errorf("task %s: output %s: the lock records %s, the store's index %s: run thv repro first, then bundle", r.Task.ID, o.Name, rec.Outputs[o.Name], o.Digest)
+			if d, _ := rec.Outputs.Get(o.Name); d != o.Digest {
+				return nil, fmt.Errorf("task %s: output %s: the lock records %s, the store's index %s: run thv repro first, then bundle", r.Task.ID, o.Name, d, o.Digest)
 			}
 			if _, done := st.size[o.Digest]; done {
 				continue

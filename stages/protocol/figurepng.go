@@ -39,7 +39,7 @@ func figurePNGOf(r *pipeline.Result) (figurePNG, error) {
 	if err := pipeline.ValidName(p.PNGName()); err != nil {
 		return figurePNG{}, fmt.Errorf("%s: PNG %w", r.Task.ID, err)
 	}
-	d, ok := r.Outputs[p.CurvesOutput()]
+	d, ok := r.Outputs.Get(p.CurvesOutput())
 	if !ok {
 		return figurePNG{}, fmt.Errorf("%s has no output %q to draw its PNG from", r.Task.ID, p.CurvesOutput())
 	}

@@ -23,9 +23,9 @@ func TestExportDrawsThePNGFromTheCurves(t *testing.T) {
 	rep := repro(t, p, pipeline.Options{})
 	var fig *pipeline.Result
 	for _, r := range rep.Results {
-		for name := range r.Outputs {
-			if strings.HasSuffix(name, ".png") {
-				t.Errorf("task %s outputs %s: no task may output a PNG", r.Task.ID, name)
+		for _, o := range r.Outputs {
+			if strings.HasSuffix(o.Name, ".png") {
+				t.Errorf("task %s outputs %s: no task may output a PNG", r.Task.ID, o.Name)
 			}
 		}
 		if r.Task.ID == "figures/d2" {
@@ -35,8 +35,8 @@ func TestExportDrawsThePNGFromTheCurves(t *testing.T) {
 	if fig == nil || len(fig.Outputs) != 2 {
 		t.Fatalf("figures/d2: %+v", fig)
 	}
-	curves, ok := fig.Outputs["d2.curves.parquet"]
-	if _, pdf := fig.Outputs["d2.pdf"]; !ok || !pdf {
+	curves, ok := fig.Outputs.Get("d2.curves.parquet")
+	if _, pdf := fig.Outputs.Get("d2.pdf"); !ok || !pdf {
 		t.Fatalf("figures/d2 outputs %v", fig.Outputs)
 	}
 	figs := filepath.Join(dir, "results", "figures")

@@ -118,12 +118,11 @@ func open(cfg *Config, opt Options, lockPath string) (*Project, error) {
 			return nil, err
 		}
 	}
-	// Reading the lock overlaps with the rest. (A pass that no no-op
-	// certificate spares lists the store's objects while it plans.)
-	type read struct {
-		lock *pipeline.Lock
-		err  error
-	}
+	// Reading the lock is the longest step before a pass (a no-op's
+	// critical path): the rest starts on other goroutines first, and this
+	// one reads it. (A pass that no no-op certificate spares lists the
+	// store's objects while it plans.)
+	//
 	// The plan is built when a pass needs it: a no-op certificate
 	// (pipeline/noop.go) serves a pass without one. Its digest is the
 	// configuration's: with the binary, all the plan is built from.
@@ -132,39 +131,30 @@ func open(cfg *Config, opt Options, lockPath string) (*Project, error) {
 		seen = seeResults(resultsDir(cfg, lockPath)) // results_early.go
 	}
 	pd := planDigest(cfg)
-	locked := make(chan read, 1)
-	var early *pipeline.NoopCheck
-	go func() {
-		var start func([]byte, artifacts.Digest)
-		if opt.EarlyNoopCheck {
-			// The certificate's store checks start once the lock's
-			// bytes are hashed, while they are parsed (pipeline/noopearly.go).
-			start = func(b []byte, sum artifacts.Digest) {
-				if k, err := kindsOf(opt); err == nil {
-					early = pipeline.StartNoopCheck(store, k, pd, b, sum)
-				}
-			}
-		}
-		l, err := pipeline.ReadLockEarly(lockPath, start)
-		locked <- read{l, err}
-	}()
 	kinds, err := kindsOf(opt)
 	if err != nil {
-		<-locked
-		early.Release()
 		return nil, err
 	}
 	kinds.StartFingerprint() // a no-op certificate is keyed by it (pipeline/noop.go)
-	lr := <-locked
-	if lr.err != nil {
+	var early *pipeline.NoopCheck
+	var start func([]byte, artifacts.Digest)
+	if opt.EarlyNoopCheck {
+		// The certificate's store checks start once the lock's bytes
+		// are hashed, while they are parsed (pipeline/noopearly.go).
+		start = func(b []byte, sum artifacts.Digest) {
+			early = pipeline.StartNoopCheck(store, kinds, pd, b, sum)
+		}
+	}
+	lock, err := pipeline.ReadLockEarly(lockPath, start)
+	if err != nil {
 		early.Release()
-		return nil, lr.err
+		return nil, err
 	}
 	proj := &pipeline.Project{
 		Planner:    func() (*pipeline.Plan, error) { return NewPlan(cfg) },
 		PlanDigest: pd,
 		Shared:     opt.Listing,
-		Kinds:      kinds, Store: store, Lock: lr.lock, LockPath: lockPath, Profile: cfg.Profile,
+		Kinds:      kinds, Store: store, Lock: lock, LockPath: lockPath, Profile: cfg.Profile,
 	}
 	proj.UseNoopCheck(early)
 	return &Project{Config: cfg, Project: proj, seen: seen}, nil

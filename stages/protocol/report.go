@@ -257,7 +257,7 @@ func recordedInput[T any](p *Project, r *pipeline.Result, name string, decode fu
 // output reads output name of r from the store (verified), decoded.
 func output[T any](p *Project, r *pipeline.Result, name string, decode func([]byte) (T, error)) (T, error) {
 	var zero T
-	d, ok := r.Outputs[name]
+	d, ok := r.Outputs.Get(name)
 	if !ok {
 		return zero, fmt.Errorf("%s has no output %s", r.Task.ID, name)
 	}

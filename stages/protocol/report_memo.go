@@ -56,20 +56,11 @@ func (p *Project) reportSources(rep *pipeline.Report, run report.Run) string {
 			continue
 		}
 		fmt.Fprintf(h, "task %s %s\n", r.Task.ID, r.Key)
-		for _, name := range valueKeys(digestTexts(r)) {
-			fmt.Fprintf(h, "  %s %s\n", name, r.Outputs[name])
+		for _, o := range r.Outputs { // sorted by name
+			fmt.Fprintf(h, "  %s %s\n", o.Name, o.Digest)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// digestTexts is r's outputs by name, as text (for their sorted names).
-func digestTexts(r *pipeline.Result) map[string]string {
-	m := make(map[string]string, len(r.Outputs))
-	for name, d := range r.Outputs {
-		m[name] = d.String()
-	}
-	return m
 }
 
 // statText is a file's size and modification time, or "absent".

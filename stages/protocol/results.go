@@ -200,11 +200,11 @@ func resultFiles(rep *pipeline.Report) ([]resultFile, error) {
 		default:
 			continue
 		}
-		for name, d := range r.Outputs {
-			if err := pipeline.ValidName(name); err != nil {
+		for _, o := range r.Outputs {
+			if err := pipeline.ValidName(o.Name); err != nil {
 				return nil, fmt.Errorf("%s: output %w", r.Task.ID, err)
 			}
-			files = append(files, resultFile{sub: sub, name: name, digest: d})
+			files = append(files, resultFile{sub: sub, name: o.Name, digest: o.Digest})
 		}
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].sub+"/"+files[i].name < files[j].sub+"/"+files[j].name })

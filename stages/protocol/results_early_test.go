@@ -86,7 +86,8 @@ func TestExportAfterWorkRereadsResults(t *testing.T) {
 	before := tiny(t, dir, nil)
 	for _, r := range repro(t, before, pipeline.Options{}).Results {
 		if r.Task.ID == "figures/d2" {
-			if err := os.Remove(before.Store.ObjectPath(r.Outputs["d2.pdf"])); err != nil {
+			pdf, _ := r.Outputs.Get("d2.pdf")
+			if err := os.Remove(before.Store.ObjectPath(pdf)); err != nil {
 				t.Fatal(err)
 			}
 		}
