@@ -184,3 +184,65 @@ func TestHasAllRestamp(t *testing.T) {
 		t.Fatal("HasAllRestamp with an object missing")
 	}
 }
+
+// TestStampsHold: the directories of a set of objects hold while their
+// stamps are unchanged; a change in one of them, a zero stamp or an empty
+// set does not hold.
+func TestStampsHold(t *testing.T) {
+	s, ds, st := stampedStore(t)
+	dirs := DirsOf(ds)
+	if !s.StampsHold(dirs, st) {
+		t.Fatal("unchanged directories do not hold")
+	}
+	if s.StampsHold(DirSet{}, st) {
+		t.Fatal("an empty set holds")
+	}
+	zeroed := *st
+	zeroed[ds[5][0]] = DirStamp{}
+	if s.StampsHold(dirs, &zeroed) {
+		t.Fatal("a directory without a stamp holds")
+	}
+	if err := os.Remove(s.ObjectPath(ds[3])); err != nil {
+		t.Fatal(err)
+	}
+	if s.StampsHold(dirs, st) {
+		t.Fatal("a directory changed since its stamp holds")
+	}
+	if s.StampsHold(DirsOf(ds[3:4]), st) || !s.StampsHold(DirsOf(otherDirs(ds, ds[3][0])), st) {
+		t.Fatal("the changed directory alone holds, or the others do not")
+	}
+}
+
+// otherDirs is ds without the objects of directory b.
+func otherDirs(ds []Digest, b byte) []Digest {
+	var out []Digest
+	for _, d := range ds {
+		if d[0] != b {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// TestDirSetText: a set round-trips through its text; other text is
+// refused.
+func TestDirSetText(t *testing.T) {
+	s := DirsOf([]Digest{{0}, {63}, {64}, {200}, {255}})
+	var back DirSet
+	if err := back.UnmarshalText([]byte(s.String())); err != nil || back != s {
+		t.Fatalf("round trip of %s: %v", s, err)
+	}
+	for _, b := range []byte{0, 63, 64, 200, 255} {
+		if !back.Has(b) {
+			t.Fatalf("%d missing", b)
+		}
+	}
+	if back.Has(1) || back.Has(254) {
+		t.Fatal("a directory never added")
+	}
+	for _, bad := range []string{"", s.String()[:63], s.String() + "0", s.String()[:63] + "A", "g" + s.String()[1:]} {
+		if err := back.UnmarshalText([]byte(bad)); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

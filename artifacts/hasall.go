@@ -99,6 +99,9 @@ func (s *Store) hasAll(ds []Digest, since *DirStamps, re *restamp) bool {
 			runs = append(runs, byDir[count[i]:count[i+1]])
 		}
 	}
+	if since != nil {
+		runs = s.dropStamped(runs, since) // (each one hasRun would skip, for a stat)
+	}
 	const workers = 4
 	ok := make([]bool, workers)
 	var wg sync.WaitGroup

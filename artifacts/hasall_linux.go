@@ -86,6 +86,35 @@ func (s *Store) hasRun(run []Digest, buf []byte, want DirStamp, re *restamp) boo
 	return err == nil && left == 0
 }
 
+// dropStamped returns runs without those whose fan-out directory's stamp
+// is still since's: the directories hasRun would open only to find that.
+// One fstatat(2) each, from objects/ opened once (confined; the directory
+// itself is not followed if it is a link: a link's stamp is not a
+// directory's), instead of an open, fstat and close each.
+func (s *Store) dropStamped(runs [][]Digest, since *DirStamps) [][]Digest {
+	f, err := s.dir.openDir(objectsDir)
+	if err != nil {
+		return runs // hasRun opens each, and reports what it finds
+	}
+	defer f.Close()
+	fd := int(f.Fd())
+	kept := runs[:0]
+	for _, run := range runs {
+		b := run[0][0]
+		if want := since[b]; want != (DirStamp{}) {
+			var st unix.Stat_t
+			name := fanoutRel(b)[len(objectsDir)+len(sep):]
+			err := ignoringEINTR(func() error { return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
+			if err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR &&
+				(DirStamp{Dev: uint64(st.Dev), Ino: uint64(st.Ino), Ctime: st.Ctim.Nano()}) == want {
+				continue
+			}
+		}
+		kept = append(kept, run)
+	}
+	return kept
+}
+
 // readDirents reads the directory fd with getdents(2) into buf, calling fn
 // with each entry's type (DT_*) and name until fn returns false or the
 // directory ends.

@@ -57,31 +57,35 @@ func noopKey(code, plan string, lock artifacts.Digest) artifacts.Key {
 // the expansion read (re-hashed), and the stamps of the fan-out
 // directories taken before every output of the lock was found present
 // (artifacts.StampDirs: a directory whose stamp is unchanged need not be
-// read again to find them present; a zero stamp is always read). The
-// reads are an object, the same for every certificate of one lock; the
-// stamps are in the certificate's index entry (its Meta "stamps"), so
-// that renewing them (renewStamps) writes only in index/ and changes no
-// fan-out directory's stamp.
+// read again to find them present; a zero stamp is always read), and
+// which directories hold the lock's outputs (so that a no-op whose stamps
+// all hold need not name the outputs: NoopCheck). The reads are an
+// object, the same for every certificate of one lock; the stamps and the
+// directories are in the certificate's index entry (its Meta "stamps" and
+// "dirs"), so that renewing the stamps (renewStamps) writes only in
+// index/ and changes no fan-out directory's stamp.
 type certificate struct {
 	reads  []artifacts.Digest
 	stamps artifacts.DirStamps
+	dirs   artifacts.DirSet // empty if unknown
 }
 
 // encode lays a certificate out: its object (the magic, the count, the
-// digests the pass read: raw, sorted and unique) and its stamps
-// (DirStamps.MarshalBinary, in unpadded base64).
-func (c *certificate) encode() (object []byte, stamps string) {
+// digests the pass read: raw, sorted and unique) and its entry's fields:
+// the stamps (DirStamps.MarshalBinary, in unpadded base64) and the
+// directories (DirSet's hex).
+func (c *certificate) encode() (object []byte, meta map[string]string) {
 	b := append([]byte(noopMagic), strconv.Itoa(len(c.reads))...)
 	b = append(b, '\n')
 	for _, d := range c.reads {
 		b = append(b, d[:]...)
 	}
 	st, _ := c.stamps.MarshalBinary()
-	return b, base64.RawStdEncoding.EncodeToString(st)
+	return b, map[string]string{"stamps": base64.RawStdEncoding.EncodeToString(st), "dirs": c.dirs.String()}
 }
 
 // decodeCertificate reads encode's form.
-func decodeCertificate(object []byte, stamps string) (*certificate, error) {
+func decodeCertificate(object []byte, meta map[string]string) (*certificate, error) {
 	rest, ok := bytes.CutPrefix(object, []byte(noopMagic))
 	nl := bytes.IndexByte(rest, '\n')
 	if !ok || nl < 0 {
@@ -97,11 +101,14 @@ func decodeCertificate(object []byte, stamps string) (*certificate, error) {
 	for i := range c.reads {
 		copy(c.reads[i][:], rest[i*size:])
 	}
-	st, err := base64.RawStdEncoding.Strict().DecodeString(stamps)
+	st, err := base64.RawStdEncoding.Strict().DecodeString(meta["stamps"])
 	if err != nil {
 		return nil, fmt.Errorf("no-op certificate: stamps: %w", err)
 	}
 	if err := c.stamps.UnmarshalBinary(st); err != nil {
+		return nil, fmt.Errorf("no-op certificate: %w", err)
+	}
+	if err := c.dirs.UnmarshalText([]byte(meta["dirs"])); err != nil {
 		return nil, fmt.Errorf("no-op certificate: %w", err)
 	}
 	return c, nil
@@ -235,7 +242,11 @@ func (p *Project) renewStamps(key artifacts.Key, cert *certificate, renewed *art
 	if !gained {
 		return
 	}
-	if p.putCertificate(key, &certificate{reads: cert.reads, stamps: *renewed}) == nil && p.Store.Unsynced() {
+	again := &certificate{reads: cert.reads, stamps: *renewed}
+	if outs, ok := p.lockOutputs(); ok {
+		again.dirs = artifacts.DirsOf(outs)
+	}
+	if p.putCertificate(key, again) == nil && p.Store.Unsynced() {
 		p.Store.Sync() // as at the end of a pass: no marker left behind
 	}
 }
@@ -291,8 +302,9 @@ func (p *Project) certify(r *Runner) error {
 	// (not in a listing made before them): what a later no-op skips
 	// reading is what this check found. If the check or the stamps fail,
 	// the certificate has none, and every directory is read.
-	if stamps, err := p.Store.StampDirs(); err == nil {
-		if outs, ok := p.lockOutputs(); ok && p.Store.HasAll(outs) {
+	if outs, ok := p.lockOutputs(); ok {
+		cert.dirs = artifacts.DirsOf(outs)
+		if stamps, err := p.Store.StampDirs(); err == nil && p.Store.HasAll(outs) {
 			cert.stamps = *stamps
 		}
 	}
@@ -302,7 +314,7 @@ func (p *Project) certify(r *Runner) error {
 // putCertificate writes cert under key. (Its object is written only the
 // first time: Put keeps an intact copy as it is.)
 func (p *Project) putCertificate(key artifacts.Key, cert *certificate) error {
-	data, stamps := cert.encode()
+	data, meta := cert.encode()
 	d, err := p.Store.Put(data)
 	if err != nil {
 		return fmt.Errorf("no-op certificate: %w", err)
@@ -311,7 +323,7 @@ func (p *Project) putCertificate(key artifacts.Key, cert *certificate) error {
 		Key:     key,
 		Kind:    noopKind,
 		Outputs: []artifacts.Output{{Name: "reads", Digest: d, Size: int64(len(data))}},
-		Meta:    map[string]string{"lock": p.Lock.digest.String(), "plan": p.PlanDigest, "stamps": stamps},
+		Meta:    map[string]string{"lock": p.Lock.digest.String(), "plan": p.PlanDigest, "stamps": meta["stamps"], "dirs": meta["dirs"]},
 	})
 }
 

@@ -384,6 +384,12 @@ func TestNoopRenewsStamps(t *testing.T) {
 					t.Fatalf("fan-out directory %02x changed after its stamp was renewed", i)
 				}
 			}
+			// With every stamp current, the early checks find the outputs
+			// present by their directories' stamps, without naming them.
+			plan = noopPlan(2)
+			if rep := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest); !certified(rep, plan) || early && !e.last.stamped {
+				t.Fatalf("the pass after the renewal: certified %v, early checks by the stamps alone %v", certified(rep, plan), early && e.last.stamped)
+			}
 			e.servedThenRemoved(t, fsys, noopPlanDigest)
 		})
 	}
@@ -408,23 +414,26 @@ func TestNoopCertificateForm(t *testing.T) {
 	c := &certificate{reads: []artifacts.Digest{artifacts.Sum([]byte("a")), artifacts.Sum([]byte("b"))}}
 	c.stamps[0] = artifacts.DirStamp{Dev: 1, Ino: 2, Ctime: 3}
 	c.stamps[255] = artifacts.DirStamp{Dev: 1 << 63, Ino: 5, Ctime: -1}
-	b, st := c.encode()
-	got, err := decodeCertificate(b, st)
-	if err != nil || !slices.Equal(got.reads, c.reads) || got.stamps != c.stamps {
+	c.dirs = artifacts.DirsOf(c.reads)
+	b, meta := c.encode()
+	got, err := decodeCertificate(b, meta)
+	if err != nil || !slices.Equal(got.reads, c.reads) || got.stamps != c.stamps || got.dirs != c.dirs {
 		t.Fatalf("round trip: %v %v", got, err)
 	}
+	st, dirs := meta["stamps"], meta["dirs"]
 	for _, bad := range []struct {
-		object []byte
-		stamps string
+		object       []byte
+		stamps, dirs string
 	}{
-		{nil, st}, {[]byte(noopMagic), st}, {b[:len(b)-1], st}, {append(slices.Clone(b), 0), st},
-		{[]byte(noopMagic + "-1\n"), st},
-		{append([]byte("thv no-op v2\n"), b[len(noopMagic):]...), st}, // another layout
-		{b, ""}, {b, st[:len(st)-4]}, {b, st + "AAAA"}, {b, st[:len(st)-1] + "!"}, // the stamps missing, short, long, not base64
-		{b, st + "="}, // padded
+		{nil, st, dirs}, {[]byte(noopMagic), st, dirs}, {b[:len(b)-1], st, dirs}, {append(slices.Clone(b), 0), st, dirs},
+		{[]byte(noopMagic + "-1\n"), st, dirs},
+		{append([]byte("thv no-op v2\n"), b[len(noopMagic):]...), st, dirs}, // another layout
+		{b, "", dirs}, {b, st[:len(st)-4], dirs}, {b, st + "AAAA", dirs}, {b, st[:len(st)-1] + "!", dirs}, // the stamps missing, short, long, not base64
+		{b, st + "=", dirs},                                      // padded
+		{b, st, ""}, {b, st, dirs[1:]}, {b, st, dirs[:63] + "A"}, // the directories missing, short, not lowercase hex
 	} {
-		if _, err := decodeCertificate(bad.object, bad.stamps); err == nil {
-			t.Errorf("%q, %q: accepted", bad.object, bad.stamps)
+		if _, err := decodeCertificate(bad.object, map[string]string{"stamps": bad.stamps, "dirs": bad.dirs}); err == nil {
+			t.Errorf("%q, %q, %q: accepted", bad.object, bad.stamps, bad.dirs)
 		}
 	}
 }
