@@ -14,8 +14,9 @@ import (
 // and an export after a pass that executed nothing uses what was seen then;
 // a file that was not there, or could not be read, is read again.
 
-// seenFile is what a file of results/ held: its SHA-256, and for a PNG
-// its stamp and the digest of its image data (readPNGStamp's parts).
+// seenFile is what a file of results/ held: its SHA-256, or for a PNG
+// its stamp and the digest of its image data (readPNGStamp's parts; a PNG
+// has no sum here, and is never taken for a file of another kind).
 type seenFile struct {
 	sum      artifacts.Digest
 	png      bool
@@ -57,10 +58,13 @@ func seeResults(root string) *resultsSeen {
 				if buf, err = readFileInto(filepath.Join(root, sub, e.Name()), buf); err != nil {
 					continue
 				}
-				s := &seenFile{sum: artifacts.Sum(buf)}
+				s := &seenFile{}
 				if filepath.Ext(e.Name()) == ".png" {
 					s.stamp, s.imageSum, err = pngStampParts(buf)
 					s.png = err == nil
+				}
+				if !s.png { // (a PNG is judged by its stamp and image data alone: current)
+					s.sum = artifacts.Sum(buf)
 				}
 				r.files[filepath.Join(sub, e.Name())] = s
 			}
