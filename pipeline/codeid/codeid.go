@@ -96,6 +96,11 @@ type Config struct {
 	// identities, its Go build ID (BinaryConfig sets it): a memo is used only
 	// by the binary that wrote it (Seeded). "" means no memo.
 	Binary string
+	// SourcesInBinary says that Sources are compiled into that binary
+	// (go:embed): its build ID, which hashes the binary's bytes, then
+	// covers theirs, and Fingerprint need not read them. Tests that build
+	// Modules over edited sources in one binary leave it false.
+	SourcesInBinary bool
 }
 
 // Hints are how a module does what an error of its code identities calls

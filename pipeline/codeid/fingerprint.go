@@ -20,9 +20,10 @@ type fingerprint struct {
 
 // Fingerprint returns a digest of everything m's identities are computed
 // from: every file of Config.Sources (test files and testdata included:
-// more than any identity reads), the module path, the toolchain, the
-// build list, the third-party table and the binary's build ID (which
-// covers the normaliser's code). Two Modules with one fingerprint compute
+// more than any identity reads; when they are embedded in the binary,
+// Config.SourcesInBinary, its build ID stands for them), the module path,
+// the toolchain, the build list, the third-party table and the binary's
+// build ID (which covers the normaliser's code). Two Modules with one fingerprint compute
 // the same identity for every set of roots; a cache keyed by it (the
 // pipeline's no-op certificate) cannot outlive an edit that a fresh
 // identity would see, even where Config.Binary stays the same (tests build
@@ -47,6 +48,13 @@ func (m *Module) fingerprint() (string, error) {
 	}
 	for _, imp := range slices.Sorted(maps.Keys(m.c.ThirdParty)) {
 		fmt.Fprintf(h, "third-party %q %q\n", imp, m.c.ThirdParty[imp])
+	}
+	if m.c.SourcesInBinary && m.c.Binary != "" {
+		// The build ID's content hash is of the binary's bytes, the
+		// embedded sources among them (a megabyte not read again at
+		// every start).
+		io.WriteString(h, "sources in the binary\n")
+		return hex.EncodeToString(h.Sum(nil)), nil
 	}
 	if m.c.Sources == nil {
 		return "", fmt.Errorf("code fingerprint: no sources")

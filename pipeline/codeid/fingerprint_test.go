@@ -69,3 +69,40 @@ func plainFingerprint(t *testing.T, c Config) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// TestFingerprintSourcesInBinary: with the sources embedded in the binary
+// its build ID stands for them (another tree under the same build ID
+// gives the same fingerprint, another build ID another); without a build
+// ID the sources are read as ever.
+func TestFingerprintSourcesInBinary(t *testing.T) {
+	fp := func(c Config) string {
+		t.Helper()
+		s, err := New(c).Fingerprint()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a := fstest.MapFS{"a/a.go": {Data: []byte("package a\n")}}
+	b := fstest.MapFS{"a/a.go": {Data: []byte("package a \n")}}
+	in := Config{Path: "m", Sources: a, Binary: "bin/id", SourcesInBinary: true}
+	other := in
+	other.Sources = b
+	if fp(in) != fp(other) {
+		t.Error("embedded sources: the build ID does not stand for them")
+	}
+	other.Binary = "bin/other"
+	if fp(in) == fp(other) {
+		t.Error("embedded sources: another build ID, the same fingerprint")
+	}
+	read := in
+	read.SourcesInBinary = false
+	if fp(read) != plainFingerprint(t, read) || fp(read) == fp(in) {
+		t.Error("sources not embedded: not read, or read into the embedded form")
+	}
+	noID := in
+	noID.Binary = ""
+	if fp(noID) != plainFingerprint(t, noID) {
+		t.Error("embedded sources without a build ID: not read")
+	}
+}

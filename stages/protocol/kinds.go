@@ -38,15 +38,20 @@ var kindList = []pipeline.Kind{
 // from the sources embedded in the binary.
 func Kinds() (*pipeline.Kinds, error) { return binaryKinds() }
 
-var binaryKinds = sync.OnceValues(func() (*pipeline.Kinds, error) { return KindsFrom(thv.Sources) })
+var binaryKinds = sync.OnceValues(func() (*pipeline.Kinds, error) { return newKinds(thv.Sources, true) })
 
 // KindsFrom is Kinds with the code identity computed from other sources
 // (tests use it to see what an edit would rerun).
-func KindsFrom(sources fs.FS) (*pipeline.Kinds, error) {
+func KindsFrom(sources fs.FS) (*pipeline.Kinds, error) { return newKinds(sources, false) }
+
+// newKinds is KindsFrom; embedded says sources are the binary's own
+// (codeid.Config.SourcesInBinary).
+func newKinds(sources fs.FS, embedded bool) (*pipeline.Kinds, error) {
 	c, err := codeid.BinaryConfig(sources, thv.ThirdParty, codeHints)
 	if err != nil {
 		return nil, err
 	}
+	c.SourcesInBinary = embedded
 	return pipeline.NewKinds(codeid.New(c), kindList...)
 }
 
