@@ -147,6 +147,11 @@ func (p *Project) fastNoop(renew bool) (rep *Report, ok bool) {
 	early := p.early
 	p.early = nil
 	defer early.Release()
+	// Checks still running when this returns false (the seal already
+	// broken, say) must not overlap the full pass that follows: a
+	// quarantine moves its object after it breaks the seal, and a pass
+	// that listed the store in between would find the object present.
+	defer early.wait()
 	key, ok := p.certificateKey()
 	if !ok {
 		return nil, false

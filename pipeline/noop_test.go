@@ -539,3 +539,42 @@ func TestNoopCheckCovers(t *testing.T) {
 		t.Error("scanOutputs accepted a lock in another layout")
 	}
 }
+
+// TestNoopWaitsForEarlyChecks: a pass that the certificate cannot serve
+// (here: the seal broken) waits for the checks started early before it
+// goes on to the full pass, so that nothing they still do to the store (a
+// quarantine moves its object only after it breaks the seal) overlaps
+// the full pass's listing.
+func TestNoopWaitsForEarlyChecks(t *testing.T) {
+	e, fsys := warm(t)
+	d, err := e.store.Put([]byte("another object"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := e.store.ObjectPath(d)
+	os.Chmod(path, 0o644)
+	if err := os.WriteFile(path, []byte("Another object"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.Get(d); err == nil { // quarantined: the seal no longer holds
+		t.Fatal("the corrupt object was not found corrupt")
+	}
+	p := e.noopProject(fsys, memoBinary, noopPlan(2), noopPlanDigest)
+	running := &NoopCheck{done: make(chan struct{}), scanned: make(chan struct{}), unlock: func() {}}
+	p.UseNoopCheck(running)
+	returned := make(chan bool)
+	go func() {
+		_, ok := p.fastNoop(false)
+		returned <- ok
+	}()
+	select {
+	case <-returned:
+		t.Fatal("the fast path returned while the early checks were still running")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(running.scanned)
+	close(running.done)
+	if ok := <-returned; ok {
+		t.Fatal("served by the certificate with the seal broken")
+	}
+}
