@@ -230,3 +230,35 @@ func TestReadHashed(t *testing.T) {
 		t.Fatal("a directory read as a lock")
 	}
 }
+
+// TestLineParserSlab: one parser over many lines keeps each record's
+// outputs in its slab, a line with more outputs than a slab has room left
+// (or than a slab holds) included, and no later line overwrites an earlier
+// record's outputs.
+func TestLineParserSlab(t *testing.T) {
+	var p lineParser
+	var want, got []Record
+	for i := range 700 {
+		m := map[string]artifacts.Digest{}
+		for j := range 1 + i%23 + i/690*2000 { // up to 23 outputs; the last lines 2,000 and more
+			m[fmt.Sprintf("o%04d", j)] = artifacts.Sum(fmt.Appendf(nil, "%d/%d", i, j))
+		}
+		line, err := json.Marshal(Record{ID: fmt.Sprint(i), Kind: "k", Params: json.RawMessage(`1`), Outputs: OutputsOf(m)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w, g Record
+		if err := json.Unmarshal(line, &w); err != nil {
+			t.Fatal(err)
+		}
+		if !p.record(line, &g) {
+			t.Fatalf("line %d: not parsed", i)
+		}
+		want, got = append(want, w), append(got, g)
+	}
+	for i := range want {
+		if !got[i].Outputs.Equal(want[i].Outputs) {
+			t.Fatalf("record %d: %d outputs, want %d (or other digests)", i, len(got[i].Outputs), len(want[i].Outputs))
+		}
+	}
+}

@@ -93,6 +93,24 @@ func (e *env) servedThenRemoved(t *testing.T, fsys fstest.MapFS, digest string) 
 	}
 }
 
+// quarantineAnother puts an object no task outputs, corrupts it and reads
+// it, so that the store sets it aside in corrupt/ (and no seal holds).
+func (e *env) quarantineAnother(t *testing.T) {
+	t.Helper()
+	d, err := e.store.Put([]byte("another object"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := e.store.ObjectPath(d)
+	os.Chmod(path, 0o644)
+	if err := os.WriteFile(path, []byte("Another object"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.Get(d); err == nil {
+		t.Fatal("the corrupt object was not found corrupt")
+	}
+}
+
 // certificateOf returns the certificate the store holds for the lock of
 // binary memoBinary and plan digest digest, found without starting the
 // early checks (objectPath).
@@ -253,19 +271,7 @@ func TestNoopCertificateInvalidated(t *testing.T) {
 			return func() *Plan { return noopPlan(2) }, memoBinary, fsys, 0
 		}},
 		{"quarantine", func(t *testing.T, e *env, fsys fstest.MapFS) (func() *Plan, string, fstest.MapFS, int) {
-			// Something else set aside in corrupt/: the seal no longer holds.
-			d, err := e.store.Put([]byte("another object"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			path := e.store.ObjectPath(d)
-			os.Chmod(path, 0o644)
-			if err := os.WriteFile(path, []byte("Another object"), 0o444); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := e.store.Get(d); err == nil {
-				t.Fatal("the corrupt object was not found corrupt")
-			}
+			e.quarantineAnother(t) // the seal no longer holds
 			return func() *Plan { return noopPlan(2) }, memoBinary, fsys, 0
 		}},
 	}
@@ -547,18 +553,7 @@ func TestNoopCheckCovers(t *testing.T) {
 // the full pass's listing.
 func TestNoopWaitsForEarlyChecks(t *testing.T) {
 	e, fsys := warm(t)
-	d, err := e.store.Put([]byte("another object"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := e.store.ObjectPath(d)
-	os.Chmod(path, 0o644)
-	if err := os.WriteFile(path, []byte("Another object"), 0o444); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.store.Get(d); err == nil { // quarantined: the seal no longer holds
-		t.Fatal("the corrupt object was not found corrupt")
-	}
+	e.quarantineAnother(t) // the seal no longer holds
 	p := e.noopProject(fsys, memoBinary, noopPlan(2), noopPlanDigest)
 	running := &NoopCheck{done: make(chan struct{}), scanned: make(chan struct{}), unlock: func() {}}
 	p.UseNoopCheck(running)
