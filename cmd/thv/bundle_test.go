@@ -82,7 +82,7 @@ func TestBundleRoundTrip(t *testing.T) {
 	}
 
 	dir := filepath.Join(t.TempDir(), "x")
-	if out, err := run(bin, fresh, "verify-bundle", path, "--sample", "5", "--dir", dir); err != nil {
+	if out, err := run(bin, fresh, "verify-bundle", path, "--sample", "5", "--dir", dir); exitCode(err) != exitSample {
 		t.Fatalf("verify-bundle --dir: %v\n%s", err, out)
 	}
 	for _, f := range []string{"tiny.yaml", "thv-tiny.lock", "SHA256SUMS", "ro-crate-metadata.json", "ro-crate-preview.html",
@@ -119,7 +119,7 @@ func TestBundleRoundTrip(t *testing.T) {
 	if lock, _ := os.ReadFile(filepath.Join(project, tinyLock)); !bytes.Equal(lock, must(os.ReadFile(filepath.Join(dir, "thv-tiny.lock")))) {
 		t.Error("the bundle's lock is not the project's")
 	}
-	if out, err := run(bin, dir, "verify", "--params", "tiny.yaml", "--store", "store", "--sample", "10"); err != nil || !strings.Contains(out, "every output identical") {
+	if out, err := run(bin, dir, "verify", "--params", "tiny.yaml", "--store", "store", "--sample", "10"); exitCode(err) != exitSample || !strings.Contains(out, "every output identical") {
 		t.Fatalf("thv verify in the extracted bundle: %v\n%s", err, out)
 	}
 	sha, err := exec.LookPath("sha256sum")
@@ -444,7 +444,7 @@ func TestBundleConsumers(t *testing.T) {
 	}
 	bin, path := tinyBundle(t)
 	dir := filepath.Join(t.TempDir(), "x")
-	if out, err := run(bin, t.TempDir(), "verify-bundle", path, "--sample", "1", "--dir", dir); err != nil {
+	if out, err := run(bin, t.TempDir(), "verify-bundle", path, "--sample", "1", "--dir", dir); exitCode(err) != exitSample {
 		t.Fatalf("verify-bundle: %v\n%s", err, out)
 	}
 	cmd := exec.Command(node, "check.mjs", dir)
@@ -515,7 +515,7 @@ func exists(p string) bool {
 func TestBundleSourceRebuilds(t *testing.T) {
 	bin, path := tinyBundle(t)
 	dir := filepath.Join(t.TempDir(), "x")
-	if out, err := run(bin, t.TempDir(), "verify-bundle", path, "--sample", "1", "--dir", dir); err != nil {
+	if out, err := run(bin, t.TempDir(), "verify-bundle", path, "--sample", "1", "--dir", dir); exitCode(err) != exitSample {
 		t.Fatalf("verify-bundle: %v\n%s", err, out)
 	}
 	rebuilt := filepath.Join(t.TempDir(), "thv")

@@ -56,6 +56,10 @@ type Options struct {
 	// Report is the page of Results a reader opens first (its path in
 	// Results, e.g. index.html), linked from the crate's preview; "": none.
 	Report string
+	// Judged names the protocol the results are of, in words ("the
+	// paper's protocol", or the values that differ from it), shown by
+	// the crate's preview.
+	Judged string
 }
 
 // File is a file given whole.

@@ -90,7 +90,7 @@ const (
 // the tolerance above of want's; note then says how far they are. A PNG
 // identical to want gives no note. The page, index.html, must be want
 // outside its run block, and that block in its form (report.Same); note
-// then says what the block states, unchecked.
+// then says what the block states, every row, as the author's word.
 func SameResult(rel string, want, got []byte) (note string, err error) {
 	if bytes.Equal(want, got) {
 		return "", nil
@@ -101,7 +101,8 @@ func SameResult(rel string, want, got []byte) (note string, err error) {
 		if err != nil {
 			return "", fmt.Errorf("results/%s: %w", rel, err)
 		}
-		return fmt.Sprintf("results/%s: the stored outputs' page; its run block (unchecked) says: date %q, executor %q", rel, run.Date, run.Executor), nil
+		return fmt.Sprintf("results/%s: the page the stored outputs give, byte for byte outside its run block; the run block, stated by the author, not checked: date %q, executor %q, thv %q, thv verify %q",
+			rel, run.Date, run.Executor, run.Thv, run.Verify), nil
 	}
 	wantStamp, _, serr := readPNGStamp(want, "")
 	source, _, drawn := strings.Cut(strings.TrimPrefix(wantStamp, "drawn by thv from "), "; image data ")

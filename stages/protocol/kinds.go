@@ -62,3 +62,16 @@ var codeHints = codeid.Hints{
 	Build:            "go build ./cmd/thv",
 	UpdateThirdParty: "go test . -run TestThirdPartyTable -update (in the module root)",
 }
+
+// CodeFingerprint is the fingerprint of this binary's code, as a no-op
+// certificate is keyed by it (codeid's: the module's sources embedded in
+// the binary, its modules, the toolchain and the binary's build ID), for
+// thv --version.
+func CodeFingerprint() (string, error) {
+	c, err := codeid.BinaryConfig(thv.Sources, thv.ThirdParty, codeHints)
+	if err != nil {
+		return "", err
+	}
+	c.SourcesInBinary = true
+	return codeid.New(c).Fingerprint()
+}

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/trace"
+	"slices"
 	"strings"
 
+	"thv"
 	"thv/artifacts"
 	"thv/pipeline"
 	"thv/stages/report"
@@ -64,7 +66,72 @@ func Open(opt Options) (*Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	return open(cfg, opt, LockPath(dir, opt.ParamsFile, cfg.Profile))
+	suffix, err := overrideSuffix(opt.LoadOptions, cfg)
+	if err != nil {
+		return nil, err
+	}
+	lockPath := LockPath(dir, opt.ParamsFile, cfg.Profile)
+	return open(cfg, opt, strings.TrimSuffix(lockPath, ".lock")+suffix+".lock")
+}
+
+// A lock belongs to its protocol: thv.lock is the paper's, and no override
+// may rewrite it. Overrides (--set, THV_* variables) that change the
+// protocol's values make another protocol, whose lock (and readings'
+// locks) are named after it: thv.set-1a2b3c4d.lock, by the first digits of
+// the digest of its values. Overrides that change nothing the results
+// depend on (outputs.results, the executors' settings) keep the lock.
+
+// overrideSuffix is ".set-" and 8 hex digits of cfg's values' digest when
+// opt's overrides change the values of its params file and profile, else
+// "".
+func overrideSuffix(opt LoadOptions, cfg *Config) (string, error) {
+	if len(opt.Set) == 0 && !protocolEnv(os.Environ()) {
+		return "", nil
+	}
+	src, name := thv.DefaultParams, "embedded params.yaml"
+	if opt.ParamsFile != "" {
+		b, err := readParamsFile(opt.ParamsFile)
+		if err != nil {
+			return "", err
+		}
+		src, name = b, opt.ParamsFile
+	}
+	base, err := loadConfig(src, name, LoadOptions{ParamsFile: opt.ParamsFile, Profile: opt.Profile}, nil)
+	if err != nil {
+		return "", err
+	}
+	digest := cfg.ValuesDigest()
+	if base.ValuesDigest() == digest {
+		return "", nil
+	}
+	return ".set-" + strings.TrimPrefix(digest, "sha256:")[:8], nil
+}
+
+// protocolEnv reports a set THV_* variable that may override a key of the
+// protocol (one not in OtherVariables).
+func protocolEnv(env []string) bool {
+	for _, kv := range env {
+		name, val, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "THV_") && val != "" && !slices.Contains(OtherVariables, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadingsLockDir is where thv readings keeps its readings' locks for the
+// protocol opt loads: <results>/readings, or, when overrides change the
+// protocol, <results>/readings.set-<digits> (overrideSuffix).
+func ReadingsLockDir(opt LoadOptions, results string) (string, error) {
+	cfg, err := LoadConfig(opt)
+	if err != nil {
+		return "", err
+	}
+	suffix, err := overrideSuffix(opt, cfg)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(results, "readings"+suffix), nil
 }
 
 // OpenReading opens the protocol of one reading of the readings sweep
@@ -152,12 +219,26 @@ func open(cfg *Config, opt Options, lockPath string) (*Project, error) {
 	}
 	proj := &pipeline.Project{
 		Planner:    func() (*pipeline.Plan, error) { return NewPlan(cfg) },
+		Protocol:   func() *pipeline.LockProtocol { return lockProtocol(cfg) },
 		PlanDigest: pd,
 		Shared:     opt.Listing,
 		Kinds:      kinds, Store: store, Lock: lock, LockPath: lockPath, Profile: cfg.Profile,
 	}
 	proj.UseNoopCheck(early)
 	return &Project{Config: cfg, Project: proj, seen: seen}, nil
+}
+
+// lockProtocol is what a lock records of cfg: the digest of its values
+// and how they differ from the paper's (Describe), or, if the paper's
+// protocol cannot be read (it is embedded: never), its digest alone.
+func lockProtocol(cfg *Config) *pipeline.LockProtocol {
+	lp := &pipeline.LockProtocol{Digest: cfg.ValuesDigest()}
+	if d, err := cfg.Describe(); err == nil {
+		for _, x := range d.Differs {
+			lp.Differs = append(lp.Differs, x.String())
+		}
+	}
+	return lp
 }
 
 // kindsOf returns opt's kinds, else the paper's (Kinds).
@@ -241,4 +322,44 @@ func (p *Project) removeAbandonedTemps() {
 	for _, sub := range []string{"", "tables", "figures"} {
 		artifacts.RemoveAbandonedTemps(filepath.Join(p.ResultsDir(), sub), "")
 	}
+}
+
+// CheckWritable makes sure, before a pass runs any task, that the places
+// it writes at its end can be written: the lock's directory and the
+// results directory (created if missing). A read-only project is then
+// found in milliseconds, not after every task ran. It creates and removes
+// a temp file in each, named as the temp files a killed writer leaves,
+// which the next pass sweeps (removeAbandonedTemps).
+func (p *Project) CheckWritable() error {
+	lockDir, lockName := filepath.Split(p.LockPath)
+	if lockDir == "" {
+		lockDir = "."
+	}
+	if err := probeWrite(lockDir, lockName); err != nil {
+		return fmt.Errorf("the lock's directory %s cannot be written (%w): thv repro writes %s there at its end; make it writable, or run in a copy of the project; nothing has run", lockDir, err, lockName)
+	}
+	results := p.ResultsDir()
+	if err := os.MkdirAll(results, 0o755); err != nil {
+		return fmt.Errorf("the results directory cannot be made (%w): thv repro writes its tables, figures and page there; make it writable, or give another (--set outputs.results=DIR); nothing has run", err)
+	}
+	for _, sub := range []string{"", "tables", "figures"} {
+		dir := filepath.Join(results, sub)
+		if _, err := os.Stat(dir); sub != "" && err != nil {
+			continue // made when written, in a directory found writable
+		}
+		if err := probeWrite(dir, ReportName); err != nil {
+			return fmt.Errorf("the results directory %s cannot be written (%w): thv repro writes its tables, figures and page there; make it writable, or give another (--set outputs.results=DIR); nothing has run", dir, err)
+		}
+	}
+	return nil
+}
+
+// probeWrite creates and removes a temp file for name in dir.
+func probeWrite(dir, name string) error {
+	f, err := os.CreateTemp(dir, "."+name+".tmp*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }

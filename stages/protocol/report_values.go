@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"thv"
 )
 
 // The page's protocol line (stages/report): a digest of the protocol's
@@ -135,8 +137,14 @@ func listText(items []string) string {
 	return "[" + strings.Join(items, ", ") + "]"
 }
 
+// paperConfig is the paper's protocol: the embedded params.yaml, with no
+// profile and no override (THV_* variables included).
+var paperConfig = sync.OnceValues(func() (*Config, error) {
+	return loadConfig(thv.DefaultParams, "embedded params.yaml", LoadOptions{}, nil)
+})
+
 var paperValues = sync.OnceValues(func() (map[string]string, error) {
-	c, err := LoadConfig(LoadOptions{})
+	c, err := paperConfig()
 	if err != nil {
 		return nil, err
 	}
