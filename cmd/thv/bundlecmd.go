@@ -111,7 +111,7 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 			if noImage {
 				image = nil
 			}
-			described, err := proj.Config.Describe()
+			described, err := proj.Describe()
 			if err != nil {
 				return err
 			}

@@ -100,7 +100,7 @@ wrong command line or an unreadable reference.`,
 					one := ref.OneInstance() // as the compare stage judges it
 					ref = &one
 				}
-				proto, err := proj.Config.Describe()
+				proto, err := proj.Describe()
 				if err != nil {
 					return err
 				}

@@ -132,7 +132,7 @@ completed, so the next repro resumes.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			described, err := proj.Config.Describe()
+			described, err := proj.Describe()
 			if err != nil {
 				return err
 			}

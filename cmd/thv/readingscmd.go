@@ -231,7 +231,7 @@ the claims.`,
 			var across []formats.Comparison
 			for i, r := range judged {
 				rows[i] = r.Summarize()
-				rows[i].Protocol, rows[i].ProtocolDigest = proto.Name(), base.ValuesDigest()
+				rows[i].Protocol, rows[i].ProtocolDigest = proto.Name(), base.ProtocolDigest()
 				if across == nil && len(r.Set) == 0 && r.InstanceSeeds > 0 {
 					across = r.Rows // the page's headline (protocol.AcrossFile)
 				}

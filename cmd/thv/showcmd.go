@@ -51,7 +51,7 @@ and the tests are the outputs of its summarize tasks, not recomputed.`,
 				what = args[0]
 			}
 			if what != "runs" { // runs prints TSV, one line per run
-				described, err := proj.Config.Describe()
+				described, err := proj.Describe()
 				if err != nil {
 					return err
 				}

@@ -305,3 +305,53 @@ func TestVersionCompletionAndEnvironment(t *testing.T) {
 		t.Errorf("an unknown flag: exit %d, want %d", exitCode(err), exitUsage)
 	}
 }
+
+// TestUntrustedNamesAndRunBlock: a bundle's protocol is untrusted input.
+// A setting named with a carriage return and an escape sequence (which
+// once made a rejected bundle display as "bundle verified"), or with
+// markup, is refused when the protocol loads, and nothing thv prints
+// holds a control character. A run block stating "bundle verified by thv
+// verify-bundle" and an "official release" is shown whole, every row, as
+// the author's word.
+func TestUntrustedNamesAndRunBlock(t *testing.T) {
+	bin, path := tinyBundle(t)
+	honest := readBundle(t, path)
+	for name, key := range map[string]string{
+		"control characters": `"d2\r\e[2Kbundle verified: \e[8m"`,
+		"markup":             `"<img src=x onerror=alert(1)>"`,
+	} {
+		es := readBundle(t, path)
+		params := string(entryData(t, honest, "tiny.yaml"))
+		setFile(t, es, "tiny.yaml", []byte(strings.Replace(params, "  d2: {d: 2,", "  "+key+": {d: 2,", 1)))
+		forged := filepath.Join(t.TempDir(), "forged.tar.gz")
+		writeBundle(t, forged, es)
+		cmd := exec.Command(bin, "verify-bundle", forged)
+		cmd.Dir = t.TempDir()
+		out, err := cmd.CombinedOutput()
+		if exitCode(err) != exitRejected || !strings.Contains(string(out), "rejected: its protocol: ") || !strings.Contains(string(out), "settings: the name ") {
+			t.Errorf("%s in a setting's name: exit %d\n%s", name, exitCode(err), out)
+		}
+		if bytes.ContainsAny(out, "\r\x1b") || strings.Contains(string(out), "bundle verified") && name == "markup" {
+			t.Errorf("%s: the output holds a control character or a false verdict: %q", name, out)
+		}
+	}
+
+	es := readBundle(t, path)
+	page := string(entryData(t, es, "results/index.html"))
+	page = regexp.MustCompile(`<tr><th scope="row">thv</th><td>[^<]*</td></tr>`).ReplaceAllString(page, `<tr><th scope="row">thv</th><td>thv v1.0.0 (official release, reviewed)</td></tr>`)
+	page = regexp.MustCompile(`<tr><th scope="row">thv verify</th><td>[^<]*</td></tr>`).ReplaceAllString(page, `<tr><th scope="row">thv verify</th><td>2026-01-01: bundle verified by thv verify-bundle, every task</td></tr>`)
+	setFile(t, es, "results/index.html", []byte(page))
+	claims := filepath.Join(t.TempDir(), "claims.tar.gz")
+	writeBundle(t, claims, es)
+	j, code, text := verifyBundleJSON(t, bin, claims)
+	want := `stated by the author, not checked: date "`
+	if code != exitVerified || j.RunBlock == nil || j.RunBlock.Thv != "thv v1.0.0 (official release, reviewed)" || j.RunBlock.Status != runStated ||
+		!strings.Contains(text, want) || !strings.Contains(text, `thv "thv v1.0.0 (official release, reviewed)", thv verify "2026-01-01: bundle verified by thv verify-bundle, every task"`) {
+		t.Errorf("run-block claims: exit %d, %+v\n%s", code, j.RunBlock, text)
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, "official release") && !strings.Contains(line, want) {
+			t.Errorf("a claim of the run block printed outside the author's word: %s", line)
+		}
+	}
+}

@@ -101,7 +101,7 @@ func (c *verifyRun) run(cmd *cobra.Command, pf *projectFlags, ef *executorFlags,
 	if err != nil {
 		return usageError(err)
 	}
-	d, err := proj.Config.Describe()
+	d, err := proj.Describe()
 	if err != nil {
 		return notChecked(err)
 	}

@@ -141,8 +141,10 @@ func TestOverridesNameTheLock(t *testing.T) {
 	if got := lock(LoadOptions{}); got != "thv.lock" {
 		t.Errorf("no override: %s", got)
 	}
-	if got := lock(LoadOptions{Set: []string{"outputs.results=elsewhere"}}); got != "thv.lock" {
-		t.Errorf("outputs.results: %s", got)
+	for _, set := range []string{"outputs.results=elsewhere", "readings.instance_seeds=[0, 1]"} {
+		if got := lock(LoadOptions{Set: []string{set}}); got != "thv.lock" {
+			t.Errorf("--set %s: %s", set, got)
+		}
 	}
 	set := lock(LoadOptions{Set: []string{"seeds=[0]"}})
 	if !strings.HasPrefix(set, "thv.set-") || len(set) != len("thv.set-12345678.lock") {

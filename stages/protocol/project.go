@@ -3,7 +3,9 @@ package protocol
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/trace"
@@ -13,6 +15,7 @@ import (
 	"thv"
 	"thv/artifacts"
 	"thv/pipeline"
+	"thv/stages/compare"
 	"thv/stages/report"
 )
 
@@ -29,6 +32,10 @@ type Project struct {
 	PreviousReport string
 
 	seen *resultsSeen // results/ read early (results_early.go), or nil
+	// paper: the project was opened with the paper's protocol itself (the
+	// embedded params.yaml, no profile, no override), so Describe needs
+	// no comparison.
+	paper bool
 }
 
 // Options locate a project.
@@ -71,17 +78,40 @@ func Open(opt Options) (*Project, error) {
 		return nil, err
 	}
 	lockPath := LockPath(dir, opt.ParamsFile, cfg.Profile)
-	return open(cfg, opt, strings.TrimSuffix(lockPath, ".lock")+suffix+".lock")
+	own := strings.TrimSuffix(lockPath, ".lock") + suffix + ".lock"
+	readFrom := own
+	if _, err := os.Stat(own); suffix != "" && errors.Is(err, fs.ErrNotExist) {
+		// Its first pass reads the lock of the protocol it overrides, as
+		// a record to explain staleness by ("params changed: T 3000 →
+		// 300") and to find cached outputs by, and writes its own.
+		readFrom = lockPath
+	}
+	p, err := openLock(cfg, opt, own, readFrom)
+	if err != nil {
+		return nil, err
+	}
+	p.paper = opt.ParamsFile == "" && cfg.Profile == "paper" && len(opt.Set) == 0 && !protocolEnv(os.Environ())
+	return p, nil
+}
+
+// Describe is p.Config.Describe, at no cost for the paper's own protocol:
+// thv repro names it on its last line, also when it has nothing to do.
+func (p *Project) Describe() (compare.Protocol, error) {
+	if p.paper {
+		return compare.Protocol{}, nil
+	}
+	return p.Config.Describe()
 }
 
 // A lock belongs to its protocol: thv.lock is the paper's, and no override
 // may rewrite it. Overrides (--set, THV_* variables) that change the
 // protocol's values make another protocol, whose lock (and readings'
 // locks) are named after it: thv.set-1a2b3c4d.lock, by the first digits of
-// the digest of its values. Overrides that change nothing the results
-// depend on (outputs.results, the executors' settings) keep the lock.
+// its ProtocolDigest. Overrides that change nothing the results depend on
+// (outputs.results, the executors' settings, the readings sweep's
+// section) keep the lock.
 
-// overrideSuffix is ".set-" and 8 hex digits of cfg's values' digest when
+// overrideSuffix is ".set-" and 8 hex digits of cfg's ProtocolDigest when
 // opt's overrides change the values of its params file and profile, else
 // "".
 func overrideSuffix(opt LoadOptions, cfg *Config) (string, error) {
@@ -100,8 +130,8 @@ func overrideSuffix(opt LoadOptions, cfg *Config) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	digest := cfg.ValuesDigest()
-	if base.ValuesDigest() == digest {
+	digest := cfg.ProtocolDigest()
+	if base.ProtocolDigest() == digest {
 		return "", nil
 	}
 	return ".set-" + strings.TrimPrefix(digest, "sha256:")[:8], nil
@@ -175,6 +205,12 @@ func OpenStore(opt Options, dir string) (*artifacts.Store, error) {
 // open opens the store (unless opt has one) and the lock file; cfg's DAG
 // is planned when a pass needs it.
 func open(cfg *Config, opt Options, lockPath string) (*Project, error) {
+	return openLock(cfg, opt, lockPath, lockPath)
+}
+
+// openLock is open with the lock read from readFrom (lockPath, or the lock
+// of the protocol an override changes) and written to lockPath.
+func openLock(cfg *Config, opt Options, lockPath, readFrom string) (*Project, error) {
 	store := opt.Store
 	if store == nil {
 		dir, err := projectDir(opt)
@@ -212,7 +248,7 @@ func open(cfg *Config, opt Options, lockPath string) (*Project, error) {
 			early = pipeline.StartNoopCheck(store, kinds, pd, b, sum)
 		}
 	}
-	lock, err := pipeline.ReadLockEarly(lockPath, start)
+	lock, err := pipeline.ReadLockEarly(readFrom, start)
 	if err != nil {
 		early.Release()
 		return nil, err

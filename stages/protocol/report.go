@@ -354,7 +354,7 @@ func (p *Project) reportReadings(c *report.Comparison) (*report.Readings, error)
 	}
 	if len(rows) > 0 {
 		r.Protocol = rows[0].Protocol
-		r.Other = rows[0].ProtocolDigest != p.Config.ValuesDigest()
+		r.Other = rows[0].ProtocolDigest != p.Config.ProtocolDigest()
 	}
 	return r, nil
 }
@@ -403,7 +403,7 @@ func (p *Project) acrossRow() (*formats.ReadingRow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w (it is thv readings' output: rerun thv readings, or remove it)", filepath.Join(p.ResultsDir(), readingsFile), err)
 	}
-	digest := p.Config.ValuesDigest()
+	digest := p.Config.ProtocolDigest()
 	for i := range rows {
 		if r := &rows[i]; r.Set == "" && r.InstanceSeeds > 0 && r.ProtocolDigest == digest {
 			return r, nil

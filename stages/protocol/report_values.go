@@ -43,6 +43,21 @@ func (c *Config) ValuesDigest() string {
 	return fmt.Sprintf("sha256:%x", h.Sum(nil))
 }
 
+// ProtocolDigest is the SHA-256 of the values a pass's results depend
+// on: the protocol's values but the readings sweep's section, which
+// enters no task. A lock and thv readings' table are of the protocol
+// with this digest (overrideSuffix, the page's readings).
+func (c *Config) ProtocolDigest() string {
+	v := c.Values()
+	h := sha256.New()
+	for _, k := range valueKeys(v) {
+		if !strings.HasPrefix(k, sweepKeys) {
+			fmt.Fprintf(h, "%s = %s\n", k, v[k])
+		}
+	}
+	return fmt.Sprintf("sha256:%x", h.Sum(nil))
+}
+
 func valueKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
