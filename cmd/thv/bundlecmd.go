@@ -284,7 +284,7 @@ run.`,
 				if err == nil {
 					j.Message = c.verdict
 				}
-				if err := j.finish(out, err, sampled); err != nil {
+				if err := j.finish(cmd.Context(), out, err, sampled); err != nil {
 					return err
 				}
 			}
@@ -387,7 +387,13 @@ func (c *bundleCheck) run(cmd *cobra.Command, ef *executorFlags, vf *verifyFlags
 	if err != nil {
 		return rejected(fmt.Errorf("%s rejected: its protocol: %w", file, err))
 	}
-	d, err := proj.Config.Describe()
+	// The protocol is untrusted: a path it names must stay in the
+	// bundle (verify-bundle writes nothing there, but reads what thv
+	// readings left in it).
+	if r := proj.Config.Outputs.Results; !filepath.IsLocal(r) {
+		return rejected(fmt.Errorf("%s rejected: its protocol's outputs.results %q leaves the bundle's directory", file, r))
+	}
+	d, err := proj.Describe()
 	if err != nil {
 		return notChecked(err)
 	}
@@ -468,6 +474,7 @@ func (c *bundleCheck) run(cmd *cobra.Command, ef *executorFlags, vf *verifyFlags
 	} else {
 		c.items.notChecked("every task", sampleVerdict(rep))
 	}
+	proj.Config.Outputs.Results = filepath.Join(dir, bundle.ResultsDir) // its readings' table, as the page read it
 	if v, ok, err := proj.Verdict(status); err == nil && ok {
 		c.against = verdictLine(v, true)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -66,7 +67,7 @@ func (l checkList) print(w io.Writer) {
 type checkJSON struct {
 	Command  string        `json:"command"`
 	Bundle   string        `json:"bundle,omitempty"`
-	Outcome  string        `json:"outcome"` // verified, rejected, not checked, sample agreed
+	Outcome  string        `json:"outcome"` // verified, rejected, not checked, sample agreed, interrupted, error
 	Exit     int           `json:"exit"`
 	Message  string        `json:"message"` // the verdict's sentence, or the reason of a rejection
 	Protocol *protocolJSON `json:"protocol"`
@@ -164,9 +165,11 @@ func (j *checkJSON) addReport(rep *pipeline.VerifyReport, sample int, seed uint6
 }
 
 // finish sets the outcome from err (nil: verified, or a sample that
-// agreed) and writes the object.
-func (j *checkJSON) finish(w io.Writer, err error, sampled bool) error {
+// agreed; with ctx cancelled, interrupted) and writes the object.
+func (j *checkJSON) finish(ctx context.Context, w io.Writer, err error, sampled bool) error {
 	switch {
+	case err != nil && ctx.Err() != nil:
+		j.Outcome, j.Message = "interrupted", err.Error()
 	case err == nil && sampled:
 		j.Outcome = outcomeSample
 	case err == nil:
@@ -176,7 +179,9 @@ func (j *checkJSON) finish(w io.Writer, err error, sampled bool) error {
 		j.Message = err.Error()
 	}
 	j.Exit = outcomeCode[j.Outcome]
-	if j.Exit == 0 && err != nil {
+	if j.Outcome == "interrupted" {
+		j.Exit = 130 // 143 if by SIGTERM
+	} else if j.Exit == 0 && err != nil {
 		j.Exit = exitStatus(nil, err, nil)
 	}
 	enc := json.NewEncoder(w)

@@ -217,8 +217,9 @@ func TestOverridesLeaveThePapersLockAlone(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "thv.lock"), paper, 0o644)
 	// A small protocol by overrides: one seed, one geometry, one
 	// algorithm, small settings.
-	sets := []string{"seeds=[0]", "grid_seeds=[0]", "geometries=[linear]", "algorithms=[{name: RandomK, params: {once: 1}}]"}
-	env := []string{"THV_SEEDS=[0]", "THV_GRID_SEEDS=[0]", "THV_GEOMETRIES=[linear]", "THV_ALGORITHMS=[{name: RandomK, params: {once: 1}}]"}
+	algorithms := "[{name: THV-UCB, eta: [0.1], params: {delta: 0, clip: 1}}, {name: RandomK, params: {once: 1}}]"
+	sets := []string{"seeds=[0]", "grid_seeds=[0]", "geometries=[linear]", "algorithms=" + algorithms}
+	env := []string{"THV_SEEDS=[0]", "THV_GRID_SEEDS=[0]", "THV_GEOMETRIES=[linear]", "THV_ALGORITHMS=" + algorithms}
 	for _, s := range []string{"d2", "d3", "d4", "d5"} {
 		sets = append(sets, "settings."+s+".n=12", "settings."+s+".k=2", "settings."+s+".T=100")
 		env = append(env, "THV_SETTINGS_"+strings.ToUpper(s)+"_N=12", "THV_SETTINGS_"+strings.ToUpper(s)+"_K=2", "THV_SETTINGS_"+strings.ToUpper(s)+"_T=100")
@@ -336,7 +337,16 @@ func TestUntrustedNamesAndRunBlock(t *testing.T) {
 		}
 	}
 
+	// A path the protocol names stays in the bundle.
 	es := readBundle(t, path)
+	setFile(t, es, "tiny.yaml", []byte(strings.Replace(string(entryData(t, honest, "tiny.yaml")), "  results: results", "  results: ../../elsewhere", 1)))
+	outside := filepath.Join(t.TempDir(), "outside.tar.gz")
+	writeBundle(t, outside, es)
+	if out, err := run(bin, t.TempDir(), "verify-bundle", outside); exitCode(err) != exitRejected || !strings.Contains(out, `its protocol's outputs.results "../../elsewhere" leaves the bundle's directory`) {
+		t.Errorf("outputs.results outside the bundle: exit %d\n%s", exitCode(err), out)
+	}
+
+	es = readBundle(t, path)
 	page := string(entryData(t, es, "results/index.html"))
 	page = regexp.MustCompile(`<tr><th scope="row">thv</th><td>[^<]*</td></tr>`).ReplaceAllString(page, `<tr><th scope="row">thv</th><td>thv v1.0.0 (official release, reviewed)</td></tr>`)
 	page = regexp.MustCompile(`<tr><th scope="row">thv verify</th><td>[^<]*</td></tr>`).ReplaceAllString(page, `<tr><th scope="row">thv verify</th><td>2026-01-01: bundle verified by thv verify-bundle, every task</td></tr>`)

@@ -63,7 +63,7 @@ date): verify checks what a repro recorded, it does not make it.`,
 				j.addReport(c.rep, c.opt.Sample, c.opt.Seed)
 				j.Against = c.against
 				j.Items = c.items
-				if err := j.finish(out, err, sampled); err != nil {
+				if err := j.finish(cmd.Context(), out, err, sampled); err != nil {
 					return err
 				}
 			}

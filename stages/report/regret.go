@@ -37,11 +37,22 @@ type RegretLine struct {
 
 // lineColours are the algorithms' colours, the proposed method first
 // (black), then the Okabe–Ito palette, which readers with a colour vision
-// deficiency tell apart; each line is also named in the legend.
+// deficiency tell apart; past them the colours repeat, dashed. Each line
+// is also named in the legend.
 var lineColours = []string{"#000000", "#e69f00", "#0072b2", "#009e73", "#d55e00", "#cc79a7", "#56b4e9", "#8c6d31"}
+
+// lineStyle is the i-th algorithm's colour and dash pattern ("": solid).
+func lineStyle(i int) (colour, dash string) {
+	colour = lineColours[i%len(lineColours)]
+	if i >= len(lineColours) {
+		dash = "5 3"
+	}
+	return colour, dash
+}
 
 // Regret panel geometry, in SVG units.
 const (
+	regretRight  = 24.0 // room for the last tick's label
 	regretLeft   = 44.0
 	regretGap    = 26.0
 	regretTop    = 20.0
@@ -56,14 +67,14 @@ func regretFigure(w *page, f RegretFigure, proposed string) {
 		return
 	}
 	width := plotWidth
-	panelWidth := (width - regretLeft - float64(n-1)*regretGap) / float64(n)
+	panelWidth := (width - regretLeft - regretRight - float64(n-1)*regretGap) / float64(n)
 	height := regretTop + regretHeight + regretBottom
-	colours := map[string]string{}
+	colours, dashes := map[string]string{}, map[string]string{}
 	var order []string
 	for _, pn := range f.Panels {
 		for _, l := range pn.Lines {
 			if _, ok := colours[l.Algo]; !ok {
-				colours[l.Algo] = lineColours[len(order)%len(lineColours)]
+				colours[l.Algo], dashes[l.Algo] = lineStyle(len(order))
 				order = append(order, l.Algo)
 			}
 		}
@@ -107,8 +118,12 @@ func regretFigure(w *page, f RegretFigure, proposed string) {
 			if l.Algo == proposed {
 				width = "2"
 			}
-			w.f("<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" points=\"%s\"><title>%s, %s: %s at t = %d</title></polyline>\n",
-				colours[l.Algo], width, pts.String(), esc(l.Algo), esc(pn.Geometry), tick(l.Mean[len(l.Mean)-1]), l.Rounds[len(l.Rounds)-1])
+			dash := ""
+			if d := dashes[l.Algo]; d != "" {
+				dash = ` stroke-dasharray="` + d + `"`
+			}
+			w.f("<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s points=\"%s\"><title>%s, %s: %s at t = %d</title></polyline>\n",
+				colours[l.Algo], width, dash, pts.String(), esc(l.Algo), esc(pn.Geometry), tick(l.Mean[len(l.Mean)-1]), l.Rounds[len(l.Rounds)-1])
 		}
 	}
 	w.f("<text x=\"%s\" y=\"%s\" font-size=\"10\" text-anchor=\"middle\" aria-hidden=\"true\">round t</text>\n", f1(width/2), f1(height-4))
@@ -117,6 +132,9 @@ func regretFigure(w *page, f RegretFigure, proposed string) {
 		name := esc(a)
 		if a == proposed {
 			name += " (ours)"
+		}
+		if dashes[a] != "" {
+			name += " (dashed)"
 		}
 		w.f("<span><span class=\"swatch\" style=\"background:%s\"></span> %s</span> ", colours[a], name)
 	}

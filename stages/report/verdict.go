@@ -61,5 +61,5 @@ func verdict(w *page, p Page) {
 func check(w *page) {
 	w.WriteString("<p class=\"check\"><strong>Check it yourself</strong> with a <code>thv</code> you built: in the project, " +
 		"<code>thv verify</code> re-executes every task of the lock and compares every output bit for bit; a bundle of it, " +
-		"<code>thv verify-bundle FILE.tar.gz</code>, does the same from the bundle alone (docs/bundles.md).</p>\n")
+		"<code>thv verify-bundle FILE.tar.gz</code>, does the same from the bundle alone, with a <code>thv</code> built from code you trust.</p>\n")
 }
