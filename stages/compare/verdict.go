@@ -89,7 +89,7 @@ func Band(values []float64, band [2]float64) (low, high float64) {
 // between is a value strictly between a < b (their midpoint, or b's
 // neighbour towards a when the midpoint rounds to an end).
 func between(a, b float64) float64 {
-	m := a + (b-a)/2
+	m := a + float64((b-a)/2)
 	if m <= a || m >= b {
 		return math.Nextafter(b, a)
 	}

@@ -87,8 +87,8 @@ func plot(w *page, p Page) {
 		}
 	}
 	rowsOfPanels := len(settings)
-	height := float64(rowsOfPanels)*(panelTitle+panelHeight+8) + labelHeight + legendRoom
-	panelWidth := (plotWidth - plotLeft - float64(cols-1)*plotGap) / float64(cols)
+	height := float64(float64(rowsOfPanels)*(panelTitle+panelHeight+8)) + labelHeight + legendRoom
+	panelWidth := (plotWidth - plotLeft - float64(float64(cols-1)*plotGap)) / float64(cols)
 	columns := len(algos) * len(geometries)
 	step := panelWidth / float64(columns+len(algos)-1) // a column per value, a gap between algorithms
 
@@ -107,8 +107,8 @@ func plot(w *page, p Page) {
 	for _, x := range panels {
 		row := slices.Index(settings, x.setting)
 		col := slices.Index(metrics, x.metric)
-		left := plotLeft + float64(col)*(panelWidth+plotGap)
-		top := float64(row)*(panelTitle+panelHeight+8) + panelTitle
+		left := plotLeft + float64(float64(col)*(panelWidth+plotGap))
+		top := float64(float64(row)*(panelTitle+panelHeight+8)) + panelTitle
 		mid := top + panelHeight/2
 		half := panelHeight / 2
 		y := func(rel float64) float64 { return mid - float64(clampRel(rel)*half) }
@@ -126,7 +126,7 @@ func plot(w *page, p Page) {
 		w.WriteString("</g>\n")
 		for _, r := range x.rows {
 			a, g := slices.Index(algos, r.Algorithm), slices.Index(geometries, r.Geometry)
-			cx := left + float64(float64(a*(len(geometries)+1)+g)*step) + step/2
+			cx := left + float64(float64(a*(len(geometries)+1)+g)*step) + float64(step/2)
 			v := judgedVerdict(r)
 			colour := plotColours[v]
 			w.f("<g><title>%s</title>", esc(cellText(r)))
@@ -150,7 +150,7 @@ func plot(w *page, p Page) {
 		if row == rowsOfPanels-1 {
 			w.WriteString("<g aria-hidden=\"true\">")
 			for a, name := range algos {
-				cx := left + float64(float64(a*(len(geometries)+1))*step) + float64(float64(len(geometries))*step)/2
+				cx := left + float64(float64(a*(len(geometries)+1))*step) + float64(float64(float64(len(geometries))*step)/2)
 				w.f("<text font-size=\"9\" text-anchor=\"end\" transform=\"translate(%s %s) rotate(-35)\">%s</text>", f1(cx), f1(top+panelHeight+10), esc(name))
 			}
 			w.WriteString("</g>\n")

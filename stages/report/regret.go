@@ -67,7 +67,7 @@ func regretFigure(w *page, f RegretFigure, proposed string) {
 		return
 	}
 	width := plotWidth
-	panelWidth := (width - regretLeft - regretRight - float64(n-1)*regretGap) / float64(n)
+	panelWidth := (width - regretLeft - regretRight - float64(float64(n-1)*regretGap)) / float64(n)
 	height := regretTop + regretHeight + regretBottom
 	colours, dashes := map[string]string{}, map[string]string{}
 	var order []string
