@@ -284,7 +284,7 @@ func writeCompareJSON(w io.Writer, v compare.Verdict, rows []formats.Comparison,
 	}
 	for _, r := range rows {
 		x := valueJSON{Setting: r.Setting, Geometry: r.Geometry, Algorithm: r.Algorithm, Metric: r.Metric, Published: r.Published, PublishedCI: r.PublishedCI,
-			Ours: number(r.Ours), OursCI: number(r.OursCI), Percentile: number(r.Percentile), Verdict: valueVerdict(r), NotComparable: r.NotComparable}
+			Ours: number(r.Ours), OursCI: number(r.OursCI), Percentile: number(r.Percentile), Verdict: compare.VerdictWord(r), NotComparable: r.NotComparable}
 		if r.Missing {
 			x.Ours, x.OursCI = nil, nil
 		}
@@ -296,19 +296,6 @@ func writeCompareJSON(w io.Writer, v compare.Verdict, rows []formats.Comparison,
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(j)
-}
-
-// valueVerdict is a value's verdict word.
-func valueVerdict(r formats.Comparison) string {
-	switch {
-	case r.Missing:
-		return "missing"
-	case r.NotComparable != "":
-		return "not comparable"
-	case r.Agrees:
-		return "agrees"
-	}
-	return "differs"
 }
 
 // storedComparison reads the outputs of the up-to-date compare task.

@@ -168,6 +168,20 @@ func oursFor(res Results, finals map[string][]formats.Summary, c RefCell, metric
 	return o, true
 }
 
+// VerdictWord is a value's verdict in words: agrees, differs, missing or
+// not comparable.
+func VerdictWord(r formats.Comparison) string {
+	switch {
+	case r.Missing:
+		return "missing"
+	case r.NotComparable != "":
+		return "not comparable"
+	case r.Agrees:
+		return "agrees"
+	}
+	return "differs"
+}
+
 // notJudged is row r of a value the protocol cannot reproduce: our mean
 // and CI stay (they are what we computed), every verdict is withdrawn.
 func notJudged(r formats.Comparison, why string) formats.Comparison {

@@ -333,19 +333,28 @@ func (p *Project) reportCompare(r *pipeline.Result) (*report.Comparison, error) 
 	return c, nil
 }
 
-// reportReadings reads results/readings.parquet if thv readings wrote it.
-func (p *Project) reportReadings(c *report.Comparison) (*report.Readings, error) {
-	path := filepath.Join(p.ResultsDir(), readingsFile)
+// readingsOutput reads the file name of results/ that thv readings
+// writes, decoded; ok false if there is none.
+func readingsOutput[T any](p *Project, name string, decode func([]byte) (T, error)) (v T, ok bool, err error) {
+	path := filepath.Join(p.ResultsDir(), name)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return v, false, nil
 	}
 	if err != nil {
+		return v, false, err
+	}
+	if v, err = decode(b); err != nil {
+		return v, false, fmt.Errorf("%s: %w (it is thv readings' output: rerun thv readings, or remove it)", path, err)
+	}
+	return v, true, nil
+}
+
+// reportReadings reads results/readings.parquet if thv readings wrote it.
+func (p *Project) reportReadings(c *report.Comparison) (*report.Readings, error) {
+	rows, ok, err := readingsOutput(p, readingsFile, formats.DecodeReadings)
+	if !ok || err != nil {
 		return nil, err
-	}
-	rows, err := formats.DecodeReadings(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w (it is thv readings' output: rerun thv readings, or remove it)", path, err)
 	}
 	r := &report.Readings{Rows: rows}
 	if c != nil {
@@ -372,17 +381,10 @@ func (p *Project) verdict(c *report.Comparison) (v compare.Verdict, judged []for
 	if err != nil || row == nil {
 		return v, judged, nil, err
 	}
-	path := filepath.Join(p.ResultsDir(), AcrossFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return v, judged, nil, nil // a sweep without its rows: its counts are not the page's headline
-	}
-	if err != nil {
+	// A sweep without its rows: its counts are not the page's headline.
+	rows, ok, err := readingsOutput(p, AcrossFile, formats.DecodeComparisons)
+	if !ok || err != nil {
 		return v, judged, nil, err
-	}
-	rows, err := formats.DecodeComparisons(b)
-	if err != nil {
-		return v, judged, nil, fmt.Errorf("%s: %w (it is thv readings' output: rerun thv readings, or remove it)", path, err)
 	}
 	v.Across = row
 	return v, rows, row, nil
@@ -392,16 +394,9 @@ func (p *Project) verdict(c *report.Comparison) (v compare.Verdict, judged []for
 // across fixed instances (no override, several instance seeds), if thv
 // readings wrote it for this protocol; nil otherwise.
 func (p *Project) acrossRow() (*formats.ReadingRow, error) {
-	b, err := os.ReadFile(filepath.Join(p.ResultsDir(), readingsFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	rows, _, err := readingsOutput(p, readingsFile, formats.DecodeReadings)
 	if err != nil {
 		return nil, err
-	}
-	rows, err := formats.DecodeReadings(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w (it is thv readings' output: rerun thv readings, or remove it)", filepath.Join(p.ResultsDir(), readingsFile), err)
 	}
 	digest := p.Config.ProtocolDigest()
 	for i := range rows {

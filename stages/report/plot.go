@@ -25,19 +25,6 @@ import (
 // sees them), each named in the legend beside it.
 var plotColours = map[string]string{"agrees": "#1f5fbf", "differs": "#c2410c", "not comparable": "#7a7a7a", "missing": "#a06c00"}
 
-// judgedVerdict is a row's verdict word.
-func judgedVerdict(r formats.Comparison) string {
-	switch {
-	case r.Missing:
-		return "missing"
-	case r.NotComparable != "":
-		return "not comparable"
-	case r.Agrees:
-		return "agrees"
-	}
-	return "differs"
-}
-
 // Plot geometry, in SVG units.
 const (
 	plotWidth   = 1200.0
@@ -127,7 +114,7 @@ func plot(w *page, p Page) {
 		for _, r := range x.rows {
 			a, g := slices.Index(algos, r.Algorithm), slices.Index(geometries, r.Geometry)
 			cx := left + float64(float64(a*(len(geometries)+1)+g)*step) + float64(step/2)
-			v := judgedVerdict(r)
+			v := compare.VerdictWord(r)
 			colour := plotColours[v]
 			w.f("<g><title>%s</title>", esc(cellText(r)))
 			if pc := relative(r.Published+r.PublishedCI, r.Published); !math.IsNaN(pc) && pc > 0 {
@@ -159,7 +146,7 @@ func plot(w *page, p Page) {
 	w.WriteString("</svg>\n")
 	counts := map[string]int{}
 	for _, r := range p.Judged {
-		counts[judgedVerdict(r)]++
+		counts[compare.VerdictWord(r)]++
 	}
 	w.WriteString("<figcaption><span class=\"legend\">")
 	for _, v := range []string{"agrees", "differs", "not comparable", "missing"} {
@@ -217,7 +204,7 @@ func cellText(r formats.Comparison) string {
 	if !r.Missing {
 		fmt.Fprintf(&b, "; ours %s", compare.Estimate(r.Ours, r.OursCI))
 	}
-	b.WriteString(" — " + judgedVerdict(r))
+	b.WriteString(" — " + compare.VerdictWord(r))
 	if r.NotComparable != "" {
 		b.WriteString(": " + r.NotComparable)
 	}
