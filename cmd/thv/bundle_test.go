@@ -221,8 +221,7 @@ func replaceSum(es []tarEntry, name string, data []byte, crate bool) {
 	}
 }
 
-// editEntry edits the bundle's file name, with its digests in the
-// manifest and the crate.
+// editEntry edits the bundle's file name, and reseals the bundle.
 func editEntry(t *testing.T, es []tarEntry, name string, edit func([]byte) []byte) []tarEntry {
 	t.Helper()
 	for i, e := range es {
@@ -231,9 +230,8 @@ func editEntry(t *testing.T, es []tarEntry, name string, edit func([]byte) []byt
 			if bytes.Equal(data, e.data) {
 				t.Fatalf("the edit of %s changed nothing", name)
 			}
-			replaceSum(es, name, data, true)
 			es[i].data = data
-			return es
+			return reseal(t, es)
 		}
 	}
 	t.Fatalf("no %s in the bundle", name)
@@ -291,9 +289,8 @@ func TestVerifyBundleRejectsTampering(t *testing.T) {
 				if e.hdr.Name == "results/figures/d2.png" {
 					data := bytes.Clone(e.data)
 					data[bytes.Index(data, []byte("IDAT"))+100] ^= 1
-					replaceSum(es, e.hdr.Name, data, true)
 					es[i].data = data
-					return es, "results/figures/d2.png"
+					return reseal(t, es), "results/figures/d2.png"
 				}
 			}
 			t.Fatal("no results/figures/d2.png in the bundle")
@@ -319,9 +316,8 @@ func TestVerifyBundleRejectsTampering(t *testing.T) {
 			i := object(es)
 			data := bytes.Clone(es[i].data)
 			data[len(data)/2] ^= 1
-			replaceSum(es, es[i].hdr.Name, data, true)
 			es[i].data = data
-			return es, filepath.Base(es[i].hdr.Name)
+			return reseal(t, es), filepath.Base(es[i].hdr.Name)
 		}, "rejected: its store failed the check"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

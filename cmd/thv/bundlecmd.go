@@ -102,24 +102,17 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 				image = nil
 			}
 			version, published := buildVersion()
+			opt, err := bundleOptions(name, profile)
+			if err != nil {
+				return err
+			}
+			opt.Protocol.Data = data
+			opt.Results, opt.Drawn, opt.Source, opt.Image = os.DirFS(results), drawn, thvmodule.Module, image
+			opt.Tool.Version, opt.Tool.GoVersion, opt.Published = version, runtime.Version(), published
 			errw := cmd.ErrOrStderr()
+			opt.Progress = phaseBar(errw, "bundle")
 			start := time.Now()
-			sum, err := bundle.Write(cmd.Context(), proj.Project, out, bundle.Options{
-				Protocol:  bundle.File{Path: name, Data: data},
-				Profile:   profile,
-				LockName:  filepath.Base(protocol.LockPath("", name, profile)),
-				Results:   os.DirFS(results),
-				Drawn:     drawn,
-				Source:    thvmodule.Module,
-				Image:     image,
-				Tool:      bundle.Tool{Name: "thv", Version: version, GoVersion: runtime.Version()},
-				Published: published,
-				Reproduce: fmt.Sprintf("thv repro --params %s --profile %s --store store", name, profile),
-				Verify:    "thv verify-bundle <this archive>",
-				Rebuild:   "cd source && CGO_ENABLED=0 go build -trimpath ./cmd/thv",
-				Report:    protocol.ReportName,
-				Progress:  phaseBar(errw, "bundle"),
-			})
+			sum, err := bundle.Write(cmd.Context(), proj.Project, out, opt)
 			if err != nil {
 				return err
 			}
@@ -295,9 +288,6 @@ run.`,
 			if err := noOverrides(protocolData); err != nil {
 				return err
 			}
-			if err := bundle.CheckCrate(dir, manifest); err != nil {
-				return fmt.Errorf("%s rejected: %w", args[0], err)
-			}
 			proj, err := protocol.Open(protocol.Options{
 				LoadOptions: protocol.LoadOptions{ParamsFile: filepath.Join(dir, params), Profile: lock.Profile},
 				StoreDir:    filepath.Join(dir, bundle.StoreDir),
@@ -328,6 +318,10 @@ run.`,
 					continue // downstream of a dispute
 				}
 				return fmt.Errorf("%s rejected: task %s is not up to date in the bundle's own store (%s%s): the bundle is not self-consistent", args[0], r.Task.ID, r.Status, reasonText(r.Reason))
+			}
+			contents, err := checkBundleContents(proj, status, dir, manifest, params)
+			if err != nil {
+				return fmt.Errorf("%s rejected: %w", args[0], err)
 			}
 			if len(status.Disputes) == 0 {
 				notes, err := resultsAgree(proj, status, dir)
@@ -365,9 +359,11 @@ run.`,
 			}
 			if !rep.Complete() {
 				fmt.Fprintf(out, "bundle NOT verified: %s\n", sampleVerdict(rep))
+				printAccount(out, verifyAccount(rep, contents))
 				return nil
 			}
 			fmt.Fprintf(out, "bundle verified: this thv re-executed all %d tasks of %s from its recorded inputs and got the lock's bytes for every output; its results/ are those outputs\n", rep.Tasks(), args[0])
+			printAccount(out, verifyAccount(rep, contents))
 			return nil
 		},
 	}

@@ -1,11 +1,9 @@
 package bundle
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -31,43 +29,6 @@ func (m Manifest) Protocol() (params, lock string, err error) {
 		return "", "", fmt.Errorf("a bundle holds one protocol file (.yaml) and one lock (.lock) at its top, this one %d and %d", len(yamls), len(locks))
 	}
 	return yamls[0], locks[0], nil
-}
-
-// CheckCrate checks that the RO-Crate of the bundle extracted in dir
-// agrees with its manifest m: every digest the crate gives for a file is
-// the manifest's, and it describes no file the bundle does not hold. (The
-// manifest itself was checked, file by file, by Extract.)
-func CheckCrate(dir string, m Manifest) error {
-	data, err := os.ReadFile(filepath.Join(dir, CrateName))
-	if err != nil {
-		return err
-	}
-	var crate struct {
-		Graph []struct {
-			ID     string `json:"@id"`
-			SHA256 string `json:"sha256"`
-		} `json:"@graph"`
-	}
-	if err := json.Unmarshal(data, &crate); err != nil {
-		return fmt.Errorf("%s: %v", CrateName, err)
-	}
-	for _, e := range crate.Graph {
-		if e.SHA256 == "" || strings.HasPrefix(e.ID, "#") {
-			continue
-		}
-		p, err := url.PathUnescape(e.ID)
-		if err != nil {
-			return fmt.Errorf("%s: @id %q: %v", CrateName, e.ID, err)
-		}
-		sum, ok := m[p]
-		if !ok {
-			return fmt.Errorf("%s describes %s, which the bundle does not hold", CrateName, e.ID)
-		}
-		if fmt.Sprintf("%x", sum) != e.SHA256 {
-			return fmt.Errorf("%s gives %s the SHA-256 %s, %s says %x", CrateName, e.ID, e.SHA256, ManifestName, sum)
-		}
-	}
-	return nil
 }
 
 // CheckResults checks that the results/ of the bundle extracted in dir are

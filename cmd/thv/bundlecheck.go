@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"thv/pipeline"
+	"thv/pipeline/bundle"
+	"thv/stages/protocol"
+)
+
+// bundleOptions are the options thv bundle writes a bundle of the protocol
+// file name and profile with, but for its contents (results, source,
+// image) and the tool's version and date: verify-bundle regenerates the
+// crate with the same ones.
+func bundleOptions(name, profile string) (bundle.Options, error) {
+	return bundle.Options{
+		Protocol:  bundle.File{Path: name},
+		Profile:   profile,
+		LockName:  lockName(name, profile),
+		Tool:      bundle.Tool{Name: "thv"},
+		Reproduce: fmt.Sprintf("thv repro --params %s --profile %s --store store", name, profile),
+		Verify:    "thv verify-bundle <this archive>",
+		Rebuild:   rebuildCommand,
+		Report:    protocol.ReportName,
+	}, nil
+}
+
+// rebuildCommand builds thv from a bundle's source/, offline: the modules
+// are vendored.
+const rebuildCommand = "cd source && CGO_ENABLED=0 go build -mod=vendor -trimpath ./cmd/thv"
+
+func lockName(params, profile string) string {
+	return filepath.Base(protocol.LockPath("", params, profile))
+}
+
+// checkBundleContents checks the files of the bundle extracted in dir
+// against what a bundle of its lock holds and what thv writes for it
+// (bundle.CheckContents), and returns its account.
+func checkBundleContents(proj *protocol.Project, status *pipeline.Report, dir string, m bundle.Manifest, params string) ([]bundle.Check, error) {
+	opt, err := bundleOptions(params, proj.Lock.Profile)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Drawn, err = protocol.DrawnResults(status); err != nil {
+		return nil, err
+	}
+	_, checks, err := bundle.CheckContents(proj.Project, status, dir, m, opt)
+	return checks, err
+}
+
+// verifyAccount is the account of a verification of a bundle: what the
+// re-execution covered, results/, and the checks of its other parts.
+func verifyAccount(rep *pipeline.VerifyReport, parts []bundle.Check) []bundle.Check {
+	var out []bundle.Check
+	checked := 0
+	for _, k := range rep.Kinds {
+		checked += k.Checked
+	}
+	if rep.Complete() {
+		out = append(out, bundle.Check{Item: "the lock and store/", Status: bundle.Reexecuted,
+			Reason: fmt.Sprintf("all %d tasks re-executed by this thv from their recorded inputs; every output is the lock's and every object of the store was re-hashed", rep.Tasks())})
+	} else {
+		out = append(out,
+			bundle.Check{Item: "the lock and store/", Status: bundle.Reexecuted,
+				Reason: fmt.Sprintf("a random sample of %d of the %d tasks re-executed; every object of the store was re-hashed", checked, rep.Tasks())},
+			bundle.Check{Item: "the other tasks' outputs", Status: bundle.NotChecked,
+				Reason: fmt.Sprintf("%d tasks were not re-executed (--sample)", rep.Tasks()-checked)})
+	}
+	out = append(out,
+		bundle.Check{Item: "results/", Status: bundle.Rederived,
+			Reason: "exported afresh from the store and compared: copies of outputs byte for byte, the figures' PNGs drawn again (their pixels within the tolerance for another CPU, every other byte identical), the page byte for byte"},
+		bundle.Check{Item: "results/" + protocol.ReportName + "'s run block", Status: bundle.NotChecked,
+			Reason: "the date, executor, thv and last thv verify of the run that wrote the page: stated by the bundle's author (plain text only)"})
+	return append(out, parts...)
+}
+
+// printAccount prints the account, checked parts first.
+func printAccount(w io.Writer, checks []bundle.Check) {
+	fmt.Fprintln(w, "checked:")
+	for _, c := range checks {
+		if c.Status != bundle.NotChecked {
+			fmt.Fprintf(w, "  %s (%s): %s\n", c.Item, c.Status, c.Reason)
+		}
+	}
+	fmt.Fprintln(w, "not checked:")
+	for _, c := range checks {
+		if c.Status == bundle.NotChecked {
+			fmt.Fprintf(w, "  %s: %s\n", c.Item, c.Reason)
+		}
+	}
+}
