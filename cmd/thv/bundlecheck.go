@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime/debug"
+	"strings"
 
+	thvmodule "thv"
 	"thv/pipeline"
 	"thv/pipeline/bundle"
 	"thv/stages/protocol"
@@ -31,6 +34,11 @@ func bundleOptions(name, profile string) (bundle.Options, error) {
 // are vendored.
 const rebuildCommand = "cd source && CGO_ENABLED=0 go build -mod=vendor -trimpath ./cmd/thv"
 
+// rebuildIn is rebuildCommand in the bundle extracted in dir.
+func rebuildIn(dir string) string {
+	return strings.Replace(rebuildCommand, "cd source", "cd "+dir+"/source", 1)
+}
+
 func lockName(params, profile string) string {
 	return filepath.Base(protocol.LockPath("", params, profile))
 }
@@ -48,6 +56,26 @@ func checkBundleContents(proj *protocol.Project, status *pipeline.Report, dir st
 	}
 	_, checks, err := bundle.CheckContents(proj.Project, status, dir, m, opt)
 	return checks, err
+}
+
+// checkBundleSource checks the bundle's source/ against its lock's code
+// units (bundle.CheckSource), with this thv's third-party table, and its
+// other files against this thv's own source.
+func checkBundleSource(dir string, lock *pipeline.Lock) ([]bundle.Check, error) {
+	checks, err := bundle.CheckSource(dir, lock.Code, bundle.SourceCode{Module: thvModulePath(), ThirdParty: thvmodule.ThirdParty, Own: thvmodule.Module})
+	if err != nil {
+		return nil, err
+	}
+	vendor, err := bundle.CheckVendor(dir, bundle.ModuleCache())
+	return append(checks, vendor...), err
+}
+
+// thvModulePath is the path of thv's module, from the build info.
+func thvModulePath() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Path != "" {
+		return bi.Main.Path
+	}
+	return "thv"
 }
 
 // verifyAccount is the account of a verification of a bundle: what the
@@ -76,6 +104,10 @@ func verifyAccount(rep *pipeline.VerifyReport, parts []bundle.Check) []bundle.Ch
 	return append(out, parts...)
 }
 
+// maxListedFiles is how many files of a not-checked part the account
+// prints.
+const maxListedFiles = 10
+
 // printAccount prints the account, checked parts first.
 func printAccount(w io.Writer, checks []bundle.Check) {
 	fmt.Fprintln(w, "checked:")
@@ -88,6 +120,13 @@ func printAccount(w io.Writer, checks []bundle.Check) {
 	for _, c := range checks {
 		if c.Status == bundle.NotChecked {
 			fmt.Fprintf(w, "  %s: %s\n", c.Item, c.Reason)
+			for i, f := range c.Files {
+				if i == maxListedFiles {
+					fmt.Fprintf(w, "    … and %d more (--dir DIR keeps them to read)\n", len(c.Files)-i)
+					break
+				}
+				fmt.Fprintf(w, "    %q\n", f)
+			}
 		}
 	}
 }

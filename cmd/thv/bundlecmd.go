@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -31,9 +32,9 @@ var bundleImage = imageArchive
 func newBundleCommand() *cobra.Command {
 	var pf projectFlags
 	var out string
-	var noImage bool
+	var noImage, noVendor bool
 	cmd := &cobra.Command{
-		Use:   "bundle -o FILE [--no-image]",
+		Use:   "bundle -o FILE [--no-image] [--no-vendor]",
 		Short: "Write one archive with everything needed to check the reproduction bit for bit",
 		Long: `Write a deterministic tar.gz holding the protocol file, the lock, results/,
 a store with every artifact the lock's tasks output (store/), the module's
@@ -101,13 +102,27 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 			if noImage {
 				image = nil
 			}
+			// source/ builds offline: its modules are vendored.
+			var vendor fs.FS
+			if !noVendor {
+				vendorDir, err := tempdir.New("thv-bundle-vendor-")
+				if err != nil {
+					return err
+				}
+				defer vendorDir.Remove()
+				dir := filepath.Join(vendorDir.Path(), "vendor")
+				if err := bundle.Vendor(cmd.Context(), thvmodule.Module, thvModulePath(), []string{thvModulePath() + "/cmd/thv"}, dir); err != nil {
+					return fmt.Errorf("%w (or bundle without vendored modules: --no-vendor)", err)
+				}
+				vendor = os.DirFS(dir)
+			}
 			version, published := buildVersion()
 			opt, err := bundleOptions(name, profile)
 			if err != nil {
 				return err
 			}
 			opt.Protocol.Data = data
-			opt.Results, opt.Drawn, opt.Source, opt.Image = os.DirFS(results), drawn, thvmodule.Module, image
+			opt.Results, opt.Drawn, opt.Source, opt.Vendor, opt.Image = os.DirFS(results), drawn, thvmodule.Module, vendor, image
 			opt.Tool.Version, opt.Tool.GoVersion, opt.Published = version, runtime.Version(), published
 			errw := cmd.ErrOrStderr()
 			opt.Progress = phaseBar(errw, "bundle")
@@ -127,6 +142,7 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 	}
 	pf.register(cmd)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the bundle file to write (tar.gz)")
+	cmd.Flags().BoolVar(&noVendor, "no-vendor", false, "leave the vendored modules out of source/ (about 9 MB smaller): building thv from source/ then needs the module proxy")
 	cmd.Flags().BoolVar(&noImage, "no-image", false, "leave the OCI image out (15 MB smaller): the image is published for running the tasks in containers, never run by verify-bundle")
 	return cmd
 }
@@ -235,7 +251,7 @@ run.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if useBinary {
 				return errors.New("--use-bundle-binary was removed: a bundle's own thv would run a forger's code on this machine, and a forger's binary agrees with its forgery, so its verdict proves nothing; " +
-					"build thv from the bundle's source/ instead (thv verify-bundle FILE --dir DIR; review DIR/source, then cd DIR/source && CGO_ENABLED=0 go build -trimpath ./cmd/thv) and verify with that build")
+					"build thv from the bundle's source/ instead (thv verify-bundle FILE --dir DIR; review DIR/source, then " + rebuildIn("DIR") + ") and verify with that build")
 			}
 			opt, err := vf.options(cmd)
 			if err != nil {
@@ -281,6 +297,10 @@ run.`,
 			if err != nil {
 				return fmt.Errorf("%s rejected: %w", args[0], err)
 			}
+			sourceChecks, err := checkBundleSource(dir, lock)
+			if err != nil {
+				return fmt.Errorf("%s rejected: %w: a thv built from it would not compute the lock's keys", args[0], err)
+			}
 			protocolData, err := os.ReadFile(filepath.Join(dir, params))
 			if err != nil {
 				return err
@@ -311,8 +331,9 @@ run.`,
 					continue // a dispute is reported, and settled, by Verify
 				}
 				if strings.Contains(r.Reason, "code changed") {
-					return fmt.Errorf("this thv was built from other code than the bundle's thv (task %s: %s), so it computes other keys and cannot check the bundle's artifacts: "+
-						"build thv from the bundle's source/ (thv verify-bundle FILE --dir DIR; review DIR/source, then cd DIR/source && CGO_ENABLED=0 go build -trimpath ./cmd/thv) and verify with that build", r.Task.ID, r.Reason)
+					return fmt.Errorf("this thv was built from other code than the bundle's thv (task %s: %s), so it computes other keys and cannot check the bundle's artifacts; "+
+						"the bundle's source/ is the code its lock records, so it is this thv's code that differs: "+
+						"build thv from the bundle's source/ (thv verify-bundle FILE --dir DIR; review DIR/source, then %s) and verify with that build", r.Task.ID, r.Reason, rebuildIn("DIR"))
 				}
 				if r.Status == pipeline.Waiting && len(status.Disputes) > 0 {
 					continue // downstream of a dispute
@@ -359,11 +380,11 @@ run.`,
 			}
 			if !rep.Complete() {
 				fmt.Fprintf(out, "bundle NOT verified: %s\n", sampleVerdict(rep))
-				printAccount(out, verifyAccount(rep, contents))
+				printAccount(out, verifyAccount(rep, append(contents, sourceChecks...)))
 				return nil
 			}
 			fmt.Fprintf(out, "bundle verified: this thv re-executed all %d tasks of %s from its recorded inputs and got the lock's bytes for every output; its results/ are those outputs\n", rep.Tasks(), args[0])
-			printAccount(out, verifyAccount(rep, contents))
+			printAccount(out, verifyAccount(rep, append(contents, sourceChecks...)))
 			return nil
 		},
 	}

@@ -37,9 +37,10 @@ const (
 // it, what the verification did with it, and how or why not. A complete
 // account names every byte of the bundle.
 type Check struct {
-	Item   string `json:"item"`
-	Status string `json:"status"`
-	Reason string `json:"reason"`
+	Item   string   `json:"item"`
+	Status string   `json:"status"`
+	Reason string   `json:"reason"`
+	Files  []string `json:"files,omitempty"` // the files Item stands for, where it names several
 }
 
 // Stated are the crate's values that nothing in a bundle determines: the
@@ -96,15 +97,15 @@ func CheckContents(p *pipeline.Project, status *pipeline.Report, dir string, m M
 		}
 	}
 	checks := []Check{
-		{ManifestName, Rederived, "it lists exactly the files a bundle of this lock holds, and each file's SHA-256 was recomputed"},
-		{opt.Protocol.Path, Rederived, "the canonical form of the protocol this thv planned the lock's tasks from"},
-		{CrateName, Rederived, "byte for byte the crate this thv writes from the lock, the store and the bundle's files, but for the two values stated below"},
-		{PreviewName, Rederived, "byte for byte the preview this thv writes for the crate"},
-		{"the crate's softwareVersion", NotChecked, fmt.Sprintf("the version of the thv that wrote the bundle, stated by its author: %q", d.Stated.Version)},
-		{"the crate's datePublished", NotChecked, fmt.Sprintf("stated by the bundle's author: %q", d.Stated.Published)},
+		{Item: ManifestName, Status: Rederived, Reason: "it lists exactly the files a bundle of this lock holds, and each file's SHA-256 was recomputed"},
+		{Item: opt.Protocol.Path, Status: Rederived, Reason: "the canonical form of the protocol this thv planned the lock's tasks from"},
+		{Item: CrateName, Status: Rederived, Reason: "byte for byte the crate this thv writes from the lock, the store and the bundle's files, but for the two values stated below"},
+		{Item: PreviewName, Status: Rederived, Reason: "byte for byte the preview this thv writes for the crate"},
+		{Item: "the crate's softwareVersion", Status: NotChecked, Reason: fmt.Sprintf("the version of the thv that wrote the bundle, stated by its author: %q", d.Stated.Version)},
+		{Item: "the crate's datePublished", Status: NotChecked, Reason: fmt.Sprintf("stated by the bundle's author: %q", d.Stated.Published)},
 	}
 	if d.ImageDigest != "" {
-		checks = append(checks, Check{ImagePath, NotChecked, "a binary built elsewhere, never run (a forger's binary would agree with its forgery): this thv re-executed every task with its own build; its manifest digest " + d.ImageDigest + " is the crate's"})
+		checks = append(checks, Check{Item: ImagePath, Status: NotChecked, Reason: "a binary built elsewhere, never run (a forger's binary would agree with its forgery): this thv re-executed every task with its own build; its manifest digest " + d.ImageDigest + " is the crate's"})
 	}
 	return d.Stated, checks, nil
 }

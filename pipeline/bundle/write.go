@@ -37,6 +37,9 @@ type Options struct {
 	Drawn map[string]artifacts.Digest
 	// Source is the module's source, put under source/; nil: none.
 	Source fs.FS
+	// Vendor is the vendored modules that let Source build offline (see
+	// Vendor), put under source/vendor/; nil: none.
+	Vendor fs.FS
 	// Image writes the OCI image of the running binary as an oci-archive
 	// tarball and returns its manifest digest ("sha256:…"); nil: the
 	// bundle holds no image, and its crate says so.
@@ -143,7 +146,7 @@ func Write(ctx context.Context, p *pipeline.Project, out string, opt Options) (*
 	for _, sub := range []struct {
 		fsys fs.FS
 		dir  string
-	}{{opt.Results, ResultsDir}, {opt.Source, SourceDir}} {
+	}{{opt.Results, ResultsDir}, {opt.Source, SourceDir}, {opt.Vendor, SourceDir + "/" + VendorDir}} {
 		if err := b.addFS(sub.fsys, sub.dir); err != nil {
 			return nil, err
 		}
