@@ -126,8 +126,9 @@ func (rm *Remote) fetch(ctx context.Context, st *artifacts.Store, key artifacts.
 			rm.Stats.EntriesMissing.Add(1)
 			return artifacts.Entry{}, false
 		}
-		if ctx.Err() != nil || errors.Is(err, errDown) {
-			return artifacts.Entry{}, false // reported when the remote went down
+		var failed *RemoteError
+		if ctx.Err() != nil || errors.Is(err, errDown) || errors.As(err, &failed) {
+			return artifacts.Entry{}, false // the remote failed, not the entry: reported once, at the end (Failure)
 		}
 		return reject(err)
 	}
