@@ -11,8 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"thv/pipeline/userfile"
+	"syscall"
 )
 
 // Key files are one line, "NAME:BASE64\n", as Nix writes its binary-cache
@@ -91,9 +90,39 @@ const maxKeyFile = 4 << 10
 // readKeyFile reads a key file, which must be a regular file of at most
 // maxKeyFile bytes: a named pipe is refused before it could block the
 // open or the read (and with it the signal that should stop thv), a
-// device such as /dev/zero before it could fill memory.
+// device such as /dev/zero before it could fill memory. (The rule of
+// pipeline/userfile, which this package, embedded in thv.Sources, does
+// not import.) It is checked before it is opened, opened without
+// blocking, and checked again once open.
 func readKeyFile(file string) ([]byte, error) {
-	return userfile.ReadFile(file, maxKeyFile)
+	check := func(fi fs.FileInfo) error {
+		switch {
+		case !fi.Mode().IsRegular():
+			return fmt.Errorf("%s: not a regular file (%s); give the key file", file, kindOf(fi.Mode()))
+		case fi.Size() > maxKeyFile:
+			return fmt.Errorf("%s: %d bytes, larger than the limit of %d for a key file", file, fi.Size(), maxKeyFile)
+		}
+		return nil
+	}
+	fi, err := os.Stat(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := check(fi); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if err := check(fi); err != nil {
+		return nil, err
+	}
+	return readBounded(f, file, fi.Size(), maxKeyFile)
 }
 
 // parseKeyLine reads "NAME:BASE64" of n decoded bytes.
