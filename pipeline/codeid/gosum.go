@@ -1,7 +1,6 @@
 package codeid
 
 import (
-	"fmt"
 	"runtime/debug"
 	"strings"
 )
@@ -12,25 +11,23 @@ import (
 // not their hashes. go.sum holds, for each version, the hash of the module
 // the go command checks on download, which is what a build from the module
 // cache records: both builds then compute the same identities. A module
-// without its version's line in go.sum is an error naming it (the
-// vendored version is not the one go.sum vouches for).
-func WithGoSumHashes(mods []*debug.Module, gosum []byte) ([]*debug.Module, error) {
+// whose version go.sum does not name stays without a hash, and an identity
+// that reaches it is an error naming it (Identity).
+func WithGoSumHashes(mods []*debug.Module, gosum []byte) []*debug.Module {
 	sums := GoSumHashes(gosum)
 	out := make([]*debug.Module, len(mods))
 	for i, m := range mods {
-		if m == nil || m.Sum != "" || m.Replace != nil || m.Version == "" || m.Version == "(devel)" {
-			out[i] = m
+		out[i] = m
+		if m == nil || m.Sum != "" || m.Replace != nil {
 			continue
 		}
-		sum, ok := sums[m.Path+" "+m.Version]
-		if !ok {
-			return nil, fmt.Errorf("code identity: module %s %s has no hash in the build info (built with -mod=vendor?) and no line in go.sum: the vendored version is not the one go.sum names; vendor again (go mod vendor)", m.Path, m.Version)
+		if sum, ok := sums[m.Path+" "+m.Version]; ok {
+			c := *m
+			c.Sum = sum
+			out[i] = &c
 		}
-		c := *m
-		c.Sum = sum
-		out[i] = &c
 	}
-	return out, nil
+	return out
 }
 
 // GoSumHashes maps "path version" to the go.sum hash of that module's

@@ -57,9 +57,7 @@ func newKinds(sources fs.FS, embedded bool) (*pipeline.Kinds, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.Modules, err = codeid.WithGoSumHashes(c.Modules, gosum); err != nil {
-		return nil, err
-	}
+	c.Modules = codeid.WithGoSumHashes(c.Modules, gosum)
 	c.SourcesInBinary = embedded
 	return pipeline.NewKinds(codeid.New(c), kindList...)
 }
