@@ -296,6 +296,7 @@ func TestBundleBinaryNeverRuns(t *testing.T) {
 	checker := thvWithEditedRandomK(t)
 	out, err = run(checker, t.TempDir(), "verify-bundle", bad)
 	if err == nil || !strings.Contains(out, "this thv was built from other code than the bundle's thv") || !strings.Contains(out, "code changed in thv/algos/randomk") ||
+		!strings.Contains(out, "the bundle's source/ is the code its lock records, so it is this thv's code that differs") ||
 		!strings.Contains(out, "build thv from the bundle's source/") || strings.Contains(out, "--use-bundle-binary") {
 		t.Fatalf("verify-bundle with other code: %v\n%s", err, out)
 	}
