@@ -17,7 +17,7 @@ import (
 // file name and profile with, but for its contents (results, source,
 // image) and the tool's version and date: verify-bundle regenerates the
 // crate with the same ones.
-func bundleOptions(name, profile string) (bundle.Options, error) {
+func bundleOptions(name, profile string) bundle.Options {
 	return bundle.Options{
 		Protocol:  bundle.File{Path: name},
 		Profile:   profile,
@@ -27,7 +27,7 @@ func bundleOptions(name, profile string) (bundle.Options, error) {
 		Verify:    "thv verify-bundle <this archive>",
 		Rebuild:   rebuildCommand,
 		Report:    protocol.ReportName,
-	}, nil
+	}
 }
 
 // rebuildCommand builds thv from a bundle's source/, offline: the modules
@@ -47,10 +47,8 @@ func lockName(params, profile string) string {
 // against what a bundle of its lock holds and what thv writes for it
 // (bundle.CheckContents), and returns its account.
 func checkBundleContents(proj *protocol.Project, status *pipeline.Report, dir string, m bundle.Manifest, params string) ([]bundle.Check, error) {
-	opt, err := bundleOptions(params, proj.Lock.Profile)
-	if err != nil {
-		return nil, err
-	}
+	opt := bundleOptions(params, proj.Lock.Profile)
+	var err error
 	if opt.Drawn, err = protocol.DrawnResults(status); err != nil {
 		return nil, err
 	}

@@ -117,10 +117,7 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 				vendor = os.DirFS(dir)
 			}
 			version, published := buildVersion()
-			opt, err := bundleOptions(name, profile)
-			if err != nil {
-				return err
-			}
+			opt := bundleOptions(name, profile)
 			opt.Protocol.Data = data
 			opt.Results, opt.Drawn, opt.Source, opt.Vendor, opt.Image = os.DirFS(results), drawn, thvmodule.Module, vendor, image
 			opt.Tool.Version, opt.Tool.GoVersion, opt.Published = version, runtime.Version(), published
@@ -291,6 +288,9 @@ run.`,
 			}
 			params, lockName, err := manifest.Protocol()
 			if err != nil {
+				return fmt.Errorf("%s rejected: %w", args[0], err)
+			}
+			if err := bundle.CheckLockSize(dir, lockName); err != nil {
 				return fmt.Errorf("%s rejected: %w", args[0], err)
 			}
 			lock, err := pipeline.ReadLock(filepath.Join(dir, lockName))

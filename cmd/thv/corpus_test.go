@@ -179,6 +179,10 @@ func TestForgedBundleCorpus(t *testing.T) {
 			return setEntry(t, es, bundle.CrateName, hugeCrate())
 		}, []string{"--max-unpacked", "2GiB"}, // past extraction's own bound, to reach the crate's
 			[]string{"rejected: ro-crate-metadata.json is 3", "not read; a bundle's crate is what thv writes"}, false},
+		{"oversized lock", func(es []tarEntry) []tarEntry {
+			lock := entryData(t, es, tinyLock)
+			return setEntry(t, es, tinyLock, append(bytes.Clone(lock), bytes.Repeat([]byte(" "), bundle.MaxLockBytes)...))
+		}, []string{"--max-unpacked", "2GiB"}, []string{"rejected: " + tinyLock + " is ", "more than the 268435456 a bundle's lock may have: not read"}, false},
 		{"source/ edited, the lock kept", func(es []tarEntry) []tarEntry {
 			for i, e := range es {
 				if strings.HasPrefix(e.hdr.Name, "source/algos/thvucb/") && strings.HasSuffix(e.hdr.Name, ".go") && !strings.HasSuffix(e.hdr.Name, "_test.go") && bytes.Contains(e.data, []byte("func ")) {

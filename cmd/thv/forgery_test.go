@@ -123,10 +123,7 @@ func reseal(t *testing.T, es []tarEntry) []tarEntry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt, err := bundleOptions(params, lock.Profile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := bundleOptions(params, lock.Profile)
 	if opt.Drawn, err = protocol.DrawnResults(status); err != nil {
 		t.Fatal(err)
 	}
