@@ -585,7 +585,7 @@ func TestCodeChangeRerunsOnlyThatFamily(t *testing.T) {
 	const file = "algos/randomk/randomk.go"
 	src := source(t, file)
 	for what, edit := range map[string]string{
-		"a comment":                 src + "\n// A comment changes nothing.\n",
+		"a comment":                src + "\n// A comment changes nothing.\n",
 		"a function nothing calls": src + "\nfunc unusedHelper() int { return 42 }\n",
 	} {
 		if rep := repro(t, tiny(t, dir, kindsFrom(t, map[string]string{file: edit})), pipeline.Options{}); rep.Executed != 0 {
