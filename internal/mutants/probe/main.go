@@ -1,0 +1,153 @@
+// Command probe re-executes every task of a lock with the code it is built
+// from: for each task, the code identity this build computes for it, the
+// packages of its import closure, and the SHA-256 of each output it gives
+// from the inputs the lock records (read from the store). The mutation
+// run (internal/mutants/run) builds it from each mutant of the module.
+//
+// It writes one JSON line per task to standard output, after a line
+// {"start": ID} that names the task it is about to run: a task that hangs
+// (past -timeout) ends the probe with exit status 3 and a line {"id": ID,
+// "timeout": true}; one that crashes the process leaves its start line
+// last. -after ID resumes after a task.
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"slices"
+	"syscall"
+	"time"
+
+	"thv/artifacts"
+	"thv/pipeline"
+	"thv/pipeline/codeid"
+	"thv/stages/protocol"
+)
+
+// Result is a task's line.
+type Result struct {
+	ID       string            `json:"id"`
+	Code     string            `json:"code,omitempty"`     // its code identity's digest
+	Packages []string          `json:"packages,omitempty"` // its import closure: what a package-level identity would cover
+	Outputs  map[string]string `json:"outputs,omitempty"`  // output name → hex SHA-256
+	Error    string            `json:"error,omitempty"`    // the stage's error or panic
+	Timeout  bool              `json:"timeout,omitempty"`
+}
+
+func main() {
+	lockPath := flag.String("lock", "", "the lock whose tasks to re-execute")
+	storeDir := flag.String("store", "", "the store holding their inputs")
+	params := flag.String("params", "", "the protocol the lock is of (for the tasks' code roots)")
+	after := flag.String("after", "", "resume after this task")
+	timeout := flag.Duration("timeout", time.Minute, "the longest a task may run")
+	flag.Parse()
+	if err := probe(*lockPath, *storeDir, *params, *after, *timeout); err != nil {
+		fmt.Fprintln(os.Stderr, "probe:", err)
+		os.Exit(1)
+	}
+}
+
+func probe(lockPath, storeDir, params, after string, timeout time.Duration) error {
+	// A mutant may allocate without end: the address space is bounded.
+	syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: 6 << 30, Max: 6 << 30})
+	debug.SetMaxStack(256 << 20)
+	kinds, err := protocol.Kinds()
+	if err != nil {
+		return err
+	}
+	m, ok := kinds.Code().(*codeid.Module)
+	if !ok {
+		return fmt.Errorf("the kinds' code is a %T", kinds.Code())
+	}
+	cfg, err := protocol.LoadConfig(protocol.LoadOptions{ParamsFile: params})
+	if err != nil {
+		return err
+	}
+	plan, err := protocol.NewPlan(cfg)
+	if err != nil {
+		return err
+	}
+	lock, err := pipeline.ReadLock(lockPath)
+	if err != nil {
+		return err
+	}
+	store, err := artifacts.Open(storeDir, artifacts.Existing)
+	if err != nil {
+		return err
+	}
+	out := json.NewEncoder(os.Stdout)
+	skipping := after != ""
+	for _, rec := range lock.Tasks {
+		if skipping {
+			skipping = rec.ID != after
+			continue
+		}
+		out.Encode(map[string]string{"start": rec.ID})
+		res := Result{ID: rec.ID}
+		var roots []string // collect and figure tasks unfold from the plan and have none
+		if t, ok := plan.Task(rec.ID); ok {
+			roots = t.Roots
+		}
+		kind, err := kinds.Lookup(rec.Kind)
+		if err != nil {
+			return err
+		}
+		if id, err := kinds.Identity(rec.Kind, roots); err != nil {
+			res.Error = "code identity: " + err.Error()
+		} else {
+			res.Code = id.Digest
+		}
+		if res.Packages, err = m.Packages(append([]string{kind.Entry}, roots...)...); err != nil {
+			return err
+		}
+		inputs := map[string][]byte{}
+		for role, ds := range rec.InputDigests() {
+			d, err := artifacts.ParseDigest(ds)
+			if err != nil {
+				return err
+			}
+			if inputs[role], err = store.Get(d); err != nil {
+				return fmt.Errorf("%s: input %s: %w", rec.ID, role, err)
+			}
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer func() {
+				if p := recover(); p != nil {
+					res.Error = fmt.Sprint("panic: ", p)
+				}
+			}()
+			outs, err := kind.Run(context.Background(), rec.Params, inputs)
+			if err != nil {
+				res.Error = err.Error()
+				return
+			}
+			res.Outputs = map[string]string{}
+			for _, name := range slices.Sorted(func(yield func(string) bool) {
+				for n := range outs {
+					if !yield(n) {
+						return
+					}
+				}
+			}) {
+				sum := sha256.Sum256(outs[name])
+				res.Outputs[name] = hex.EncodeToString(sum[:])
+			}
+		}()
+		select {
+		case <-done:
+			out.Encode(res)
+		case <-time.After(timeout):
+			out.Encode(Result{ID: rec.ID, Timeout: true})
+			os.Exit(3) // the task's goroutine cannot be stopped
+		}
+	}
+	return nil
+}
