@@ -194,7 +194,7 @@ func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
 		}
 	}
 	// After a complete pass, like a seal, the store also keeps this
-	// binary's code identity memo, if the pass computed a package hash
+	// binary's code identity memo, if the pass read a package
 	// the memo did not have (codememo.go).
 	if lock.complete {
 		if err := r.Kinds.saveMemo(p.Store); err != nil && opt.Logger != nil {
