@@ -169,9 +169,13 @@ func memoPackage(m map[string]any, path string) map[string]any {
 	return nil
 }
 
-// memoDecl is the first declaration of a package of a memo decoded as JSON.
-func memoDecl(m map[string]any, path string) map[string]any {
-	return memoPackage(m, path)["decls"].([]any)[0].(map[string]any)
+// forgeDeclHash sets the hash of the first declaration of a package of a
+// memo decoded as JSON (its second field).
+func forgeDeclHash(m map[string]any, path, hash string) {
+	decls := memoPackage(m, path)["decls"].([]any)
+	f := strings.Split(decls[0].(string), " ")
+	f[1] = hash
+	decls[0] = strings.Join(f, " ")
 }
 
 // TestCodeMemoChecked: a memo is checked before it is used, and what the
@@ -202,22 +206,22 @@ func TestCodeMemoChecked(t *testing.T) {
 	}{
 		{"files changed since", func(m map[string]any) {
 			memoPackage(m, "fake/util")["sources"] = forgedHash
-			memoDecl(m, "fake/util")["hash"] = forgedHash
+			forgeDeclHash(m, "fake/util", forgedHash)
 		}},
 		{"another binary's", func(m map[string]any) {
 			m["binary"] = "otherBinary0000001/otherBinary0000002"
-			memoDecl(m, "fake/util")["hash"] = forgedHash
+			forgeDeclHash(m, "fake/util", forgedHash)
 		}},
 		{"another toolchain", func(m map[string]any) {
 			m["toolchain"] = "go0"
-			memoDecl(m, "fake/util")["hash"] = forgedHash
+			forgeDeclHash(m, "fake/util", forgedHash)
 		}},
 		{"malformed", func(m map[string]any) {
-			memoDecl(m, "fake/util")["hash"] = strings.ToUpper(forgedHash)
+			forgeDeclHash(m, "fake/util", strings.ToUpper(forgedHash))
 		}},
 		{"unknown field", func(m map[string]any) {
 			m["trust"] = "me"
-			memoDecl(m, "fake/util")["hash"] = forgedHash
+			forgeDeclHash(m, "fake/util", forgedHash)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -258,7 +262,7 @@ func TestCodeMemoChecked(t *testing.T) {
 	// the identities, finds every task up to date and the lock true.
 	t.Run("forged hash", func(t *testing.T) {
 		e := setup(t)
-		e.forgeMemo(func(m map[string]any) { memoDecl(m, "fake/util")["hash"] = forgedHash })
+		e.forgeMemo(func(m map[string]any) { forgeDeclHash(m, "fake/util", forgedHash) })
 		rep := status(e)
 		var stale []string
 		for _, r := range rep.Results {

@@ -199,7 +199,7 @@ type rootSet struct {
 	closure  []string // in-module packages, sorted
 	closeErr error
 	id       *Identity
-	reached  []string // reachedNames
+	marks    map[string][]bool // the declarations reached, by package (reach)
 	idErr    error
 	idDone   bool
 }
@@ -361,7 +361,7 @@ func (m *Module) Reached(roots ...string) ([]string, error) {
 	key, _ := canonical(roots)
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return slices.Clone(m.sets[key].reached), nil
+	return m.reachedNames(m.sets[key].marks), nil
 }
 
 // Packages returns the in-module packages of the roots and those they
@@ -518,15 +518,13 @@ func (m *Module) identity(s *rootSet) (*Identity, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.reached = m.reachedNames(marks)
-	units := make([]Unit, 0, len(s.reached)+16)
+	s.marks = marks
+	units := make([]Unit, 0, 512)
 	type via struct{ imp, pkg string }
 	modules := map[string]via{} // module path → the import that reaches it
 	for _, pp := range s.closure {
 		p := m.pkgs[pp]
-		for _, u := range p.unitsReached(marks[pp]) {
-			units = append(units, Unit{Name: pp + "." + u.Name, Hash: u.Hash})
-		}
+		units = p.unitsReached(marks[pp], units)
 		for _, imp := range p.imports {
 			if _, in := m.dir(imp); in {
 				continue
@@ -548,15 +546,23 @@ func (m *Module) identity(s *rootSet) (*Identity, error) {
 			}
 		}
 	}
+	external := make([]Unit, 0, len(modules)+1)
 	for _, mp := range slices.Sorted(maps.Keys(modules)) { // sorted: the first error is always the same
 		u, err := m.moduleUnit(mp)
 		if err != nil {
 			return nil, fmt.Errorf("code identity: module %s (reached through import %q of package %s): %w", mp, modules[mp].imp, modules[mp].pkg, err)
 		}
-		units = append(units, u)
+		external = append(external, u)
 	}
-	units = append(units, Unit{Name: ToolchainUnit, Hash: m.c.Toolchain})
-	slices.SortFunc(units, func(a, b Unit) int { return strings.Compare(a.Name, b.Name) })
+	external = append(external, Unit{Name: ToolchainUnit, Hash: m.c.Toolchain})
+	// The packages' units come sorted, package by package: the whole
+	// usually is, and merges with the few others.
+	byName := func(a, b Unit) int { return strings.Compare(a.Name, b.Name) }
+	if !slices.IsSortedFunc(units, byName) {
+		slices.SortFunc(units, byName)
+	}
+	slices.SortFunc(external, byName)
+	units = mergeUnits(units, external)
 	lines := make([]byte, 0, 96*len(units))
 	for _, u := range units {
 		lines = append(lines, u.Name...)
@@ -570,6 +576,19 @@ func (m *Module) identity(s *rootSet) (*Identity, error) {
 		Units:  units,
 		Digest: "sha256:" + hex.EncodeToString(sum[:]),
 	}, nil
+}
+
+// mergeUnits merges two lists of units sorted by name.
+func mergeUnits(a, b []Unit) []Unit {
+	out := make([]Unit, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0].Name <= b[0].Name {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 func (m *Module) moduleUnit(mp string) (Unit, error) {

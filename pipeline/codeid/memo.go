@@ -38,8 +38,56 @@ type memoPackage struct {
 	Uses      []string `json:"uses"`    // "path name": the imports it names by their own names, sorted
 	Whole     bool     `json:"whole,omitempty"`
 	WholeWith []string `json:"whole_with,omitempty"`
-	Decls     []decl   `json:"decls"`
+	Decls     []string `json:"decls"` // one string each (encodeDecl): a few times faster to decode than objects
 	Extra     []Unit   `json:"extra,omitempty"`
+
+	decls []decl // Decls decoded, by Seeded
+}
+
+// encodeDecl writes a declaration as seven fields separated by spaces:
+// its unit, its hash, its flags ("a" always, "l" an alias, or "-"), its
+// names, its receiver, its mentions of its package's names and of other
+// packages' (lists joined by commas, "-" when empty).
+func encodeDecl(d decl) string {
+	list := func(s []string) string { return cmp.Or(strings.Join(s, ","), "-") }
+	flags := ""
+	if d.Always {
+		flags += "a"
+	}
+	if d.Alias {
+		flags += "l"
+	}
+	return strings.Join([]string{d.Unit, d.Hash, cmp.Or(flags, "-"), list(d.Names), cmp.Or(d.Recv, "-"), list(d.Refs), list(d.Ext)}, " ")
+}
+
+// decodeDecl reads encodeDecl's form.
+func decodeDecl(s string) (decl, error) {
+	f := strings.Split(s, " ")
+	if len(f) != 7 {
+		return decl{}, fmt.Errorf("%d fields, want 7", len(f))
+	}
+	list := func(s string) []string {
+		if s == "-" {
+			return nil
+		}
+		return strings.Split(s, ",")
+	}
+	d := decl{Unit: f[0], Hash: f[1], Names: list(f[3]), Refs: list(f[5]), Ext: list(f[6])}
+	switch f[2] {
+	case "-":
+	case "a":
+		d.Always = true
+	case "l":
+		d.Alias = true
+	case "al":
+		d.Always, d.Alias = true, true
+	default:
+		return decl{}, fmt.Errorf("flags %q", f[2])
+	}
+	if f[4] != "-" {
+		d.Recv = f[4]
+	}
+	return d, nil
 }
 
 // Binary returns the build identity of the binary m's identities are
@@ -70,8 +118,12 @@ func (m *Module) Memo() (memo []byte, computed bool) {
 		if !p.resolved {
 			continue
 		}
-		byPath[pp] = memoPackage{Path: pp, Sources: p.sources, Name: p.name, Imports: p.imports, Uses: p.uses,
-			Whole: p.whole, WholeWith: p.wholeWith, Decls: p.decls, Extra: p.extra}
+		e := memoPackage{Path: pp, Sources: p.sources, Name: p.name, Imports: p.imports, Uses: p.uses,
+			Whole: p.whole, WholeWith: p.wholeWith, Decls: make([]string, len(p.decls)), Extra: p.extra}
+		for i, d := range p.decls {
+			e.Decls[i] = encodeDecl(d)
+		}
+		byPath[pp] = e
 	}
 	f := memoFile{Memo: memoVersion, Binary: m.c.Binary, Module: m.c.Path, Toolchain: m.c.Toolchain, Packages: []memoPackage{}}
 	for _, pp := range slices.Sorted(maps.Keys(byPath)) {
@@ -83,7 +135,7 @@ func (m *Module) Memo() (memo []byte, computed bool) {
 			e.Uses = []string{}
 		}
 		if e.Decls == nil {
-			e.Decls = []decl{}
+			e.Decls = []string{}
 		}
 		f.Packages = append(f.Packages, e)
 	}
@@ -133,7 +185,7 @@ func (m *Module) Seeded(memo []byte) (*Module, error) {
 	}
 	seed := make(map[string]memoPackage, len(f.Packages))
 	for i, e := range f.Packages {
-		if err := m.checkMemoPackage(e); err != nil {
+		if err := m.checkMemoPackage(&e); err != nil {
 			return nil, fmt.Errorf("code identity memo: package %d (%q): %w", i, e.Path, err)
 		}
 		if i > 0 && f.Packages[i-1].Path >= e.Path {
@@ -147,7 +199,7 @@ func (m *Module) Seeded(memo []byte) (*Module, error) {
 }
 
 // checkMemoPackage checks the form of a memo's entry.
-func (m *Module) checkMemoPackage(e memoPackage) error {
+func (m *Module) checkMemoPackage(e *memoPackage) error {
 	if _, ok := m.dir(e.Path); !ok {
 		return fmt.Errorf("not a package of module %s", m.c.Path)
 	}
@@ -179,10 +231,16 @@ func (m *Module) checkMemoPackage(e memoPackage) error {
 			return fmt.Errorf("whole_with %q is not an in-module import", q)
 		}
 	}
-	for i, d := range e.Decls {
-		if err := m.checkMemoDecl(e, d); err != nil {
-			return fmt.Errorf("declaration %d (%q): %w", i, d.Unit, err)
+	e.decls = make([]decl, len(e.Decls))
+	for i, s := range e.Decls {
+		d, err := decodeDecl(s)
+		if err == nil {
+			err = m.checkMemoDecl(e, d)
 		}
+		if err != nil {
+			return fmt.Errorf("declaration %d (%q): %w", i, s, err)
+		}
+		e.decls[i] = d
 	}
 	for _, u := range e.Extra {
 		if !slices.Contains(extraUnits, u.Name) || !isHexSHA256(u.Hash) {
@@ -194,7 +252,7 @@ func (m *Module) checkMemoPackage(e memoPackage) error {
 
 // checkMemoDecl checks the form of a memo's declaration: names that are
 // identifiers, mentions of imports of its package.
-func (m *Module) checkMemoDecl(e memoPackage, d decl) error {
+func (m *Module) checkMemoDecl(e *memoPackage, d decl) error {
 	if !isHexSHA256(d.Hash) {
 		return errors.New("hash is not a hex SHA-256")
 	}

@@ -140,9 +140,10 @@ func TestSeededRefuses(t *testing.T) {
 		{"package name", replace(`"name":"c"`, `"name":"c-"`), "not an identifier"},
 		{"use of no import", replace(`"uses":["strings strings"]`, `"uses":["fmt fmt"]`), "not an import"},
 		{"use without a name", replace(`"uses":["strings strings"]`, `"uses":["strings"]`), "not an import"},
-		{"mention of no import", replace(`"ext":["ex/c.H"]`, `"ext":["ex/e.H"]`), "not a name of an import"},
-		{"declared name", replace(`"names":["H"]`, `"names":["H.x"]`), "not an identifier"},
-		{"unit name", replace(`"unit":"H"`, `"unit":"H x"`), "malformed unit name"},
+		{"mention of no import", replace(` ex/c.H"`, ` ex/e.H"`), "not a name of an import"},
+		{"declared name", replace(cHash+` - H - H -"`, cHash+` - H.x - H -"`), "not an identifier"},
+		{"fields", replace(cHash, cHash+" x"), "8 fields, want 7"},
+		{"flags", replace(cHash+` - H`, cHash+` b H`), `flags "b"`},
 		{"extra unit", replace(`"name":"(blank imports)"`, `"name":"(anything)"`), "not one a package has"},
 	} {
 		s, err := m.Seeded(tc.memo)

@@ -43,21 +43,24 @@ type pkg struct {
 	methods   map[string][]int32  // receiver type → its methods
 	aliases   map[string][]string // type → the aliases whose declarations name it
 	always    []int32             // the declarations that run whenever the package is linked
-	units     []Unit              // its declarations' units, sorted by name (names within the package)
-	unitOf    []int32             // declaration → its unit in units
+	local     [][]int32           // by declaration: the declarations of the package it reaches (names mentioned, methods)
+	ext       [][]ref             // by declaration: those of other packages (Module.extEdges), once asked
+	extDone   []bool
+	units     []Unit  // its units, declarations' and extra, sorted by their full names ("path.unit")
+	unitOf    []int32 // declaration → its unit in units
 }
 
 // decl is a top-level declaration (or, for "init", one of the package's
 // init functions or blank variables, or a file's directives).
 type decl struct {
-	Unit   string   `json:"unit"`            // its unit within the package: "F", "T.M" (a method), "A,B" (a group), "init"
-	Hash   string   `json:"hash"`            // hex SHA-256 of its constraint, the imports it names and its token stream
-	Names  []string `json:"names,omitempty"` // the names it declares, but "_"
-	Recv   string   `json:"recv,omitempty"`  // a method's receiver base type
-	Alias  bool     `json:"alias,omitempty"` // a type alias: its methods are its target's
-	Always bool     `json:"always,omitempty"`
-	Refs   []string `json:"refs,omitempty"` // the names it mentions that its package declares
-	Ext    []string `json:"ext,omitempty"`  // "path.name": names it mentions of in-module packages it imports
+	Unit   string   // its unit within the package: "F", "T.M" (a method), "A,B" (a group), "init"
+	Hash   string   // hex SHA-256 of its constraint, the imports it names and its token stream
+	Names  []string // the names it declares, but "_"
+	Recv   string   // a method's receiver base type
+	Alias  bool     // a type alias: its methods are its target's
+	Always bool     // it runs whenever its package is linked
+	Refs   []string // the names it mentions that its package declares
+	Ext    []string // "path.name": names it mentions of in-module packages it imports
 }
 
 // scannedFile is a file's declarations as read, before the names of the
@@ -292,7 +295,7 @@ func (m *Module) resolve(p *pkg) error {
 	if e := p.seed; e != nil {
 		p.seed = nil
 		if m.usesHold(e.Uses) {
-			p.decls, p.uses, p.whole, p.wholeWith, p.extra = e.Decls, e.Uses, e.Whole, e.WholeWith, e.Extra
+			p.decls, p.uses, p.whole, p.wholeWith, p.extra = e.decls, e.Uses, e.Whole, e.WholeWith, e.Extra
 			p.index()
 			p.resolved = true
 			return nil
@@ -520,14 +523,42 @@ func (p *pkg) index() {
 		}
 		byUnit[d.Unit] = append(byUnit[d.Unit], int32(i))
 	}
+	// A declaration reaches the declarations of the names it mentions, and
+	// a type its methods and its aliases' methods.
+	p.local = make([][]int32, len(p.decls))
+	for i, d := range p.decls {
+		var edges []int32
+		for _, name := range d.Refs {
+			edges = append(edges, p.byName[name]...)
+		}
+		for _, name := range d.Names {
+			edges = append(edges, p.methods[name]...)
+			for _, alias := range p.aliases[name] {
+				edges = append(edges, p.methods[alias]...)
+			}
+		}
+		p.local[i] = edges
+	}
+	p.ext, p.extDone = nil, nil
+
 	// A unit's hash is its declaration's, or, when several declarations
 	// share a unit (a name declared in files of different build
 	// constraints, init functions), the SHA-256 of their sorted hashes.
 	// They are reached together: by their names, or as methods of their
-	// type.
+	// type. The package's extra units are always reached.
+	names := slices.Collect(maps.Keys(byUnit))
+	for _, u := range p.extra {
+		names = append(names, u.Name)
+	}
+	slices.Sort(names)
 	p.units, p.unitOf = p.units[:0], make([]int32, len(p.decls))
-	for _, name := range slices.Sorted(maps.Keys(byUnit)) {
-		decls := byUnit[name]
+	for _, name := range names {
+		decls, ok := byUnit[name]
+		if !ok { // an extra unit
+			i := slices.IndexFunc(p.extra, func(u Unit) bool { return u.Name == name })
+			p.units = append(p.units, Unit{Name: p.path + "." + name, Hash: p.extra[i].Hash})
+			continue
+		}
 		h := p.decls[decls[0]].Hash
 		if len(decls) > 1 {
 			hashes := make([]string, len(decls))
@@ -541,39 +572,35 @@ func (p *pkg) index() {
 		for _, d := range decls {
 			p.unitOf[d] = int32(len(p.units))
 		}
-		p.units = append(p.units, Unit{Name: name, Hash: h})
+		p.units = append(p.units, Unit{Name: p.path + "." + name, Hash: h})
 	}
 	all := make([]bool, len(p.decls))
 	for i := range all {
 		all[i] = true
 	}
 	h := sha256.New()
-	for _, u := range p.unitsReached(all) {
-		fmt.Fprintf(h, "%s %s\n", u.Name, u.Hash)
+	for _, u := range p.unitsReached(all, nil) {
+		fmt.Fprintf(h, "%s %s\n", strings.TrimPrefix(u.Name, p.path+"."), u.Hash)
 	}
 	p.hash = hex.EncodeToString(h.Sum(nil))
 }
 
-// unitsReached returns the units of p's declarations marked in reached, and
-// its extra units, sorted by name (names within the package).
-func (p *pkg) unitsReached(reached []bool) []Unit {
+// unitsReached appends to dst the units of p's declarations marked in
+// reached, and its extra units, sorted by name (full names: "path.unit").
+func (p *pkg) unitsReached(reached []bool, dst []Unit) []Unit {
 	in := make([]bool, len(p.units))
-	n := 0
+	for i, u := range p.units {
+		in[i] = strings.HasSuffix(u.Name, ")") // an extra unit: "(init order)", ...
+	}
 	for i, r := range reached {
-		if r && !in[p.unitOf[i]] {
+		if r {
 			in[p.unitOf[i]] = true
-			n++
 		}
 	}
-	out := make([]Unit, 0, n+len(p.extra))
 	for i, u := range p.units {
 		if in[i] {
-			out = append(out, u)
+			dst = append(dst, u)
 		}
 	}
-	if len(p.extra) > 0 {
-		out = append(out, p.extra...)
-		slices.SortFunc(out, func(a, b Unit) int { return strings.Compare(a.Name, b.Name) })
-	}
-	return out
+	return dst
 }

@@ -83,10 +83,6 @@ func (m *Module) reach(s *rootSet) (map[string][]bool, error) {
 		}
 		marks[pp] = make([]bool, len(p.decls))
 	}
-	type ref struct {
-		p *pkg
-		i int32
-	}
 	var work []ref
 	mark := func(p *pkg, i int32) {
 		if mk := marks[p.path]; !mk[i] {
@@ -142,34 +138,44 @@ func (m *Module) reach(s *rootSet) (map[string][]bool, error) {
 	for len(work) > 0 {
 		r := work[len(work)-1]
 		work = work[:len(work)-1]
-		p, d := r.p, &r.p.decls[r.i]
-		for _, name := range d.Refs {
-			for _, j := range p.byName[name] {
-				mark(p, j)
-			}
+		p := r.p
+		for _, j := range p.local[r.i] {
+			mark(p, j)
 		}
-		for _, e := range d.Ext {
-			dot := strings.LastIndexByte(e, '.')
-			q := m.pkgs[e[:dot]]
-			if q == nil || marks[q.path] == nil {
-				continue // cannot happen: an import of a package of the closure is in the closure
-			}
-			for _, j := range q.byName[e[dot+1:]] {
-				mark(q, j)
-			}
-		}
-		for _, name := range d.Names {
-			for _, j := range p.methods[name] {
-				mark(p, j)
-			}
-			for _, alias := range p.aliases[name] {
-				for _, j := range p.methods[alias] {
-					mark(p, j)
-				}
+		for _, e := range m.extEdges(p, r.i) {
+			if marks[e.p.path] != nil { // always: an import of a package of the closure is in the closure
+				mark(e.p, e.i)
 			}
 		}
 	}
 	return marks, nil
+}
+
+// ref is a declaration: package and index.
+type ref struct {
+	p *pkg
+	i int32
+}
+
+// extEdges returns the declarations of other packages that declaration i
+// of p mentions (d.Ext resolved, once).
+func (m *Module) extEdges(p *pkg, i int32) []ref {
+	if p.ext == nil {
+		p.ext = make([][]ref, len(p.decls))
+		p.extDone = make([]bool, len(p.decls))
+	}
+	if !p.extDone[i] {
+		for _, e := range p.decls[i].Ext {
+			dot := strings.LastIndexByte(e, '.')
+			if q := m.pkgs[e[:dot]]; q != nil && q.resolved {
+				for _, j := range q.byName[e[dot+1:]] {
+					p.ext[i] = append(p.ext[i], ref{q, j})
+				}
+			}
+		}
+		p.extDone[i] = true
+	}
+	return p.ext[i]
 }
 
 // reachedNames lists the declarations marked, as "path.Name" for each name
