@@ -211,7 +211,18 @@ func mutant(src, bin, lock, store, params string, site mutants.Site, base map[st
 	if err != nil {
 		return o, fmt.Errorf("%s: %w", site, err)
 	}
-	pkg := "thv/" + filepath.ToSlash(filepath.Dir(site.File))
+	judge(&o, "thv/"+filepath.ToSlash(filepath.Dir(site.File)), base, got, ids)
+	o.Took = time.Since(start)
+	return o, nil
+}
+
+// judge compares a mutant's probe with the base's, task by task: its key
+// changed if its code identity did (its parameters and inputs are the
+// lock's); under package-level identities, if its import closure holds the
+// mutated package pkg (a mutant changes its package's tokens); its outputs
+// changed if they, or the error, differ, or it hung or crashed. A task
+// whose outputs changed while its key did not is unsound.
+func judge(o *Outcome, pkg string, base, got map[string]result, ids []string) {
 	for _, id := range ids {
 		b, m := base[id], got[id]
 		keyChanged := m.Code != b.Code
@@ -237,8 +248,6 @@ func mutant(src, bin, lock, store, params string, site mutants.Site, base map[st
 			}
 		}
 	}
-	o.Took = time.Since(start)
-	return o, nil
 }
 
 // probe runs the probe on every task of the lock, resuming after a task
