@@ -81,6 +81,28 @@ func probe(lockPath, storeDir, params, after string, timeout time.Duration) erro
 	if err != nil {
 		return err
 	}
+	// The tasks a pass adds as it goes (the final runs at η*, the
+	// collect and figure tasks' inputs), with their code roots: the plan
+	// unfolded from the outputs the lock records.
+	for i := 0; i < len(plan.Tasks); i++ {
+		t := plan.Tasks[i]
+		if t.Expand == nil {
+			continue
+		}
+		rec, ok := lock.Record(t.Trigger.ID)
+		d, found := rec.Outputs.Get(t.TriggerOutput)
+		if !ok || !found {
+			return fmt.Errorf("%s: the lock has no output %s of %s", t.ID, t.TriggerOutput, t.Trigger.ID)
+		}
+		b, err := store.Get(d)
+		if err != nil {
+			return err
+		}
+		if err := t.Expand(plan, b); err != nil {
+			return fmt.Errorf("%s: %w", t.ID, err)
+		}
+		t.Expand = nil
+	}
 	out := json.NewEncoder(os.Stdout)
 	skipping := after != ""
 	for _, rec := range lock.Tasks {
@@ -90,10 +112,11 @@ func probe(lockPath, storeDir, params, after string, timeout time.Duration) erro
 		}
 		out.Encode(map[string]string{"start": rec.ID})
 		res := Result{ID: rec.ID}
-		var roots []string // collect and figure tasks unfold from the plan and have none
-		if t, ok := plan.Task(rec.ID); ok {
-			roots = t.Roots
+		t, ok := plan.Task(rec.ID)
+		if !ok {
+			return fmt.Errorf("the lock's task %s is not in the protocol's plan", rec.ID)
 		}
+		roots := t.Roots
 		kind, err := kinds.Lookup(rec.Kind)
 		if err != nil {
 			return err
