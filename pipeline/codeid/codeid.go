@@ -35,10 +35,11 @@
 // reaches changes no identity. The one order that counts is that of a
 // package's initialisations when two or more of them may have effects (Go
 // runs them in the order of the files' names, then of their position): a
-// unit "(init order)" of the package covers it. Declarations of one name in
-// files of different build constraints are one unit (all platforms' code:
-// a platform-independent superset); a package's init functions and blank
-// variables are its unit "init".
+// unit "(init order)" of the package covers it; so does "(blank imports)"
+// its blank imports with their files' constraints, which no declaration
+// names. Declarations of one name in files of different build constraints
+// are one unit (all platforms' code: a platform-independent superset); a
+// package's init functions and blank variables are its unit "init".
 //
 // Files are tokenised, not parsed, since the embedded sources were compiled
 // into the binary; a file must still scan, with a well-formed package

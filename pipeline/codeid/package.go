@@ -20,7 +20,7 @@ type pkg struct {
 	path    string
 	files   []string // module-relative .go files (not tests), sorted
 	asm     []string // module-relative assembly files, sorted
-	sources string   // hex SHA-256 of those files' bytes (sourcesDigest)
+	sources string   // hex SHA-256 of those files' bytes (digestSources)
 	err     error
 
 	// From its files, or the memo: what the import closure needs.
@@ -32,22 +32,23 @@ type pkg struct {
 
 	// Resolved (resolve): what reachability needs. decls, uses, whole,
 	// wholeWith and extra are what the memo keeps of a package.
-	resolved  bool
-	decls     []decl
-	uses      []string // "path name": each import the package names by the imported package's own name
-	whole     bool     // reflection by name, //go:linkname, assembly: every declaration is reached with the package
-	wholeWith []string // in-module packages its //go:linkname directives name: reached whole with it
-	extra     []Unit   // its units that are no declaration's (init order, assembly), unit names within the package
-	hash      string   // hex SHA-256 of its units ("<unit> <hash>\n", sorted): all of its code
-	byName    map[string][]int32
-	methods   map[string][]int32  // receiver type → its methods
-	aliases   map[string][]string // type → the aliases whose declarations name it
-	always    []int32             // the declarations that run whenever the package is linked
-	local     [][]int32           // by declaration: the declarations of the package it reaches (names mentioned, methods)
-	ext       [][]ref             // by declaration: those of other packages (Module.extEdges), once asked
-	extDone   []bool
-	units     []Unit  // its units, declarations' and extra, sorted by their full names ("path.unit")
-	unitOf    []int32 // declaration → its unit in units
+	resolved   bool
+	resolveErr error
+	decls      []decl
+	uses       []string            // "path name": each import the package names by the imported package's own name
+	whole      bool                // reflection by name, //go:linkname, assembly: every declaration is reached with the package
+	wholeWith  []string            // in-module packages its //go:linkname directives name: reached whole with it
+	extra      []Unit              // its units that are no declaration's (extraUnits), named within the package
+	hash       string              // hex SHA-256 of its units ("<unit> <hash>\n", sorted): all of its code (the golden file pins it)
+	byName     map[string][]int32  // declared name → its declarations
+	methods    map[string][]int32  // receiver type → its methods
+	aliases    map[string][]string // type → the aliases whose declarations name it
+	always     []int32             // the declarations that run whenever the package is linked
+	local      [][]int32           // by declaration: the declarations of the package it reaches (names mentioned, methods)
+	ext        [][]ref             // by declaration: those of other packages (Module.extEdges), once asked
+	extDone    []bool
+	units      []Unit  // its units, declarations' and extra, sorted by their full names ("path.unit")
+	unitOf     []int32 // declaration → its unit in units
 }
 
 // decl is a top-level declaration (or, for "init", one of the package's
@@ -289,9 +290,14 @@ func isMajorVersion(e string) bool {
 // entry if the names it gave its imports are still their names, and is
 // scanned again otherwise. m.mu must be held for writing.
 func (m *Module) resolve(p *pkg) error {
-	if p.resolved {
-		return nil
+	if p.resolved || p.resolveErr != nil {
+		return p.resolveErr
 	}
+	p.resolveErr = m.resolveOnce(p)
+	return p.resolveErr
+}
+
+func (m *Module) resolveOnce(p *pkg) error {
 	if e := p.seed; e != nil {
 		p.seed = nil
 		if m.usesHold(e.Uses) {
