@@ -8,7 +8,9 @@
 // {"start": ID} that names the task it is about to run: a task that hangs
 // (past -timeout) ends the probe with exit status 3 and a line {"id": ID,
 // "timeout": true}; one that crashes the process leaves its start line
-// last. -after ID resumes after a task.
+// last. -after ID resumes after a task. The tasks' code roots are the
+// protocol's plan's, unfolded from the lock's outputs, or those a base
+// probe gave (-roots).
 package main
 
 import (
@@ -34,6 +36,7 @@ import (
 type Result struct {
 	ID       string            `json:"id"`
 	Code     string            `json:"code,omitempty"`     // its code identity's digest
+	Roots    []string          `json:"roots,omitempty"`    // its code roots beyond its kind's entry
 	Packages []string          `json:"packages,omitempty"` // its import closure: what a package-level identity would cover
 	Outputs  map[string]string `json:"outputs,omitempty"`  // output name → hex SHA-256
 	Error    string            `json:"error,omitempty"`    // the stage's error or panic
@@ -45,15 +48,16 @@ func main() {
 	storeDir := flag.String("store", "", "the store holding their inputs")
 	params := flag.String("params", "", "the protocol the lock is of (for the tasks' code roots)")
 	after := flag.String("after", "", "resume after this task")
+	rootsFile := flag.String("roots", "", "the tasks' code roots, as a base probe gave them (JSON: task ID → roots), instead of the plan's")
 	timeout := flag.Duration("timeout", time.Minute, "the longest a task may run")
 	flag.Parse()
-	if err := probe(*lockPath, *storeDir, *params, *after, *timeout); err != nil {
+	if err := probe(*lockPath, *storeDir, *params, *rootsFile, *after, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "probe:", err)
 		os.Exit(1)
 	}
 }
 
-func probe(lockPath, storeDir, params, after string, timeout time.Duration) error {
+func probe(lockPath, storeDir, params, rootsFile, after string, timeout time.Duration) error {
 	// A mutant may allocate without end: the address space is bounded.
 	syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: 6 << 30, Max: 6 << 30})
 	debug.SetMaxStack(256 << 20)
@@ -65,14 +69,6 @@ func probe(lockPath, storeDir, params, after string, timeout time.Duration) erro
 	if !ok {
 		return fmt.Errorf("the kinds' code is a %T", kinds.Code())
 	}
-	cfg, err := protocol.LoadConfig(protocol.LoadOptions{ParamsFile: params})
-	if err != nil {
-		return err
-	}
-	plan, err := protocol.NewPlan(cfg)
-	if err != nil {
-		return err
-	}
 	lock, err := pipeline.ReadLock(lockPath)
 	if err != nil {
 		return err
@@ -81,27 +77,19 @@ func probe(lockPath, storeDir, params, after string, timeout time.Duration) erro
 	if err != nil {
 		return err
 	}
-	// The tasks a pass adds as it goes (the final runs at η*, the
-	// collect and figure tasks' inputs), with their code roots: the plan
-	// unfolded from the outputs the lock records.
-	for i := 0; i < len(plan.Tasks); i++ {
-		t := plan.Tasks[i]
-		if t.Expand == nil {
-			continue
+	var roots map[string][]string
+	if rootsFile != "" {
+		// A mutant's probe takes the roots from the base's: unfolding the
+		// plan runs code (decoding η*) that a mutant may have broken.
+		b, err := os.ReadFile(rootsFile)
+		if err == nil {
+			err = json.Unmarshal(b, &roots)
 		}
-		rec, ok := lock.Record(t.Trigger.ID)
-		d, found := rec.Outputs.Get(t.TriggerOutput)
-		if !ok || !found {
-			return fmt.Errorf("%s: the lock has no output %s of %s", t.ID, t.TriggerOutput, t.Trigger.ID)
-		}
-		b, err := store.Get(d)
 		if err != nil {
 			return err
 		}
-		if err := t.Expand(plan, b); err != nil {
-			return fmt.Errorf("%s: %w", t.ID, err)
-		}
-		t.Expand = nil
+	} else if roots, err = planRoots(params, lock, store); err != nil {
+		return err
 	}
 	out := json.NewEncoder(os.Stdout)
 	skipping := after != ""
@@ -112,21 +100,21 @@ func probe(lockPath, storeDir, params, after string, timeout time.Duration) erro
 		}
 		out.Encode(map[string]string{"start": rec.ID})
 		res := Result{ID: rec.ID}
-		t, ok := plan.Task(rec.ID)
+		taskRoots, ok := roots[rec.ID]
 		if !ok {
 			return fmt.Errorf("the lock's task %s is not in the protocol's plan", rec.ID)
 		}
-		roots := t.Roots
+		res.Roots = taskRoots
 		kind, err := kinds.Lookup(rec.Kind)
 		if err != nil {
 			return err
 		}
-		if id, err := kinds.Identity(rec.Kind, roots); err != nil {
+		if id, err := kinds.Identity(rec.Kind, taskRoots); err != nil {
 			res.Error = "code identity: " + err.Error()
 		} else {
 			res.Code = id.Digest
 		}
-		if res.Packages, err = m.Packages(append([]string{kind.Entry}, roots...)...); err != nil {
+		if res.Packages, err = m.Packages(append([]string{kind.Entry}, taskRoots...)...); err != nil {
 			return err
 		}
 		inputs := map[string][]byte{}
@@ -173,4 +161,46 @@ func probe(lockPath, storeDir, params, after string, timeout time.Duration) erro
 		}
 	}
 	return nil
+}
+
+// planRoots returns every task's code roots: the protocol's plan unfolded
+// from the outputs the lock records, as a pass unfolds it (the final runs
+// at η* are added when their selection's output is known, with their
+// algorithm's code root).
+func planRoots(params string, lock *pipeline.Lock, store *artifacts.Store) (map[string][]string, error) {
+	cfg, err := protocol.LoadConfig(protocol.LoadOptions{ParamsFile: params})
+	if err != nil {
+		return nil, err
+	}
+	plan, err := protocol.NewPlan(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < len(plan.Tasks); i++ {
+		t := plan.Tasks[i]
+		if t.Expand == nil {
+			continue
+		}
+		rec, ok := lock.Record(t.Trigger.ID)
+		if !ok {
+			return nil, fmt.Errorf("%s: the lock has no task %s", t.ID, t.Trigger.ID)
+		}
+		d, ok := rec.Outputs.Get(t.TriggerOutput)
+		if !ok {
+			return nil, fmt.Errorf("%s: the lock has no output %s of %s", t.ID, t.TriggerOutput, t.Trigger.ID)
+		}
+		b, err := store.Get(d)
+		if err != nil {
+			return nil, err
+		}
+		if err := t.Expand(plan, b); err != nil {
+			return nil, fmt.Errorf("%s: %w", t.ID, err)
+		}
+		t.Expand = nil
+	}
+	roots := make(map[string][]string, len(plan.Tasks))
+	for _, t := range plan.Tasks {
+		roots[t.ID] = t.Roots
+	}
+	return roots, nil
 }

@@ -47,6 +47,7 @@ type Outcome struct {
 	N        int           `json:"n"`
 	Site     mutants.Site  `json:"site"`
 	Compiles bool          `json:"compiles"`
+	Starts   bool          `json:"starts"` // its probe starts (no package's initialisation panics)
 	Tasks    int           `json:"tasks,omitempty"`
 	Keys     int           `json:"keys_changed,omitempty"`         // tasks whose code identity changed
 	Outputs  int           `json:"outputs_changed,omitempty"`      // tasks whose outputs changed
@@ -62,6 +63,7 @@ type result struct {
 	Start    string            `json:"start"`
 	ID       string            `json:"id"`
 	Code     string            `json:"code"`
+	Roots    []string          `json:"roots"`
 	Packages []string          `json:"packages"`
 	Outputs  map[string]string `json:"outputs"`
 	Error    string            `json:"error"`
@@ -118,11 +120,23 @@ func run(n int, seed uint64, work, reportPath string, timeout time.Duration) err
 	if err := build(src, probeBin, "./internal/mutants/probe"); err != nil {
 		return fmt.Errorf("building the probe: %w", err)
 	}
-	base, err := probe(probeBin, lock, store, params, timeout)
+	base, err := probe(probeBin, lock, store, params, "", timeout)
 	if err != nil {
 		return fmt.Errorf("the base probe: %w", err)
 	}
 	if err := checkBase(base, lock); err != nil {
+		return err
+	}
+	// The mutants take the tasks' roots from the base: unfolding the plan
+	// runs code a mutant may break.
+	roots := map[string][]string{}
+	for id, r := range base {
+		roots[id] = r.Roots
+	}
+	rootsFile := filepath.Join(work, "roots.json")
+	if b, err := json.Marshal(roots); err != nil {
+		return err
+	} else if err := os.WriteFile(rootsFile, b, 0o644); err != nil {
 		return err
 	}
 	ids := slices.Sorted(maps.Keys(base))
@@ -163,13 +177,13 @@ func run(n int, seed uint64, work, reportPath string, timeout time.Duration) err
 		k := rng.IntN(len(sites[op]))
 		site := sites[op][k]
 		sites[op] = slices.Delete(sites[op], k, k+1)
-		o, err := mutant(src, probeBin+"-mutant", lock, store, params, site, base, ids, timeout)
+		o, err := mutant(src, probeBin+"-mutant", lock, store, params, rootsFile, site, base, ids, timeout)
 		if err != nil {
 			return err
 		}
 		o.N = i
 		outcomes = append(outcomes, o)
-		if o.Compiles {
+		if o.Compiles && o.Starts {
 			compiled++
 		}
 		if reportFile != nil {
@@ -177,7 +191,10 @@ func run(n int, seed uint64, work, reportPath string, timeout time.Duration) err
 			reportFile.Write(append(b, '\n'))
 		}
 		state := "does not compile"
-		if o.Compiles {
+		if o.Compiles && !o.Starts {
+			state = "compiles, but a package's initialisation panics"
+		}
+		if o.Starts {
 			state = fmt.Sprintf("keys %d (package-level %d), outputs %d, unsound %d", o.Keys, o.PkgKeys, o.Outputs, len(o.Unsound))
 		}
 		fmt.Printf("[%d/%d] %s: %s (%s)\n", compiled, n, site, state, o.Took.Round(time.Second))
@@ -186,7 +203,7 @@ func run(n int, seed uint64, work, reportPath string, timeout time.Duration) err
 }
 
 // mutant builds and probes one mutant, and restores the file.
-func mutant(src, bin, lock, store, params string, site mutants.Site, base map[string]result, ids []string, timeout time.Duration) (Outcome, error) {
+func mutant(src, bin, lock, store, params, roots string, site mutants.Site, base map[string]result, ids []string, timeout time.Duration) (Outcome, error) {
 	start := time.Now()
 	o := Outcome{Site: site}
 	file := filepath.Join(src, site.File)
@@ -207,10 +224,17 @@ func mutant(src, bin, lock, store, params string, site mutants.Site, base map[st
 		return o, nil
 	}
 	o.Compiles = true
-	got, err := probe(bin, lock, store, params, timeout)
+	got, err := probe(bin, lock, store, params, roots, timeout)
+	if errors.Is(err, errNoStart) {
+		// A program linking the package cannot start: every pass fails,
+		// loudly. Counted apart, as a mutant that does not compile.
+		o.Took = time.Since(start)
+		return o, nil
+	}
 	if err != nil {
 		return o, fmt.Errorf("%s: %w", site, err)
 	}
+	o.Starts = true
 	judge(&o, "thv/"+filepath.ToSlash(filepath.Dir(site.File)), base, got, ids)
 	o.Took = time.Since(start)
 	return o, nil
@@ -252,11 +276,14 @@ func judge(o *Outcome, pkg string, base, got map[string]result, ids []string) {
 
 // probe runs the probe on every task of the lock, resuming after a task
 // that hangs or crashes it (recorded as such).
-func probe(bin, lock, store, params string, timeout time.Duration) (map[string]result, error) {
+func probe(bin, lock, store, params, roots string, timeout time.Duration) (map[string]result, error) {
 	out := map[string]result{}
 	after := ""
 	for {
 		args := []string{"-lock", lock, "-store", store, "-params", params, "-timeout", timeout.String()}
+		if roots != "" {
+			args = append(args, "-roots", roots)
+		}
 		if after != "" {
 			args = append(args, "-after", after)
 		}
@@ -289,15 +316,21 @@ func probe(bin, lock, store, params string, timeout time.Duration) (map[string]r
 		switch {
 		case errors.As(err, &exit) && exit.ExitCode() == 3: // a task hung: recorded
 		case last != "": // a task crashed the probe
-			out[last] = result{ID: last, Error: "crashed: " + lastLine(stderr.String())}
+			out[last] = result{ID: last, Error: "crashed: " + firstLine(stderr.String())}
 			after = last
+		case len(out) == 0 && strings.Contains(stderr.String(), "panic"):
+			return nil, fmt.Errorf("%w: %s", errNoStart, firstLine(stderr.String()))
 		default:
 			return nil, fmt.Errorf("%v: %s", err, stderr.String())
 		}
 	}
 }
 
-func lastLine(s string) string {
+// errNoStart is a probe that panics before its first task: a package's
+// initialisation panics.
+var errNoStart = errors.New("the probe does not start")
+
+func firstLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[0]
 }
@@ -371,8 +404,12 @@ func findSites(src string, packages map[string]bool) (map[mutants.Operator][]mut
 func summarise(outcomes []Outcome) error {
 	var compiles, changed, wasted, pkgChanged, pkgWasted, keys, waste, pkgKeys, pkgWaste, outputsChanged int
 	var unsound []string
+	noStart := 0
 	for _, o := range outcomes {
-		if !o.Compiles {
+		if o.Compiles && !o.Starts {
+			noStart++
+		}
+		if !o.Starts {
 			continue
 		}
 		compiles++
@@ -402,7 +439,7 @@ func summarise(outcomes []Outcome) error {
 		}
 		return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
 	}
-	fmt.Printf("\n%d mutants, %d compile; %d change the outputs of some task\n", len(outcomes), compiles, outputsChanged)
+	fmt.Printf("\n%d mutants, %d compile and start (%d more compile but cannot start); %d change the outputs of some task\n", len(outcomes), compiles, noStart, outputsChanged)
 	fmt.Println("of the compiling mutants, those that change keys but no output of a task whose key changed (lower is finer):")
 	fmt.Printf("  declaration-level identities: %d (%s); %d change keys\n", wasted, share(wasted, compiles), changed)
 	fmt.Printf("  package-level identities:     %d (%s); %d change keys\n", pkgWasted, share(pkgWasted, compiles), pkgChanged)
