@@ -6,10 +6,10 @@ import (
 )
 
 // declare reads the token tok (not a comment) of a file's body — after its
-// imports — at offset off, at bracket depth depth (before tok opens or
-// closes one), once the stream before it is written: it
-// splits the body into its top-level declarations and notes what each
-// declares and which identifiers it names (rawDecl).
+// imports — at offset off and bracket depth depth (before tok opens or
+// closes one), once the stream up to tok is written: it splits the body
+// into its top-level declarations and notes what each declares and which
+// identifiers it names (rawDecl).
 //
 // A top-level declaration starts with func, var, const or type at depth 0
 // and ends with the first semicolon at depth 0 (go/parser's grammar: a
