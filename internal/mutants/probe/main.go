@@ -8,9 +8,14 @@
 // {"start": ID} that names the task it is about to run: a task that hangs
 // (past -timeout) ends the probe with exit status 3 and a line {"id": ID,
 // "timeout": true}; one that crashes the process leaves its start line
-// last. -after ID resumes after a task. The tasks' code roots are the
-// protocol's plan's, unfolded from the lock's outputs, or those a base
-// probe gave (-roots).
+// last. -after ID resumes after a task.
+//
+// The tasks' code roots are the protocol's plan's, unfolded from the
+// lock's outputs; a mutant's probe takes them, and the identities a base
+// probe computed, from -base (what the base printed): it runs first the
+// tasks whose identity is the base's, whose outputs must be the base's,
+// then the others, or with -skip-changed it only names the others
+// ({"id": ID, "skipped": true}).
 package main
 
 import (
@@ -41,6 +46,7 @@ type Result struct {
 	Outputs  map[string]string `json:"outputs,omitempty"`  // output name → hex SHA-256
 	Error    string            `json:"error,omitempty"`    // the stage's error or panic
 	Timeout  bool              `json:"timeout,omitempty"`
+	Skipped  bool              `json:"skipped,omitempty"` // not run (-skip-changed)
 }
 
 func main() {
@@ -48,16 +54,17 @@ func main() {
 	storeDir := flag.String("store", "", "the store holding their inputs")
 	params := flag.String("params", "", "the protocol the lock is of (for the tasks' code roots)")
 	after := flag.String("after", "", "resume after this task")
-	rootsFile := flag.String("roots", "", "the tasks' code roots, as a base probe gave them (JSON: task ID → roots), instead of the plan's")
-	timeout := flag.Duration("timeout", time.Minute, "the longest a task may run")
+	baseFile := flag.String("base", "", "a base probe's results (JSON: task ID → its line): the tasks' roots, and the identities that order the tasks")
+	skipChanged := flag.Bool("skip-changed", false, "do not run the tasks whose identity differs from the base's")
+	timeout := flag.Duration("timeout", 30*time.Second, "the longest a task may run")
 	flag.Parse()
-	if err := probe(*lockPath, *storeDir, *params, *rootsFile, *after, *timeout); err != nil {
+	if err := probe(*lockPath, *storeDir, *params, *baseFile, *after, *skipChanged, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "probe:", err)
 		os.Exit(1)
 	}
 }
 
-func probe(lockPath, storeDir, params, rootsFile, after string, timeout time.Duration) error {
+func probe(lockPath, storeDir, params, baseFile, after string, skipChanged bool, timeout time.Duration) error {
 	// A mutant may allocate without end: the address space is bounded.
 	syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: 6 << 30, Max: 6 << 30})
 	debug.SetMaxStack(256 << 20)
@@ -77,46 +84,73 @@ func probe(lockPath, storeDir, params, rootsFile, after string, timeout time.Dur
 	if err != nil {
 		return err
 	}
-	var roots map[string][]string
-	if rootsFile != "" {
+	var base map[string]Result
+	if baseFile != "" {
 		// A mutant's probe takes the roots from the base's: unfolding the
 		// plan runs code (decoding η*) that a mutant may have broken.
-		b, err := os.ReadFile(rootsFile)
+		b, err := os.ReadFile(baseFile)
 		if err == nil {
-			err = json.Unmarshal(b, &roots)
+			err = json.Unmarshal(b, &base)
 		}
 		if err != nil {
 			return err
 		}
-	} else if roots, err = planRoots(params, lock, store); err != nil {
-		return err
-	}
-	out := json.NewEncoder(os.Stdout)
-	skipping := after != ""
-	for _, rec := range lock.Tasks {
-		if skipping {
-			skipping = rec.ID != after
-			continue
+	} else {
+		roots, err := planRoots(params, lock, store)
+		if err != nil {
+			return err
 		}
-		out.Encode(map[string]string{"start": rec.ID})
-		res := Result{ID: rec.ID}
-		taskRoots, ok := roots[rec.ID]
+		base = map[string]Result{}
+		for id, r := range roots {
+			base[id] = Result{ID: id, Roots: r}
+		}
+	}
+
+	// Every task's identity first: the tasks whose identity is the base's
+	// run first, as their outputs are what the run proves.
+	results := make([]Result, len(lock.Tasks))
+	var same, changed []int
+	for i, rec := range lock.Tasks {
+		b, ok := base[rec.ID]
 		if !ok {
 			return fmt.Errorf("the lock's task %s is not in the protocol's plan", rec.ID)
 		}
-		res.Roots = taskRoots
+		res := Result{ID: rec.ID, Roots: b.Roots}
 		kind, err := kinds.Lookup(rec.Kind)
 		if err != nil {
 			return err
 		}
-		if id, err := kinds.Identity(rec.Kind, taskRoots); err != nil {
+		if id, err := kinds.Identity(rec.Kind, b.Roots); err != nil {
 			res.Error = "code identity: " + err.Error()
 		} else {
 			res.Code = id.Digest
 		}
-		if res.Packages, err = m.Packages(append([]string{kind.Entry}, taskRoots...)...); err != nil {
+		if res.Packages, err = m.Packages(append([]string{kind.Entry}, b.Roots...)...); err != nil {
 			return err
 		}
+		results[i] = res
+		if baseFile == "" || res.Code == b.Code {
+			same = append(same, i)
+		} else {
+			changed = append(changed, i)
+		}
+	}
+
+	out := json.NewEncoder(os.Stdout)
+	skipping := after != ""
+	for _, i := range slices.Concat(same, changed) {
+		rec, res := &lock.Tasks[i], results[i]
+		if skipping {
+			skipping = rec.ID != after
+			continue
+		}
+		if skipChanged && baseFile != "" && res.Code != base[rec.ID].Code {
+			res.Skipped = true
+			out.Encode(res)
+			continue
+		}
+		out.Encode(map[string]string{"start": rec.ID, "code": res.Code})
+		kind, _ := kinds.Lookup(rec.Kind)
 		inputs := map[string][]byte{}
 		for role, ds := range rec.InputDigests() {
 			d, err := artifacts.ParseDigest(ds)
@@ -156,7 +190,9 @@ func probe(lockPath, storeDir, params, rootsFile, after string, timeout time.Dur
 		case <-done:
 			out.Encode(res)
 		case <-time.After(timeout):
-			out.Encode(Result{ID: rec.ID, Timeout: true})
+			hung := results[i] // res is the running task's
+			hung.Timeout = true
+			out.Encode(hung)
 			os.Exit(3) // the task's goroutine cannot be stopped
 		}
 	}

@@ -55,6 +55,7 @@ type Outcome struct {
 	PkgKeys  int           `json:"package_keys_changed,omitempty"` // tasks whose import closure holds the mutated package
 	PkgWaste int           `json:"package_keys_changed_same_outputs"`
 	Unsound  []string      `json:"unsound,omitempty"` // tasks whose key did not change and whose outputs did
+	Skipped  int           `json:"skipped,omitempty"` // tasks not run: after a mutant hung twice in tasks whose key changed (or three times in others)
 	Took     time.Duration `json:"took_ns"`
 }
 
@@ -68,6 +69,7 @@ type result struct {
 	Outputs  map[string]string `json:"outputs"`
 	Error    string            `json:"error"`
 	Timeout  bool              `json:"timeout"`
+	Skipped  bool              `json:"skipped"`
 }
 
 func (r result) same(o result) bool {
@@ -79,7 +81,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "the seed of the choice of sites")
 	work := flag.String("work", "", "work directory (default: a new temporary one, removed at the end)")
 	report := flag.String("report", "", "write every mutant's outcome there, one JSON line each")
-	timeout := flag.Duration("timeout", 2*time.Minute, "the longest a mutant's task may run")
+	timeout := flag.Duration("timeout", 30*time.Second, "the longest a mutant's task may run (the protocol's take well under a second)")
 	flag.Parse()
 	if err := run(*n, *seed, *work, *report, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "mutants:", err)
@@ -120,23 +122,20 @@ func run(n int, seed uint64, work, reportPath string, timeout time.Duration) err
 	if err := build(src, probeBin, "./internal/mutants/probe"); err != nil {
 		return fmt.Errorf("building the probe: %w", err)
 	}
-	base, err := probe(probeBin, lock, store, params, "", timeout)
+	base, err := probe(probeBin, lock, store, params, "", nil, timeout)
 	if err != nil {
 		return fmt.Errorf("the base probe: %w", err)
 	}
 	if err := checkBase(base, lock); err != nil {
 		return err
 	}
-	// The mutants take the tasks' roots from the base: unfolding the plan
-	// runs code a mutant may break.
-	roots := map[string][]string{}
-	for id, r := range base {
-		roots[id] = r.Roots
-	}
-	rootsFile := filepath.Join(work, "roots.json")
-	if b, err := json.Marshal(roots); err != nil {
+	// The mutants take the tasks' roots from the base (unfolding the plan
+	// runs code a mutant may break), and its identities, to run first the
+	// tasks whose identity they keep.
+	baseFile := filepath.Join(work, "base.json")
+	if b, err := json.Marshal(base); err != nil {
 		return err
-	} else if err := os.WriteFile(rootsFile, b, 0o644); err != nil {
+	} else if err := os.WriteFile(baseFile, b, 0o644); err != nil {
 		return err
 	}
 	ids := slices.Sorted(maps.Keys(base))
@@ -177,7 +176,7 @@ func run(n int, seed uint64, work, reportPath string, timeout time.Duration) err
 		k := rng.IntN(len(sites[op]))
 		site := sites[op][k]
 		sites[op] = slices.Delete(sites[op], k, k+1)
-		o, err := mutant(src, probeBin+"-mutant", lock, store, params, rootsFile, site, base, ids, timeout)
+		o, err := mutant(src, probeBin+"-mutant", lock, store, params, baseFile, site, base, ids, timeout)
 		if err != nil {
 			return err
 		}
@@ -203,7 +202,7 @@ func run(n int, seed uint64, work, reportPath string, timeout time.Duration) err
 }
 
 // mutant builds and probes one mutant, and restores the file.
-func mutant(src, bin, lock, store, params, roots string, site mutants.Site, base map[string]result, ids []string, timeout time.Duration) (Outcome, error) {
+func mutant(src, bin, lock, store, params, baseFile string, site mutants.Site, base map[string]result, ids []string, timeout time.Duration) (Outcome, error) {
 	start := time.Now()
 	o := Outcome{Site: site}
 	file := filepath.Join(src, site.File)
@@ -224,7 +223,7 @@ func mutant(src, bin, lock, store, params, roots string, site mutants.Site, base
 		return o, nil
 	}
 	o.Compiles = true
-	got, err := probe(bin, lock, store, params, roots, timeout)
+	got, err := probe(bin, lock, store, params, baseFile, base, timeout)
 	if errors.Is(err, errNoStart) {
 		// A program linking the package cannot start: every pass fails,
 		// loudly. Counted apart, as a mutant that does not compile.
@@ -249,6 +248,10 @@ func mutant(src, bin, lock, store, params, roots string, site mutants.Site, base
 func judge(o *Outcome, pkg string, base, got map[string]result, ids []string) {
 	for _, id := range ids {
 		b, m := base[id], got[id]
+		if m.ID == "" || m.Skipped { // not run: the mutant hung too often
+			o.Skipped++
+			continue
+		}
 		keyChanged := m.Code != b.Code
 		outChanged := !m.same(b)
 		pkgChanged := slices.Contains(b.Packages, pkg)
@@ -275,14 +278,22 @@ func judge(o *Outcome, pkg string, base, got map[string]result, ids []string) {
 }
 
 // probe runs the probe on every task of the lock, resuming after a task
-// that hangs or crashes it (recorded as such).
-func probe(bin, lock, store, params, roots string, timeout time.Duration) (map[string]result, error) {
+// that hangs or crashes it (recorded as such). With a base's results
+// (baseFile), the tasks that keep their identity come first: after two of
+// the others hang, the rest of them is skipped (their outputs judge only
+// the precision); after three of the first hang, the mutant is proven
+// unsound and the rest is skipped.
+func probe(bin, lock, store, params, baseFile string, base map[string]result, timeout time.Duration) (map[string]result, error) {
 	out := map[string]result{}
 	after := ""
+	hungSame, hungChanged := 0, 0
 	for {
 		args := []string{"-lock", lock, "-store", store, "-params", params, "-timeout", timeout.String()}
-		if roots != "" {
-			args = append(args, "-roots", roots)
+		if baseFile != "" {
+			args = append(args, "-base", baseFile)
+		}
+		if hungChanged >= 2 {
+			args = append(args, "-skip-changed")
 		}
 		if after != "" {
 			args = append(args, "-after", after)
@@ -293,7 +304,7 @@ func probe(bin, lock, store, params, roots string, timeout time.Duration) (map[s
 		cmd.Stderr = &stderr
 		stdout, err := cmd.Output()
 		cancel()
-		last := ""
+		last, lastCode := "", ""
 		sc := bufio.NewScanner(bytes.NewReader(stdout))
 		sc.Buffer(nil, 1<<24)
 		for sc.Scan() {
@@ -302,12 +313,19 @@ func probe(bin, lock, store, params, roots string, timeout time.Duration) (map[s
 				return nil, fmt.Errorf("probe output %q: %w", sc.Text(), err)
 			}
 			if r.Start != "" {
-				last = r.Start
+				last, lastCode = r.Start, r.Code
 				continue
 			}
 			out[r.ID] = r
 			last = ""
 			after = r.ID
+			if r.Timeout {
+				if r.Code == base[r.ID].Code {
+					hungSame++
+				} else {
+					hungChanged++
+				}
+			}
 		}
 		if err == nil {
 			return out, nil
@@ -315,8 +333,11 @@ func probe(bin, lock, store, params, roots string, timeout time.Duration) (map[s
 		var exit *exec.ExitError
 		switch {
 		case errors.As(err, &exit) && exit.ExitCode() == 3: // a task hung: recorded
+			if hungSame >= 3 {
+				return out, nil
+			}
 		case last != "": // a task crashed the probe
-			out[last] = result{ID: last, Error: "crashed: " + firstLine(stderr.String())}
+			out[last] = result{ID: last, Code: lastCode, Error: "crashed: " + firstLine(stderr.String())}
 			after = last
 		case len(out) == 0 && strings.Contains(stderr.String(), "panic"):
 			return nil, fmt.Errorf("%w: %s", errNoStart, firstLine(stderr.String()))
@@ -404,8 +425,12 @@ func findSites(src string, packages map[string]bool) (map[mutants.Operator][]mut
 func summarise(outcomes []Outcome) error {
 	var compiles, changed, wasted, pkgChanged, pkgWasted, keys, waste, pkgKeys, pkgWaste, outputsChanged int
 	var unsound []string
-	noStart := 0
+	noStart, skipped, skippedMutants := 0, 0, 0
 	for _, o := range outcomes {
+		if o.Skipped > 0 {
+			skipped += o.Skipped
+			skippedMutants++
+		}
 		if o.Compiles && !o.Starts {
 			noStart++
 		}
@@ -446,6 +471,7 @@ func summarise(outcomes []Outcome) error {
 	fmt.Println("of the tasks whose key a mutant changes, those whose outputs stay the same (reruns that change nothing):")
 	fmt.Printf("  declaration-level identities: %d of %d (%s)\n", waste, keys, share(waste, keys))
 	fmt.Printf("  package-level identities:     %d of %d (%s)\n", pkgWaste, pkgKeys, share(pkgWaste, pkgKeys))
+	fmt.Printf("tasks not run (their mutant hung in others): %d, of %d mutants\n", skipped, skippedMutants)
 	fmt.Printf("unsound: %d\n", len(unsound))
 	for _, u := range unsound {
 		fmt.Println("  UNSOUND", u)
