@@ -5,8 +5,8 @@ import "embed"
 // Sources is the source tree of the packages whose code decides the
 // pipeline's artifacts (hv, envs, algos, stages, artifacts and everything
 // below them), embedded at build time. The pipeline derives a task's code
-// identity from it (package thv/pipeline/codeid: the import closure of the
-// task's packages, hashed from these files, plus the third-party modules of
+// identity from it (package thv/pipeline/codeid: the declarations the
+// task's code can reach in these files, plus the third-party modules of
 // ThirdParty and the toolchain), so an identity always describes the code
 // actually compiled into the running binary and can never go stale.
 //

@@ -32,3 +32,31 @@ var ThirdParty = map[string][]string{
 	"gonum.org/v1/plot/vg/vgimg":                     {"codeberg.org/go-latex/latex", "git.sr.ht/~sbinet/gg", "github.com/golang/freetype", "golang.org/x/image", "golang.org/x/text", "gonum.org/v1/plot"},
 	"gonum.org/v1/plot/vg/vgpdf":                     {"codeberg.org/go-latex/latex", "codeberg.org/go-pdf/fpdf", "golang.org/x/image", "golang.org/x/text", "gonum.org/v1/plot"},
 }
+
+// ThirdPartyNames are the package names of the packages of ThirdParty: a
+// file that imports one without naming it refers to it by that name, which
+// codeid needs to tell which package a declaration names.
+var ThirdPartyNames = map[string]string{
+	"github.com/aws/aws-sdk-go-v2/aws":               "aws",
+	"github.com/aws/aws-sdk-go-v2/config":            "config",
+	"github.com/aws/aws-sdk-go-v2/service/s3":        "s3",
+	"github.com/aws/aws-sdk-go-v2/service/s3/types":  "types",
+	"github.com/aws/smithy-go/transport/http":        "http",
+	"github.com/montanaflynn/stats":                  "stats",
+	"github.com/parquet-go/parquet-go":               "parquet",
+	"github.com/parquet-go/parquet-go/compress":      "compress",
+	"github.com/parquet-go/parquet-go/compress/zstd": "zstd",
+	"github.com/parquet-go/parquet-go/encoding":      "encoding",
+	"go.yaml.in/yaml/v3":                             "yaml",
+	"golang.org/x/image/font/sfnt":                   "sfnt",
+	"golang.org/x/image/math/fixed":                  "fixed",
+	"golang.org/x/sys/unix":                          "unix",
+	"gonum.org/v1/plot":                              "plot",
+	"gonum.org/v1/plot/font":                         "font",
+	"gonum.org/v1/plot/plotter":                      "plotter",
+	"gonum.org/v1/plot/text":                         "text",
+	"gonum.org/v1/plot/vg":                           "vg",
+	"gonum.org/v1/plot/vg/draw":                      "draw",
+	"gonum.org/v1/plot/vg/vgimg":                     "vgimg",
+	"gonum.org/v1/plot/vg/vgpdf":                     "vgpdf",
+}

@@ -62,8 +62,8 @@ func powerKinds(t *testing.T) *pipeline.Kinds {
 		return map[string][]byte{"words": []byte(strings.Join(both, " "))}, nil
 	}
 	kinds, err := pipeline.NewKinds(code,
-		pipeline.Kind{Name: "words", Run: words, Package: "example/text"},
-		pipeline.Kind{Name: "common", Run: common, Package: "example/text"})
+		pipeline.Kind{Name: "words", Run: words, Entry: "example/text"},
+		pipeline.Kind{Name: "common", Run: common, Entry: "example/text"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,12 +9,13 @@ import (
 )
 
 // A code identity depends only on the binary: its embedded sources and the
-// code that normalises them. Computing one scans every package of its
-// closure with go/scanner, about 9 ms of CPU for the pipeline's roots, and
-// every process would pay it again. So the store keeps, for each binary, a
-// memo of the package hashes that binary computed (codeid's Memo: for each
-// package, the SHA-256 of its files, its hash and its imports), and a pass
-// of the same binary takes them from there (codeid's Seeded).
+// code that reads them. Computing one scans every package of its closure
+// with go/scanner and splits it into declarations, about 10 ms of CPU for
+// the pipeline's roots, and every process would pay it again. So the store
+// keeps, for each binary, a memo of the packages that binary read (codeid's
+// Memo: for each package, the SHA-256 of its files, its imports and its
+// declarations), and a pass of the same binary takes them from there
+// (codeid's Seeded).
 //
 // The memo is an index entry under a key derived from the binary's Go build
 // ID, which the go command computes from the binary's inputs and contents,
@@ -22,9 +23,9 @@ import (
 // object is re-hashed when read (a damaged one is quarantined and the memo
 // recomputed), the entry and the memo must both name this build ID, the
 // memo must name this module and toolchain and be well formed throughout,
-// and a package's hash is taken only if its files, read now, have the
-// SHA-256 the memo recorded. A memo that fails any check is not used and is
-// replaced by the pass's own.
+// and a package is taken only if its files, read now, have the SHA-256 the
+// memo recorded and the packages it imports the names it gave them. A memo
+// that fails any check is not used and is replaced by the pass's own.
 //
 // What only recomputing could catch is a memo whose hashes were forged by
 // someone who can write the store — who could as well forge its index
@@ -36,7 +37,7 @@ import (
 // it executes under a forged memo's key fails the worker's key check.
 //
 // A repro writes the memo after a complete pass (when it would seal its
-// lock), if it computed a package hash the store's memo did not have; a
+// lock), if it read a package the store's memo did not have; a
 // dry run, a pass with failures and a read-only store write none, and a
 // read-only store still serves its memo. gc keeps the running binary's
 // memo and removes those of other binaries, as it removes the seals of
@@ -58,7 +59,7 @@ func (k *Kinds) binaryModule() (*codeid.Module, bool) {
 	return m, ok && m.Binary() != ""
 }
 
-// memoised returns kinds whose code identities take package hashes from the
+// memoised returns kinds whose code identities take packages from the
 // store's memo of this binary when it has one that passes the checks, or
 // else kinds itself.
 func (k *Kinds) memoised(st *artifacts.Store) *Kinds {
@@ -81,8 +82,8 @@ func (k *Kinds) memoised(st *artifacts.Store) *Kinds {
 	return &Kinds{code: seeded, byName: k.byName}
 }
 
-// saveMemo writes the memo of kinds' code to the store if the pass computed
-// a package hash that the store's memo did not have. A read-only store is
+// saveMemo writes the memo of kinds' code to the store if the pass read a
+// package that the store's memo did not have. A read-only store is
 // not an error: it keeps no memo.
 func (k *Kinds) saveMemo(st *artifacts.Store) error {
 	m, ok := k.binaryModule()

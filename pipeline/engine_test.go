@@ -130,11 +130,11 @@ func flaky(context.Context, []byte, map[string][]byte) (map[string][]byte, error
 
 func fakeKindList() []Kind {
 	return []Kind{
-		{Name: "gen", Run: gen, Package: "fake/gen"},
-		{Name: "sum", Run: sum, Package: "fake/sum"},
-		{Name: "fail", Run: failStage, Package: "fake/fail"},
-		{Name: "slow", Run: slow, Package: "fake/slow"},
-		{Name: "flaky", Run: flaky, Package: "fake/flaky"},
+		{Name: "gen", Run: gen, Entry: "fake/gen"},
+		{Name: "sum", Run: sum, Entry: "fake/sum"},
+		{Name: "fail", Run: failStage, Entry: "fake/fail"},
+		{Name: "slow", Run: slow, Entry: "fake/slow"},
+		{Name: "flaky", Run: flaky, Entry: "fake/flaky"},
 	}
 }
 
@@ -629,6 +629,57 @@ func TestPackageOf(t *testing.T) {
 	}{{gen, "thv/pipeline"}, {closure, "thv/pipeline"}, {filepath.Join, "path/filepath"}, {(*strings.Builder).Len, "strings"}} {
 		if got := PackageOf(c.fn); got != c.want {
 			t.Errorf("PackageOf = %q, want %q", got, c.want)
+		}
+	}
+}
+
+// entryValue and entryPtr have methods of each receiver kind, for
+// TestEntryOf.
+type entryValue struct{}
+
+func (entryValue) Value() int { return 1 }
+
+//go:noinline
+func (entryValue) Closure() func() int { return func() int { return 5 } }
+
+type entryPtr struct{ n int }
+
+func (p *entryPtr) Ptr() int { return p.n }
+
+func entryGeneric[T any](x T) T { return x }
+
+// entryVar's initialiser holds a closure, which runs with the package.
+var entryVar = func() int { return 2 }
+
+var entryInit func() int
+
+func init() { entryInit = func() int { return 3 } }
+
+func TestEntryOf(t *testing.T) {
+	closure := func() func() int { return func() int { return 4 } }
+	var p entryPtr
+	for _, c := range []struct {
+		fn   any
+		want string
+	}{
+		{gen, "thv/pipeline.gen"},
+		{closure, "thv/pipeline.TestEntryOf"},
+		{closure(), "thv/pipeline.TestEntryOf"},
+		{filepath.Join, "path/filepath.Join"},
+		{(*strings.Builder).Len, "strings.Builder.Len"},
+		{entryValue.Value, "thv/pipeline.entryValue.Value"},
+		{(*entryPtr).Ptr, "thv/pipeline.entryPtr.Ptr"},
+		{p.Ptr, "thv/pipeline.entryPtr.Ptr"},
+		{entryValue{}.Value, "thv/pipeline.entryValue.Value"},
+		{entryValue{}.Closure(), "thv/pipeline.entryValue"}, // the type: all its methods
+		{entryGeneric[int], "thv/pipeline.entryGeneric"},
+		{entryVar, "thv/pipeline.init"},
+		{entryInit, "thv/pipeline.init"},
+		{nil, ""},
+		{42, ""},
+	} {
+		if got := EntryOf(c.fn); got != c.want {
+			t.Errorf("EntryOf(%s) = %q, want %q", symbolOf(c.fn), got, c.want)
 		}
 	}
 }

@@ -76,7 +76,7 @@ func (w *Worker) Execute(ctx context.Context, spec *Spec) (map[string]artifacts.
 	if err != nil {
 		return nil, err
 	}
-	parts := keyParts{Kind: spec.Kind, Code: id.Units, Params: spec.Params, Inputs: inputs}
+	parts := keyParts{Kind: spec.Kind, Code: id, Params: spec.Params, Inputs: inputs}
 	if parts.key() != spec.Key {
 		return nil, fmt.Errorf("spec key %s does not match its kind, code, parameters and inputs (%s): refusing to store outputs under it", spec.Key, parts.key())
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"thv/pipeline/codeid"
 )
 
 // explain says why t must run, comparing its key parts with its lock record.
@@ -16,14 +18,8 @@ func (s *pass) explain(t *Task, parts keyParts) string {
 	if d := diffParams(rec.Params, parts.Params); len(d) > 0 {
 		why = append(why, "params changed: "+strings.Join(d, ", "))
 	}
-	var units []string
-	for _, u := range parts.Code {
-		if old, ok := s.Lock.Code[u.Name]; !ok || old != u.Hash {
-			units = append(units, u.Name)
-		}
-	}
-	if len(units) > 0 {
-		why = append(why, "code changed in "+strings.Join(units, ", "))
+	if code := s.explainCode(parts.Code); code != "" {
+		why = append(why, code)
 	}
 	var inputs []string
 	recInputs := rec.InputDigests()
@@ -42,6 +38,35 @@ func (s *pass) explain(t *Task, parts keyParts) string {
 		return "key changed"
 	}
 	return strings.Join(why, "; ")
+}
+
+// maxUnitsExplained is how many changed units a reason names.
+const maxUnitsExplained = 6
+
+// explainCode names the units of a code identity that the lock records
+// with another hash, or not at all: the declarations (thv/algos.Crowding,
+// a method thv/algos.Layers.Peel), modules (path@version) or toolchain
+// (go) that changed. Thousands of tasks share an identity: each is
+// compared once per pass.
+func (s *pass) explainCode(id *codeid.Identity) string {
+	if why, ok := s.codeWhy.Load(id.Digest); ok {
+		return why.(string)
+	}
+	var units []string
+	for _, u := range id.Units {
+		if old, ok := s.Lock.Code[u.Name]; !ok || old != u.Hash {
+			units = append(units, u.Name)
+		}
+	}
+	why := ""
+	if len(units) > maxUnitsExplained {
+		units = append(units[:maxUnitsExplained], fmt.Sprintf("and %d more", len(units)-maxUnitsExplained))
+	}
+	if len(units) > 0 {
+		why = "code changed in " + strings.Join(units, ", ")
+	}
+	s.codeWhy.Store(id.Digest, why)
+	return why
 }
 
 // diffParams lists the fields that differ between two canonical parameter

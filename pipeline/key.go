@@ -13,18 +13,19 @@ import (
 
 // Task keys follow the Go build cache's action IDs: the SHA-256 of a short
 // text, the preimage, that describes the computation completely: the stage
-// kind, one line per code unit its identity holds (every in-module package
-// the kind's code reaches, every third-party module, the toolchain), its
-// canonical parameters and the content digest of every input. Inputs enter
-// by content, so an upstream task that reruns and yields the same bytes
-// leaves its dependents' keys unchanged (early cutoff).
+// kind, its code identity (the digest of its units: every declaration the
+// task's code can reach, every third-party module, the toolchain; the lock
+// lists them), its canonical parameters and the content digest of every
+// input. Inputs enter by content, so an upstream task that reruns and
+// yields the same bytes leaves its dependents' keys unchanged (early
+// cutoff).
 
-const keyVersion = "thv task v2"
+const keyVersion = "thv task v3"
 
 // keyParts is everything a key is made of, kept to explain staleness.
 type keyParts struct {
 	Kind   string
-	Code   []codeid.Unit // sorted by name
+	Code   *codeid.Identity
 	Params json.RawMessage
 	Inputs map[string]artifacts.Digest // role → digest
 }
@@ -47,12 +48,9 @@ func canonicalParams(params any) (json.RawMessage, error) {
 func (k keyParts) preimage() []byte { return k.tail(k.head()) }
 
 func (k keyParts) head() []byte {
-	b := make([]byte, 0, 4096)
+	b := make([]byte, 0, 128)
 	b = append(append(append(b, keyVersion...), "\nkind "...), k.Kind...)
-	b = append(b, '\n')
-	for _, u := range k.Code {
-		b = append(append(append(append(append(b, "code "...), u.Name...), ' '), u.Hash...), '\n')
-	}
+	b = append(append(append(b, "\ncode "...), k.Code.Digest...), '\n')
 	return b
 }
 
@@ -69,8 +67,8 @@ func (k keyParts) tail(b []byte) []byte {
 func (k keyParts) key() artifacts.Key { return sha256.Sum256(k.preimage()) }
 
 // keyHasher computes keys fast: the SHA-256 state after each distinct head
-// (a few kilobytes of code lines, the same for thousands of tasks) is kept
-// and resumed, so a key costs the hash of its tail only. The result is
+// (the same for thousands of tasks) is kept and resumed, so a key costs the
+// hash of its tail only. The result is
 // the same SHA-256 of the same preimage (tested against keyParts.key).
 type keyHasher struct {
 	heads map[string][]byte // kind + code identity digest → marshalled state

@@ -21,15 +21,16 @@ type Func func(ctx context.Context, params []byte, in map[string][]byte) (map[st
 type Kind struct {
 	Name string
 	Run  Func
-	// Package is the import path of the package whose code the kind runs;
-	// the task's code identity is the closure of its imports. Leave it
-	// empty: it is derived from Run's symbol, so it cannot be listed wrong.
-	// (Tests of the engine set it to a package of a fake module.)
-	Package string
+	// Entry is the declaration the kind's code starts from, e.g.
+	// "thv/stages/run.Run": a task's code identity is what it can reach
+	// (with the task's own roots). Leave it empty: it is derived from
+	// Run's symbol (EntryOf), so it cannot be listed wrong. (Tests of the
+	// engine set it to a root of a fake code source.)
+	Entry string
 }
 
-// CodeSource computes the code identity of a set of root packages;
-// *codeid.Module is the real one.
+// CodeSource computes the code identity of a set of roots (declarations or
+// packages); *codeid.Module is the real one.
 type CodeSource interface {
 	Identity(roots ...string) (*codeid.Identity, error)
 }
@@ -54,13 +55,16 @@ func NewKinds(code CodeSource, kinds ...Kind) (*Kinds, error) {
 		if _, dup := k.byName[kind.Name]; dup {
 			return nil, fmt.Errorf("pipeline: kind %q registered twice", kind.Name)
 		}
-		if kind.Package == "" {
-			kind.Package = PackageOf(kind.Run)
+		if kind.Entry == "" {
+			kind.Entry = EntryOf(kind.Run)
 		}
 		k.byName[kind.Name] = kind
 	}
 	return k, nil
 }
+
+// Code returns the source of the kinds' code identities.
+func (k *Kinds) Code() CodeSource { return k.code }
 
 // Lookup returns the kind called name.
 func (k *Kinds) Lookup(name string) (Kind, error) {
@@ -75,8 +79,8 @@ func (k *Kinds) Lookup(name string) (Kind, error) {
 func (k *Kinds) Names() []string { return sortedKeys(k.byName) }
 
 // Identity returns the code identity of a task of kind name with extra
-// roots: the in-module packages, third-party modules and toolchain its
-// computation reaches.
+// roots: the declarations, third-party modules and toolchain its
+// computation can reach.
 func (k *Kinds) Identity(name string, roots []string) (*codeid.Identity, error) {
 	key := name
 	if len(roots) > 0 {
@@ -98,7 +102,7 @@ func (k *Kinds) identity(name string, roots []string) (*codeid.Identity, error) 
 	if err != nil {
 		return nil, err
 	}
-	all := append([]string{kind.Package}, roots...)
+	all := append([]string{kind.Entry}, roots...)
 	slices.Sort(all)
 	return k.code.Identity(slices.Compact(all)...)
 }
@@ -107,14 +111,83 @@ func (k *Kinds) identity(name string, roots []string) (*codeid.Identity, error) 
 // function fn (a top-level function, method value or closure), read from
 // its symbol name, e.g. "thv/stages/run" for run.Run.
 func PackageOf(fn any) string {
+	pkg, _ := splitSymbol(symbolOf(fn))
+	return pkg
+}
+
+// EntryOf returns the top-level declaration that defines the function fn,
+// read from its symbol name, as a code root: "thv/stages/run.Run" for
+// run.Run, "p.T.M" for a method (value) of T or *T, "p.init" for a closure
+// in an init function or a package variable's initialiser (which run with
+// the package), and for another closure the function it is written in, or
+// the function that function was inlined into (which reaches it): "p.F".
+// A closure in a method of a value receiver gives its type, "p.T", which
+// reaches all its methods. "" if fn is not a function.
+func EntryOf(fn any) string {
+	pkg, rest := splitSymbol(symbolOf(fn))
+	if pkg == "" || rest == "" {
+		return pkg
+	}
+	// rest: "Run", "F[...]", "(*T).M", "T.M", "T.M-fm", "init.func1",
+	// "F.func2.1", "F.G.func1" (G inlined into F), "glob..func1",
+	// "F.gowrap1", "F.deferwrap1".
+	elems := strings.Split(strings.TrimSuffix(cutGeneric(rest), "-fm"), ".")
+	first := elems[0]
+	switch {
+	case strings.HasPrefix(first, "(") && len(elems) > 1: // (*T).M, (*T).M.func1
+		return pkg + "." + strings.Trim(first, "(*)") + "." + elems[1]
+	case first == "glob" || first == "init" || strings.HasPrefix(first, "init#"):
+		return pkg + ".init"
+	case len(elems) == 2 && !closureElem(elems[1]): // T.M
+		return pkg + "." + first + "." + elems[1]
+	}
+	return pkg + "." + first
+}
+
+// closureElem reports whether an element of a symbol after a function's
+// name names something written inside it: a closure ("func1", and "1" for
+// one nested in it), a go or defer statement's wrapper.
+func closureElem(e string) bool {
+	for _, prefix := range []string{"func", "gowrap", "deferwrap"} {
+		if rest, ok := strings.CutPrefix(e, prefix); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
+			return true
+		}
+	}
+	return e == "" || strings.Trim(e, "0123456789") == ""
+}
+
+// cutGeneric drops the type arguments ("[...]") of a symbol name.
+func cutGeneric(s string) string {
+	var b strings.Builder
+	depth := 0
+	for _, r := range s {
+		switch {
+		case r == '[':
+			depth++
+		case r == ']' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// symbolOf is the symbol name of the function fn, or "".
+func symbolOf(fn any) string {
 	v := reflect.ValueOf(fn)
 	if v.Kind() != reflect.Func || v.IsNil() {
 		return ""
 	}
-	name := runtime.FuncForPC(v.Pointer()).Name() // "thv/stages/run.Run", "thv/algos/thvucb.init.func1"
+	return runtime.FuncForPC(v.Pointer()).Name() // "thv/stages/run.Run", "thv/algos/thvucb.init.func1"
+}
+
+// splitSymbol splits a symbol name into its package's import path and the
+// rest ("thv/algos/thvucb.init.func1" → "thv/algos/thvucb", "init.func1").
+func splitSymbol(name string) (pkg, rest string) {
 	slash := strings.LastIndexByte(name, '/')
 	if dot := strings.IndexByte(name[slash+1:], '.'); dot >= 0 {
-		return name[:slash+1+dot]
+		return name[:slash+1+dot], name[slash+1+dot+1:]
 	}
-	return name
+	return name, ""
 }

@@ -292,9 +292,27 @@ func parseLock(b []byte) (*Lock, error) {
 		var l Lock
 		return &l, json.Unmarshal(b, &l)
 	}
+	// The code map, the head's last line in Write's layout, is decoded
+	// without encoding/json where it can be.
+	var code map[string]string
+	whole := head
+	const codeLine = "\n\"code\": "
+	if i := bytes.LastIndex(head, []byte(codeLine)); i >= 0 && bytes.HasSuffix(head, []byte(",\n")) {
+		if m, ok := (&lineParser{}).codeMap(head[i+len(codeLine) : len(head)-2]); ok {
+			code, head = m, head[:i+1]
+		}
+	}
 	var l Lock
 	if err := json.Unmarshal(append(append([]byte(nil), head...), "\"tasks\": []}"...), &l); err != nil {
 		return nil, err
+	}
+	if code != nil && l.Code != nil { // another "code" (encoding/json's keys fold case): it decides
+		l = Lock{}
+		if err := json.Unmarshal(append(append([]byte(nil), whole...), "\"tasks\": []}"...), &l); err != nil {
+			return nil, err
+		}
+	} else if code != nil {
+		l.Code = code
 	}
 	lines := bytes.Split(bytes.TrimSuffix(body, []byte("]}\n")), []byte("\n"))
 	if n := len(lines); n > 0 && len(lines[n-1]) == 0 {

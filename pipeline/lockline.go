@@ -62,6 +62,27 @@ func (p *lineParser) record(line []byte, r *Record) bool {
 	return p.lit("}") && p.i == len(p.b)
 }
 
+// codeMap decodes a lock's code map, {"unit":"hash",...}, as Write lays it
+// out (json.Marshal of the map) without encoding/json: it holds one unit
+// per declaration its tasks reach, hundreds of them, parsed on every pass.
+// It reports false for anything else (a string with an escape or a byte
+// that is not printable ASCII, a space), which encoding/json then decodes.
+func (p *lineParser) codeMap(b []byte) (map[string]string, bool) {
+	p.b, p.i = b, 0
+	if !p.lit("{") {
+		return nil, false
+	}
+	m := make(map[string]string, bytes.Count(b, []byte(`":"`)))
+	for first := true; !p.lit("}"); first = false {
+		var unit, hash string
+		if !first && !p.lit(",") || !p.str(&unit) || !p.lit(":") || !p.str(&hash) {
+			return nil, false
+		}
+		m[unit] = hash
+	}
+	return m, p.i == len(p.b)
+}
+
 type lineParser struct {
 	b       []byte
 	i       int

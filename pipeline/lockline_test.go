@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -108,6 +109,10 @@ func FuzzReadLock(f *testing.F) {
 		l, err := decodeLock(b, nil)
 		if err != nil {
 			return
+		}
+		var whole struct{ Code map[string]string }
+		if json.Unmarshal(b, &whole) == nil && !maps.Equal(whole.Code, l.Code) && len(whole.Code)+len(l.Code) > 0 {
+			t.Fatalf("code map %v, encoding/json reads %v", l.Code, whole.Code)
 		}
 		for _, r := range l.Tasks {
 			for _, o := range r.Outputs {
@@ -259,6 +264,34 @@ func TestLineParserSlab(t *testing.T) {
 	for i := range want {
 		if !got[i].Outputs.Equal(want[i].Outputs) {
 			t.Fatalf("record %d: %d outputs, want %d (or other digests)", i, len(got[i].Outputs), len(want[i].Outputs))
+		}
+	}
+}
+
+// TestCodeMap: the code map Write lays out is read without encoding/json,
+// to the same map; anything else is left to encoding/json, which reads
+// the same.
+func TestCodeMap(t *testing.T) {
+	code := map[string]string{"go": "go1.26.8", "thv/algos.Crowding": "ab12", "thv/algos.(init order)": "cd34", "m@v1": "h1:x+y/z="}
+	b, _ := json.Marshal(code)
+	if got, ok := (&lineParser{}).codeMap(b); !ok || !maps.Equal(got, code) {
+		t.Fatalf("codeMap(%s) = %v, %v", b, got, ok)
+	}
+	for _, bad := range []string{`{"a":"b" }`, `{"a\u00e9":"b"}`, `{"a":"b",}`, `{"a":1}`, `{"é":"b"}`, `{"a":"b"}x`, ``} {
+		if _, ok := (&lineParser{}).codeMap([]byte(bad)); ok {
+			t.Errorf("codeMap accepted %q", bad)
+		}
+	}
+	for _, head := range []string{
+		"{\"version\": 2,\n\"profile\": \"p\",\n\"code\": " + string(b) + ",\n",
+		"{\"version\": 2,\n\"profile\": \"p\",\n\"code\": {\"caf\\u00e9\":\"x\"},\n",
+		"{\"version\": 2,\n\"CODE\": {\"a\":\"1\"},\n\"code\": {\"b\":\"2\"},\n",
+	} {
+		l, err := parseLock([]byte(head + lockTasksMarker + "]}\n"))
+		var want struct{ Code map[string]string }
+		json.Unmarshal([]byte(head+"\"tasks\": []}"), &want)
+		if err != nil || !maps.Equal(l.Code, want.Code) {
+			t.Errorf("%q: code %v (%v), encoding/json reads %v", head, l.Code, err, want.Code)
 		}
 	}
 }

@@ -60,8 +60,8 @@ func Example() {
 		"text/common.go": {Data: []byte("package text\n\nfunc Common() {}\n")},
 	}})
 	kinds, err := pipeline.NewKinds(code,
-		pipeline.Kind{Name: "words", Run: words, Package: "example/text"},
-		pipeline.Kind{Name: "common", Run: common, Package: "example/text"})
+		pipeline.Kind{Name: "words", Run: words, Entry: "example/text"},
+		pipeline.Kind{Name: "common", Run: common, Entry: "example/text"})
 	if err != nil {
 		log.Fatal(err)
 	}

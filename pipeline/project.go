@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"thv/artifacts"
+	"thv/pipeline/codeid"
 )
 
 // Project ties a plan to its stage kinds, a store and a lock file: what
@@ -197,7 +198,7 @@ func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
 		}
 	}
 	// After a complete pass, like a seal, the store also keeps this
-	// binary's code identity memo, if the pass computed a package hash
+	// binary's code identity memo, if the pass read a package
 	// the memo did not have (codememo.go).
 	if lock.complete {
 		if err := r.Kinds.saveMemo(p.Store); err != nil && opt.Logger != nil {
@@ -269,6 +270,7 @@ func (rep *Report) Outputs(id string) (Outputs, bool) {
 // of tasks that did not complete are kept.
 func (r *Runner) NewLock(profile string) *Lock {
 	l := &Lock{Version: lockVersion, Profile: profile, Code: map[string]string{}, complete: true}
+	codes := map[*codeid.Identity]bool{}
 	kept := false
 	for _, t := range r.Plan.Tasks {
 		res := r.result(t)
@@ -281,8 +283,11 @@ func (r *Runner) NewLock(profile string) *Lock {
 			continue
 		}
 		parts := res.parts
-		for _, u := range parts.Code {
-			l.Code[u.Name] = u.Hash
+		if !codes[parts.Code] { // thousands of tasks share an identity
+			codes[parts.Code] = true
+			for _, u := range parts.Code.Units {
+				l.Code[u.Name] = u.Hash
+			}
 		}
 		var inputs json.RawMessage
 		if len(parts.Inputs) > 0 {

@@ -142,6 +142,7 @@ type pass struct {
 	armed      int     // … and armed (their upstream tasks counted)
 	cost       float64 // their summed cost estimates
 	hashers    []*keyHasher
+	codeWhy    sync.Map // code identity digest → its changes since the lock (explainCode)
 }
 
 // Run decides, for every task in dependency order, whether its outputs are
@@ -506,7 +507,7 @@ func (s *pass) keyParts(t *Task) (keyParts, string, error) {
 		}
 		in[d.Name] = dig
 	}
-	return keyParts{Kind: t.Kind, Code: id.Units, Params: params, Inputs: in}, id.Digest, nil
+	return keyParts{Kind: t.Kind, Code: id, Params: params, Inputs: in}, id.Digest, nil
 }
 
 // lookup finds the outputs of key. A record of a lock sealed in this store

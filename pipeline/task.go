@@ -8,9 +8,10 @@ type Task struct {
 	ID     string // stable identity, e.g. "run/d3/concave/THV-UCB/eta=0.01/seed=0"
 	Kind   string // a name registered in Kinds
 	Params any    // JSON-encoded canonically for the key and the spec
-	// Roots are import paths of packages the task runs beyond its kind's
-	// own package (a bandit run names its algorithm's family): the code
-	// identity is the closure of the kind's package and these.
+	// Roots are code roots the task runs beyond its kind's entry (a
+	// bandit run names its algorithm's registered constructor,
+	// "thv/algos/thvucb.init"): the code identity is what the kind's entry
+	// and these can reach.
 	Roots []string
 	Deps  []Dep
 

@@ -365,48 +365,6 @@ func TestRebuiltFamilyRerunsOnlyItsTasks(t *testing.T) {
 	}
 }
 
-// TestRebuiltHelperRerunsItsUsers is the scenario that motivated derived
-// code identities: a behavioural edit of a helper that one kind's code
-// shares with another (the benchmark decoder, which run tasks call),
-// rebuilt into a new thv. Every run must rerun (before, only the benchmark
-// tasks did, and early cutoff kept the stale runs), and the incremental
-// store must end with the lock that a fresh store gives.
-func TestRebuiltHelperRerunsItsUsers(t *testing.T) {
-	root := moduleRoot(t)
-	dir := t.TempDir()
-	thvRepro(t, buildThv(t, root), dir)
-
-	copyDir := t.TempDir()
-	copyModule(t, root, copyDir)
-	file := filepath.Join(copyDir, "stages", "formats", "benchmark.go")
-	src, _ := os.ReadFile(file)
-	const from = "bm.SStar, bm.VStar = append(bm.SStar, int(arm[r])), val[r]"
-	edited := strings.Replace(string(src), from, from+"+1", 1)
-	if edited == string(src) {
-		t.Fatalf("edit not applied: %q not found in %s", from, file)
-	}
-	os.WriteFile(file, []byte(edited), 0o644)
-	changed := buildThv(t, copyDir)
-
-	r := thvRepro(t, changed, dir)
-	runs := 0
-	for _, task := range tinyPlan(t).Tasks {
-		if task.Kind == "run" {
-			runs++
-		}
-	}
-	if r.Executed < runs {
-		t.Fatalf("after editing the benchmark decoder: %+v, want at least the %d runs executed", r, runs)
-	}
-	fresh := t.TempDir()
-	thvRepro(t, changed, fresh)
-	a, _ := os.ReadFile(filepath.Join(dir, tinyLock))
-	b, _ := os.ReadFile(filepath.Join(fresh, tinyLock))
-	if len(a) == 0 || !bytes.Equal(a, b) {
-		t.Fatal("after the edit, the incremental store's lock differs from a fresh store's")
-	}
-}
-
 // TestProcessExecutorSameLock: thv repro --executor process (thv exec-task
 // worker processes of the same binary) writes the local executor's lock
 // byte for byte, and reports a worker that cannot start.

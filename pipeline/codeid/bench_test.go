@@ -24,12 +24,11 @@ func benchModule() *Module {
 			}
 		}
 	}
-	return New(Config{Path: "thv", Sources: thv.Sources, ThirdParty: thv.ThirdParty, Modules: mods, Toolchain: runtime.Version()})
+	return New(Config{Path: "thv", Sources: thv.Sources, ThirdParty: thv.ThirdParty, PackageNames: thv.ThirdPartyNames, Modules: mods, Toolchain: runtime.Version()})
 }
 
-// A run task's roots: its algorithm family and the packages that store its
-// output.
-var benchRoots = []string{"thv/algos/thvucb", "thv/artifacts"}
+// A run task's roots: the run kind's entry and its algorithm's constructor.
+var benchRoots = []string{"thv/stages/run.Run", "thv/algos/thvucb.init"}
 
 func BenchmarkIdentity(b *testing.B) {
 	b.Run("cached", func(b *testing.B) {
@@ -84,10 +83,11 @@ func BenchmarkIdentity(b *testing.B) {
 }
 
 // pipelineRoots are the roots of the pipeline's tasks, read from thv.Sources:
-// every package under stages/ with a Run function (a stage kind), and every
-// algorithm family under algos/.
-func pipelineRoots(tb testing.TB) []string {
-	var roots []string
+// the Run function of every package under stages/ that has one (a stage
+// kind), and the run kind's with the init function of every algorithm
+// family under algos/ that has one (where it registers its constructors).
+func pipelineRoots(tb testing.TB) [][]string {
+	var roots [][]string
 	for _, top := range []string{"stages", "algos"} {
 		entries, err := fs.ReadDir(thv.Sources, top)
 		if err != nil {
@@ -110,15 +110,19 @@ func pipelineRoots(tb testing.TB) []string {
 				if err != nil {
 					tb.Fatal(err)
 				}
-				if top == "algos" || bytes.Contains(src, []byte("\nfunc Run(")) {
-					roots = append(roots, "thv/"+dir)
+				if top == "stages" && bytes.Contains(src, []byte("\nfunc Run(")) {
+					roots = append(roots, []string{"thv/" + dir + ".Run"})
+					break
+				}
+				if top == "algos" && bytes.Contains(src, []byte("\nfunc init(")) {
+					roots = append(roots, []string{"thv/stages/run.Run", "thv/" + dir + ".init"})
 					break
 				}
 			}
 		}
 	}
-	if len(roots) == 0 {
-		tb.Fatal("no pipeline root in thv.Sources")
+	if len(roots) < 10 {
+		tb.Fatalf("only %d pipeline roots in thv.Sources", len(roots))
 	}
 	return roots
 }
@@ -133,7 +137,7 @@ func BenchmarkColdPipeline(b *testing.B) {
 	roots := pipelineRoots(b)
 	identities := func(m *Module) {
 		for _, r := range roots {
-			if _, err := m.Identity(r); err != nil {
+			if _, err := m.Identity(r...); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,50 +1,74 @@
-// Package codeid computes the code identity of a set of root packages: a
-// complete description, derived from the import graph, of the code those
-// packages run. It follows the Go build cache's action ID (cmd/go's
-// buildActionID), which writes one line per package in the import graph and
-// one per tool:
+// Package codeid computes the code identity of a computation: a complete
+// description, derived from the sources, of the code it can run. Like the
+// Go build cache's action ID (cmd/go's buildActionID) it has one line per
+// piece of code, but its pieces are declarations, not packages — as
+// Unison hashes definitions, and as Go's linker keeps only the functions
+// and methods a program can reach:
 //
-//   - one unit per in-module package of the transitive closure, hashed from its
-//     source (embedded in the binary, so it is the code actually compiled in);
-//   - one unit per third-party module that closure reaches, path@version with
-//     its go.sum hash (h1:...), from the binary's build info;
+//   - one unit per top-level declaration the roots can reach, in the
+//     in-module packages of their import closure, hashed from its source
+//     (embedded in the binary, so it is the code actually compiled in);
+//   - one unit per third-party module that closure reaches, path@version
+//     with its go.sum hash (h1:...), from the binary's build info;
 //   - one unit for the Go toolchain (runtime.Version()), which covers the
 //     standard library.
 //
-// A package's hash covers the token stream of every non-test .go file of its
-// directory, whatever its build constraints (a platform-independent
-// superset), together with the files' names (which carry GOOS/GOARCH
-// constraints). Comments and layout are ignored, so comment-only and
-// gofmt-only edits keep the identity, except //go: directives (//go:build,
-// //go:embed, //go:noinline, ...), which change what is compiled and are kept;
-// //go:build expressions are kept in canonical form. A package's imports are
-// read from the same token stream (the import declarations after the package
-// clause): files are tokenised, not parsed, since the embedded sources were
-// compiled into the binary; a file must still scan, with a well-formed package
-// clause and import declarations and matching brackets.
+// A root is a declaration ("example.com/m/p.F", a method
+// "example.com/m/p.T.M") or a whole package ("example.com/m/p"). What a
+// root can reach is found without type information, conservatively (when
+// in doubt, include; see Module.reach): a name reaches every declaration of
+// that name in its package, or in the package its qualifier imports; a
+// reached type reaches all its methods; the initialisation of every package
+// of the import closure (init functions, variable initialisers) is always
+// reached, since it runs; a package that reflects by name, links by name
+// (//go:linkname) or has assembly is reached whole.
 //
-// Nothing is silently dropped: a reachable in-module package missing from the
-// sources, a file that does not scan (or whose header or brackets are
-// malformed), a cgo file, a third-party import missing from the third-party
-// table, or a module missing from the build info (or without a checksum) is
-// an error naming it and the fix.
+// A declaration is hashed as a token stream (go/scanner's) of its source:
+// comments and layout are ignored, so comment-only and gofmt-only edits
+// keep the identity, except //go: directives (//go:noinline, //go:embed,
+// ...), which change what is compiled and are kept with the declaration
+// they precede. Its hash also covers its file's build constraint (the
+// //go:build line, in canonical form, and the GOOS/GOARCH of the file's
+// name) and the import paths of the packages it names; not the file's name,
+// nor where in which file it is: moving a declaration, renaming or
+// splitting a file, reordering declarations, or adding one that nothing
+// reaches changes no identity. The one order that counts is that of a
+// package's initialisations when two or more of them may have effects (Go
+// runs them in the order of the files' names, then of their position): a
+// unit "(init order)" of the package covers it; so does "(blank imports)"
+// its blank imports with their files' constraints, which no declaration
+// names. Declarations of one name in files of different build constraints
+// are one unit (all platforms' code: a platform-independent superset); a
+// package's init functions and blank variables are its unit "init".
+//
+// Files are tokenised, not parsed, since the embedded sources were compiled
+// into the binary; a file must still scan, with a well-formed package
+// clause and import declarations, matching brackets, and declarations at
+// its top level.
+//
+// Nothing is silently dropped: a reachable in-module package missing from
+// the sources, a file that does not scan (or whose header, brackets or
+// declarations are malformed), a cgo file, a third-party import missing from
+// the third-party table, a root that names no declaration, or a module
+// missing from the build info (or without a checksum) is an error naming it
+// and the fix.
 //
 // # Memo
 //
-// Files are tokenised by go/scanner, which takes about 9 ms of CPU for the
+// Files are tokenised by go/scanner, which takes about 10 ms of CPU for the
 // packages a pipeline's tasks reach: too much to pay in every process when
 // the answer depends only on the binary (its embedded sources and this
 // code). A Module's Memo records, for every package it loaded, the SHA-256
-// of the package's files, its hash and its imports, under the binary's Go
-// build ID (Config.Binary, set by ForBinary; see BuildID); Seeded gives a
-// later process of the same binary a Module that takes each package from
-// the memo after checking that its files still have that SHA-256 (hashing
-// them costs a fraction of scanning them: BenchmarkColdPipeline). Where the memo is kept, and who may
+// of the package's files, its imports and its declarations (hashes, and the
+// names each mentions), under the binary's Go build ID (Config.Binary, set
+// by ForBinary; see BuildID); Seeded gives a later process of the same
+// binary a Module that takes each package from the memo after checking
+// that its files still have that SHA-256 (hashing them costs a fraction of
+// scanning them: BenchmarkColdPipeline). Where the memo is kept, and who may
 // use it, is the caller's: package pipeline keeps it in the store and
 // verification never reads it, because nothing short of scanning the files
-// again can tell a memo's hash from a forged one. (Until issue 20 a second,
-// hand-written scanner beside go/scanner bought part of this time back in
-// every process; testdata/normalised.golden pins the streams it gave.)
+// again can tell a memo's hash from a forged one. testdata/normalised.golden
+// pins the token streams of every file and the hash of every package.
 //
 // # Build info under go test
 //
@@ -76,7 +100,6 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"path"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -89,9 +112,13 @@ type Config struct {
 	Path       string              // module path, e.g. "example.com/m"
 	Sources    fs.FS               // module-relative tree holding the .go files of the fingerprintable packages
 	ThirdParty map[string][]string // third-party import path (imported directly by an in-module package) → the module paths its package closure spans (generated)
-	Modules    []*debug.Module     // from the build info: path, version, sum (Replace honoured)
-	Toolchain  string              // runtime.Version()
-	Hints      Hints               // the module's own words for the fixes its errors call for
+	// PackageNames are the package names of the third-party imports of
+	// ThirdParty (generated with it): a file that imports one without
+	// naming it refers to it by that name.
+	PackageNames map[string]string
+	Modules      []*debug.Module // from the build info: path, version, sum (Replace honoured)
+	Toolchain    string          // runtime.Version()
+	Hints        Hints           // the module's own words for the fixes its errors call for
 	// Binary is the build identity of the binary that computes the
 	// identities, its Go build ID (BinaryConfig sets it): a memo is used only
 	// by the binary that wrote it (Seeded). "" means no memo.
@@ -127,17 +154,25 @@ func (h Hints) updateThirdParty() string {
 	return "list, for every third-party package an in-module package imports, the modules of its package closure (go list -deps)"
 }
 
-// Unit is one line of an identity: an in-module package and the hash of its
-// normalised code ("example.com/m/hv", sha256 hex), a third-party module and its go.sum
-// hash ("github.com/parquet-go/parquet-go@v0.32.0", "h1:..."; a replaced module
-// is named "old=>new@version"), or the toolchain ("go", "go1.26.8").
-type Unit struct{ Name, Hash string }
+// Unit is one line of an identity: a declaration of an in-module package and
+// the hash of its normalised code ("example.com/m/hv.Volume", a method
+// "example.com/m/hv.Calculator.Add", a group of names "example.com/m/p.A,B",
+// the package's init functions and blank variables "example.com/m/p.init",
+// the order of its initialisations "example.com/m/p.(init order)", its
+// assembly "example.com/m/p.(assembly)"; sha256 hex), a third-party module
+// and its go.sum hash ("github.com/parquet-go/parquet-go@v0.32.0", "h1:...";
+// a replaced module is named "old=>new@version"), or the toolchain ("go",
+// "go1.26.8").
+type Unit struct {
+	Name string `json:"name"`
+	Hash string `json:"hash"`
+}
 
-// Identity is the code identity of a set of root packages. It is shared by
-// all callers asking for the same roots: do not modify it.
+// Identity is the code identity of a set of roots. It is shared by all
+// callers asking for the same roots: do not modify it.
 type Identity struct {
 	Roots  []string // sorted, without duplicates
-	Units  []Unit   // sorted by Name: in-module packages, third-party modules, toolchain
+	Units  []Unit   // sorted by Name: in-module declarations, third-party modules, toolchain
 	Digest string   // "sha256:<hex>" over the lines "<name> <hash>\n"
 }
 
@@ -160,20 +195,12 @@ type Module struct {
 	fp       fingerprint            // Fingerprint, computed once
 }
 
-type pkg struct {
-	path    string
-	files   []string // module-relative, sorted
-	sources string   // hex SHA-256 of the files ("file <name> <length>\n<bytes>" each)
-	hash    string   // hex SHA-256 of the files' normalised streams ("file <name> <length>\n<stream>" each)
-	imports []string // sorted, unique
-	err     error
-}
-
 type rootSet struct {
 	roots    []string
 	closure  []string // in-module packages, sorted
 	closeErr error
 	id       *Identity
+	marks    map[string][]bool // the declarations reached, by package (reach)
 	idErr    error
 	idDone   bool
 }
@@ -209,8 +236,8 @@ func sameReplace(a, b *debug.Module) bool {
 
 // ForBinary returns the Module of the running binary's BinaryConfig, with
 // no hints.
-func ForBinary(sources fs.FS, thirdParty map[string][]string) (*Module, error) {
-	c, err := BinaryConfig(sources, thirdParty, Hints{})
+func ForBinary(sources fs.FS, thirdParty map[string][]string, packageNames map[string]string) (*Module, error) {
+	c, err := BinaryConfig(sources, thirdParty, packageNames, Hints{})
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +247,7 @@ func ForBinary(sources fs.FS, thirdParty map[string][]string) (*Module, error) {
 // BinaryConfig is the Config of the running binary, its modules and
 // toolchain read from debug.ReadBuildInfo and runtime.Version() (see the
 // package doc for test binaries).
-func BinaryConfig(sources fs.FS, thirdParty map[string][]string, hints Hints) (Config, error) {
+func BinaryConfig(sources fs.FS, thirdParty map[string][]string, packageNames map[string]string, hints Hints) (Config, error) {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return Config{}, fmt.Errorf("code identity: the binary has no build info; build it in module mode (%s)", hints.build())
@@ -241,13 +268,14 @@ func BinaryConfig(sources fs.FS, thirdParty map[string][]string, hints Hints) (C
 		binary, _ = BuildID(exe) // none: identities work, memos do not
 	}
 	return Config{
-		Path:       bi.Main.Path,
-		Sources:    sources,
-		ThirdParty: thirdParty,
-		Modules:    mods,
-		Toolchain:  runtime.Version(),
-		Hints:      hints,
-		Binary:     binary,
+		Path:         bi.Main.Path,
+		Sources:      sources,
+		ThirdParty:   thirdParty,
+		PackageNames: packageNames,
+		Modules:      mods,
+		Toolchain:    runtime.Version(),
+		Hints:        hints,
+		Binary:       binary,
 	}, nil
 }
 
@@ -300,8 +328,9 @@ func GoListModules(dir, mainPath string) ([]*debug.Module, error) {
 	return mods, nil
 }
 
-// Identity returns the code identity of the given in-module packages and
-// everything they import.
+// Identity returns the code identity of the given roots (declarations or
+// packages, see the package doc): the declarations they can reach, and the
+// modules and toolchain of their import closure.
 func (m *Module) Identity(roots ...string) (*Identity, error) {
 	key, sorted := canonical(roots)
 	m.mu.RLock()
@@ -323,8 +352,21 @@ func (m *Module) Identity(roots ...string) (*Identity, error) {
 	return s.id, s.idErr
 }
 
-// Packages returns the in-module packages the roots import transitively,
-// roots included, sorted.
+// Reached returns the declarations the roots reach (see Identity), as
+// "path.Name" for each name a declaration declares, "path.T.M" for a
+// method and "path.init" for a package's initialisation, sorted.
+func (m *Module) Reached(roots ...string) ([]string, error) {
+	if _, err := m.Identity(roots...); err != nil {
+		return nil, err
+	}
+	key, _ := canonical(roots)
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.reachedNames(m.sets[key].marks), nil
+}
+
+// Packages returns the in-module packages of the roots and those they
+// import transitively, sorted: their import closure.
 func (m *Module) Packages(roots ...string) ([]string, error) {
 	key, sorted := canonical(roots)
 	m.mu.RLock()
@@ -347,7 +389,7 @@ func (m *Module) Files(pkgPath string) ([]string, error) {
 		return nil, fmt.Errorf("code identity: %q is not in module %s", pkgPath, m.c.Path)
 	}
 	p := m.load(pkgPath)
-	return slices.Clone(p.files), p.err
+	return slices.Concat(p.files, p.asm), p.err
 }
 
 // Imports returns the imports from outside the module (standard library and
@@ -415,14 +457,15 @@ func (m *Module) closure(roots []string) ([]string, error) {
 		return nil, errors.New("code identity: Config.Sources is nil")
 	}
 	if len(roots) == 0 {
-		return nil, errors.New("code identity: no root package")
+		return nil, errors.New("code identity: no root")
+	}
+	rootPkgs, err := m.rootPackages(roots)
+	if err != nil {
+		return nil, err
 	}
 	importedBy := map[string]string{}
 	var stack []string
-	for _, r := range roots {
-		if _, ok := m.dir(r); !ok {
-			return nil, fmt.Errorf("code identity: root %q is not a package of module %s", r, m.c.Path)
-		}
+	for _, r := range rootPkgs {
 		if _, seen := importedBy[r]; !seen {
 			importedBy[r] = ""
 			stack = append(stack, r)
@@ -472,12 +515,17 @@ func (m *Module) identity(s *rootSet) (*Identity, error) {
 	if m.c.Toolchain == "" {
 		return nil, errors.New("code identity: Config.Toolchain is empty; set it to runtime.Version()")
 	}
-	units := make([]Unit, 0, len(s.closure)+16)
+	marks, err := m.reach(s)
+	if err != nil {
+		return nil, err
+	}
+	s.marks = marks
+	units := make([]Unit, 0, 512)
 	type via struct{ imp, pkg string }
 	modules := map[string]via{} // module path → the import that reaches it
 	for _, pp := range s.closure {
 		p := m.pkgs[pp]
-		units = append(units, Unit{Name: pp, Hash: p.hash})
+		units = p.unitsReached(marks[pp], units)
 		for _, imp := range p.imports {
 			if _, in := m.dir(imp); in {
 				continue
@@ -499,15 +547,23 @@ func (m *Module) identity(s *rootSet) (*Identity, error) {
 			}
 		}
 	}
+	external := make([]Unit, 0, len(modules)+1)
 	for _, mp := range slices.Sorted(maps.Keys(modules)) { // sorted: the first error is always the same
 		u, err := m.moduleUnit(mp)
 		if err != nil {
 			return nil, fmt.Errorf("code identity: module %s (reached through import %q of package %s): %w", mp, modules[mp].imp, modules[mp].pkg, err)
 		}
-		units = append(units, u)
+		external = append(external, u)
 	}
-	units = append(units, Unit{Name: ToolchainUnit, Hash: m.c.Toolchain})
-	slices.SortFunc(units, func(a, b Unit) int { return strings.Compare(a.Name, b.Name) })
+	external = append(external, Unit{Name: ToolchainUnit, Hash: m.c.Toolchain})
+	// The packages' units come sorted, package by package: the whole
+	// usually is, and merges with the few others.
+	byName := func(a, b Unit) int { return strings.Compare(a.Name, b.Name) }
+	if !slices.IsSortedFunc(units, byName) {
+		slices.SortFunc(units, byName)
+	}
+	slices.SortFunc(external, byName)
+	units = mergeUnits(units, external)
 	lines := make([]byte, 0, 96*len(units))
 	for _, u := range units {
 		lines = append(lines, u.Name...)
@@ -521,6 +577,19 @@ func (m *Module) identity(s *rootSet) (*Identity, error) {
 		Units:  units,
 		Digest: "sha256:" + hex.EncodeToString(sum[:]),
 	}, nil
+}
+
+// mergeUnits merges two lists of units sorted by name.
+func mergeUnits(a, b []Unit) []Unit {
+	out := make([]Unit, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0].Name <= b[0].Name {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 func (m *Module) moduleUnit(mp string) (Unit, error) {
@@ -564,57 +633,4 @@ func (m *Module) load(importPath string) *pkg {
 	p.err = m.loadInto(p)
 	m.pkgs[importPath] = p
 	return p
-}
-
-func (m *Module) loadInto(p *pkg) error {
-	dir, _ := m.dir(p.path)
-	entries, err := fs.ReadDir(m.c.Sources, dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("code identity: package %s is not in the embedded sources (no directory %q): add its top-level directory to the //go:embed line of sources.go", p.path, dir)
-		}
-		return fmt.Errorf("code identity: package %s: %w", p.path, err)
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") ||
-			strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".") { // cmd/go ignores _* and .* files
-			continue
-		}
-		p.files = append(p.files, path.Join(dir, name))
-	}
-	if len(p.files) == 0 {
-		return fmt.Errorf("code identity: package %s has no non-test Go files in the embedded sources (directory %q): add them to the //go:embed line of sources.go", p.path, dir)
-	}
-	slices.Sort(p.files)
-	if ok, err := m.fromSeed(p); ok || err != nil {
-		if err != nil {
-			return fmt.Errorf("code identity: package %s: %w", p.path, err)
-		}
-		return nil
-	}
-	m.computed++
-	n := &m.norm
-	n.imports = n.imports[:0]
-	h, raw := sha256.New(), sha256.New()
-	for _, f := range p.files {
-		src, err := n.read(m.c.Sources, f)
-		if err != nil {
-			return fmt.Errorf("code identity: package %s: %w", p.path, err)
-		}
-		writeFileHeader(raw, &n.line, f, len(src))
-		raw.Write(src)
-		if err := n.normalise(f, src); err != nil {
-			return fmt.Errorf("code identity: package %s: %w", p.path, err)
-		}
-		// "file <name> <length of the stream>\n", then the stream.
-		writeFileHeader(h, &n.line, f, len(n.out))
-		h.Write(n.out)
-	}
-	imports := slices.Clone(n.imports)
-	slices.Sort(imports)
-	p.imports = slices.Compact(imports)
-	p.hash = hex.EncodeToString(h.Sum(nil))
-	p.sources = hex.EncodeToString(raw.Sum(nil))
-	return nil
 }

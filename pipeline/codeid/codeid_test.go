@@ -13,12 +13,15 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"os/exec"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
+
+	"thv"
 )
 
 // The fake module "ex":
@@ -79,6 +82,8 @@ var fakeThirdParty = map[string][]string{
 	"github.com/foo/bar": {"github.com/foo/bar", "golang.org/x/sys"},
 }
 
+var fakePackageNames = map[string]string{"github.com/foo/bar": "bar"}
+
 func fakeModules() []*debug.Module {
 	return []*debug.Module{
 		{Path: "github.com/foo/bar", Version: "v1.2.0", Sum: "h1:bar="},
@@ -104,12 +109,34 @@ func fakeFS(edits map[string]string) fstest.MapFS {
 
 func fakeConfig(edits map[string]string) Config {
 	return Config{
-		Path:       "ex",
-		Sources:    fakeFS(edits),
-		ThirdParty: maps.Clone(fakeThirdParty),
-		Modules:    fakeModules(),
-		Toolchain:  "go1.26.8",
+		Path:         "ex",
+		Sources:      fakeFS(edits),
+		ThirdParty:   maps.Clone(fakeThirdParty),
+		PackageNames: maps.Clone(fakePackageNames),
+		Modules:      fakeModules(),
+		Toolchain:    "go1.26.8",
 	}
+}
+
+// thvConfig is the Config of this module's sources, with no modules.
+func thvConfig() Config {
+	return Config{Path: "thv", Sources: thv.Sources, ThirdParty: thv.ThirdParty, PackageNames: thv.ThirdPartyNames, Toolchain: "go1.26.8"}
+}
+
+// resolved returns the package pp of m, loaded with its closure and
+// resolved.
+func resolved(t testing.TB, m *Module, pp string) *pkg {
+	t.Helper()
+	if _, err := m.Packages(pp); err != nil {
+		t.Fatal(err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.pkgs[pp]
+	if err := m.resolve(p); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func mustIdentity(t *testing.T, m *Module, roots ...string) *Identity {
@@ -165,7 +192,10 @@ func TestIdentityUnits(t *testing.T) {
 		names = append(names, u.Name)
 		fmt.Fprintf(h, "%s %s\n", u.Name, u.Hash)
 	}
-	want := []string{"ex/a", "ex/b", "ex/c", "ex/d", "github.com/foo/bar@v1.2.0", "go", "golang.org/x/sys@v0.9.0"}
+	// ex/a.F reaches b.G, which reaches c.H; ex/b links ex/d for its
+	// initialisation alone (a blank import, under a constraint); ex/d
+	// declares nothing.
+	want := []string{"ex/a.F", "ex/b.(blank imports)", "ex/b.G", "ex/c.H", "github.com/foo/bar@v1.2.0", "go", "golang.org/x/sys@v0.9.0"}
 	if !slices.Equal(names, want) {
 		t.Errorf("units %q, want %q", names, want)
 	}
@@ -182,6 +212,13 @@ func TestIdentityUnits(t *testing.T) {
 	if !slices.Equal(id.Roots, []string{"ex/a"}) {
 		t.Errorf("roots %q", id.Roots)
 	}
+	if f := mustIdentity(t, New(fakeConfig(nil)), "ex/a.F"); f.Digest != id.Digest {
+		t.Errorf("the root ex/a.F reaches other code than the package ex/a, which declares F alone")
+	}
+	reached, err := New(fakeConfig(nil)).Reached("ex/a")
+	if want := []string{"ex/a.F", "ex/b.G", "ex/c.H"}; err != nil || !slices.Equal(reached, want) {
+		t.Errorf("Reached = %q, %v; want %q", reached, err, want)
+	}
 }
 
 // uglyB is b/b.go before gofmt.
@@ -193,6 +230,7 @@ func TestEdits(t *testing.T) {
 		t.Fatalf("gofmt(uglyB) = %q, %v; want b/b.go", formatted, err)
 	}
 	base := mustIdentity(t, New(fakeConfig(nil)), "ex/a").Digest
+	const c2 = "package c\n\nimport \"strings\"\n\nfunc H() int { return len(strings.Repeat(\"x\", 1)) }\n"
 	for _, tc := range []struct {
 		name    string
 		edits   map[string]string
@@ -214,15 +252,26 @@ func H() int { /* inline */ return len(strings.Repeat("x", 1)) } // trailing
 		{"underscore file", map[string]string{"b/_skip.go": "package b\n\nvar Z = 1\n"}, false},
 		{"non-Go file", map[string]string{"b/notes.txt": "changed"}, false},
 		{"unreachable package", map[string]string{"e/e.go": "package e\n\nvar Y = 2\n"}, false},
-		{"token in a transitive import", map[string]string{"c/c.go": strings.Replace(fakeFiles["c/c.go"], `"x", 1`, `"x", 2`, 1)}, true},
+		{"file renamed", map[string]string{"c/c.go": "", "c/helpers.go": fakeFiles["c/c.go"]}, false},
+		{"declaration moved to another file", map[string]string{"c/c.go": "package c\n", "c/c2.go": c2}, false},
+		{"file split", map[string]string{"c/c.go": "package c\n\nconst K = 1\n", "c/c2.go": c2}, false},
+		{"declarations reordered", map[string]string{"c/c.go": "package c\n\nimport \"strings\"\n\nfunc H() int { return len(strings.Repeat(\"x\", 1)) }\n\nfunc U() {}\n"}, false},
+		{"function nothing calls", map[string]string{"c/c2.go": "package c\n\nfunc Unused() int { return H() + 1 }\n"}, false},
+		{"file with only a package clause added", map[string]string{"c/c2.go": "package c\n"}, false},
+		{"file with only a package clause removed", map[string]string{"a/doc.go": ""}, false},
+		{"unreached declaration edited", map[string]string{"c/c.go": fakeFiles["c/c.go"] + "\nfunc V() int { return 2 }\n"}, false},
+		{"token in a reached declaration", map[string]string{"c/c.go": strings.Replace(fakeFiles["c/c.go"], `"x", 1`, `"x", 2`, 1)}, true},
 		{"identifier", map[string]string{"c/c.go": strings.Replace(fakeFiles["c/c.go"], "func H", "func H2", 1)}, true},
 		{"line break that inserts a semicolon", map[string]string{"b/b.go": strings.Replace(fakeFiles["b/b.go"], "return x + 1", "return\nx + 1", 1)}, true},
 		{"go:build edit", map[string]string{"b/b_other.go": strings.Replace(fakeFiles["b/b_other.go"], "!linux", "!linux && !darwin", 1)}, true},
+		{"blank import's file renamed to a GOOS", map[string]string{"b/b_other.go": "", "b/b_windows.go": fakeFiles["b/b_other.go"]}, true},
+		{"declaration moved to a file with a constraint", map[string]string{"c/c.go": "package c\n", "c/c_linux.go": c2}, true},
+		{"declaration moved to a file naming another package so", map[string]string{"c/c.go": "package c\n", "c/c2.go": strings.Replace(c2, `"strings"`, `strings "ex/d"`, 1)}, true},
 		{"go:noinline removed", map[string]string{"b/b.go": strings.Replace(fakeFiles["b/b.go"], "//go:noinline\n", "", 1)}, true},
 		{"go:noinline made a comment", map[string]string{"b/b.go": strings.Replace(fakeFiles["b/b.go"], "//go:noinline", "// go:noinline", 1)}, true},
-		{"file renamed", map[string]string{"b/b_other.go": "", "b/b_windows.go": fakeFiles["b/b_other.go"]}, true},
-		{"file added", map[string]string{"c/c2.go": "package c\n"}, true},
-		{"file removed", map[string]string{"a/doc.go": ""}, true},
+		{"method added to a reached type", map[string]string{"c/c2.go": "package c\n\ntype T int\n\nfunc (T) M() {}\n", "c/c.go": strings.Replace(fakeFiles["c/c.go"], "return len(", "var _ T; return len(", 1)}, true},
+		{"init function added", map[string]string{"d/d2.go": "package d\n\nfunc init() {}\n"}, true},
+		{"variable initialiser added", map[string]string{"d/d2.go": "package d\n\nvar v = 1\n"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := mustIdentity(t, New(fakeConfig(tc.edits)), "ex/a")
@@ -230,6 +279,107 @@ func H() int { /* inline */ return len(strings.Repeat("x", 1)) } // trailing
 				t.Errorf("digest changed = %v, want %v", changed, tc.changes)
 			}
 		})
+	}
+}
+
+// TestMethodsAndAliases: a reached type reaches every method, whichever
+// file declares it, and an alias's methods are its target's.
+func TestMethodsAndAliases(t *testing.T) {
+	c := fakeConfig(map[string]string{
+		"a/a.go": "package a\n\nimport \"ex/c\"\n\nfunc F() any { return c.New() }\n",
+		"c/c.go": "package c\n\ntype T struct{ x int }\n\nfunc New() *T { return &T{} }\n\nfunc Other() {}\n",
+		"c/m.go": "package c\n\nfunc (t *T) M() int { return t.x }\n\nfunc (t *T) N() {}\n\ntype A = T\n\nfunc (A) P() {}\n\ntype U int\n\nfunc (U) M() {}\n",
+	})
+	reached, err := New(c).Reached("ex/a.F")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"ex/a.F", "ex/c.A", "ex/c.A.P", "ex/c.New", "ex/c.T", "ex/c.T.M", "ex/c.T.N"}
+	if !slices.Equal(reached, want) {
+		t.Errorf("Reached = %q, want %q (U is no reached type; Other is named by nothing)", reached, want)
+	}
+}
+
+// TestWholePackages: reflection by name, //go:linkname and assembly reach
+// a package whole.
+func TestWholePackages(t *testing.T) {
+	base := "package c\n\nfunc H() int { return 1 }\n\nfunc Unused() {}\n"
+	for _, tc := range []struct {
+		name  string
+		edits map[string]string
+	}{
+		{"MethodByName", map[string]string{"c/r.go": "package c\n\nimport \"reflect\"\n\nvar _ = reflect.ValueOf(0).MethodByName\n"}},
+		{"text/template", map[string]string{"c/r.go": "package c\n\nimport _ \"text/template\"\n"}},
+		{"linkname", map[string]string{"c/r.go": "package c\n\nimport _ \"unsafe\"\n\n//go:linkname x runtime.x\nfunc x()\n"}},
+		{"assembly", map[string]string{"c/r_amd64.s": "TEXT ·x(SB),4,$0\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			edits := map[string]string{"c/c.go": base}
+			maps.Copy(edits, tc.edits)
+			reached, err := New(fakeConfig(edits)).Reached("ex/a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(reached, "ex/c.Unused") {
+				t.Errorf("Reached = %q: ex/c is not whole", reached)
+			}
+		})
+	}
+	reached, err := New(fakeConfig(map[string]string{"c/c.go": base})).Reached("ex/a")
+	if err != nil || slices.Contains(reached, "ex/c.Unused") {
+		t.Errorf("without them: Reached = %q, %v", reached, err)
+	}
+	asm := map[string]string{"c/c.go": base, "c/r_amd64.s": "TEXT ·x(SB),4,$0\n"}
+	a := mustIdentity(t, New(fakeConfig(asm)), "ex/a")
+	asm["c/r_amd64.s"] = "TEXT ·x(SB),4,$8\n"
+	if b := mustIdentity(t, New(fakeConfig(asm)), "ex/a"); a.Digest == b.Digest {
+		t.Error("editing assembly changes no identity")
+	}
+}
+
+// TestInitOrder: the order of a package's initialisations counts when two
+// or more may have effects, and only then.
+func TestInitOrder(t *testing.T) {
+	id := func(edits map[string]string) string {
+		edits["d/d.go"] = ""
+		return mustIdentity(t, New(fakeConfig(edits)), "ex/a").Digest
+	}
+	one := "package d\n\nvar n = 0\n\nfunc init() { n++ }\n"
+	if id(map[string]string{"d/x.go": one}) != id(map[string]string{"d/y.go": one}) {
+		t.Error("moving the one effectful initialisation to another file changed the identity")
+	}
+	first, second := "package d\n\nvar log []string\n\nfunc init() { log = append(log, \"a\") }\n", "package d\n\nfunc init() { log = append(log, \"b\") }\n"
+	if id(map[string]string{"d/a.go": first, "d/b.go": second}) == id(map[string]string{"d/c.go": first, "d/b.go": second}) {
+		t.Error("two init functions swapped their order, and the identity did not change")
+	}
+	if id(map[string]string{"d/a.go": first, "d/b.go": second}) != id(map[string]string{"d/a.go": first, "d/c.go": second}) {
+		t.Error("renaming a file that keeps the init functions' order changed the identity")
+	}
+}
+
+// TestRoots: roots name declarations (functions, methods, a package's
+// initialisation) or whole packages; a root naming nothing is an error.
+func TestRoots(t *testing.T) {
+	m := New(fakeConfig(map[string]string{"c/c2.go": "package c\n\ntype T int\n\nfunc (T) M() int { return H() }\n\nfunc init() {}\n"}))
+	for _, tc := range []struct {
+		roots []string
+		want  []string
+	}{
+		{[]string{"ex/c.H"}, []string{"ex/c.H", "ex/c.init"}},
+		{[]string{"ex/c.T.M"}, []string{"ex/c.H", "ex/c.T", "ex/c.T.M", "ex/c.init"}},
+		{[]string{"ex/c.init"}, []string{"ex/c.init"}},
+		{[]string{"ex/c"}, []string{"ex/c.H", "ex/c.T", "ex/c.T.M", "ex/c.init"}},
+		{[]string{"ex/b.G", "ex/c.init"}, []string{"ex/b.G", "ex/c.H", "ex/c.init"}},
+	} {
+		got, err := m.Reached(tc.roots...)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("Reached(%q) = %q, %v; want %q", tc.roots, got, err, tc.want)
+		}
+	}
+	for _, r := range []string{"ex/c.Nothing", "ex/c.T.Nothing"} {
+		if _, err := m.Identity(r); err == nil || !strings.Contains(err.Error(), "declares no") {
+			t.Errorf("Identity(%q): %v, want an error", r, err)
+		}
 	}
 }
 
@@ -297,7 +447,9 @@ func TestErrors(t *testing.T) {
 		}, []string{"ex/a"}, []string{"golang.org/x/sys", "twice"}},
 		{"root outside the module", nil, []string{"fmt"}, []string{`"fmt"`, "not a package of module ex"}},
 		{"missing root", nil, []string{"ex/zz"}, []string{"ex/zz", "not in the embedded sources"}},
+		{"missing root declaration", nil, []string{"ex/c.Z"}, []string{"ex/c.Z", "package ex/c declares no Z"}},
 		{"no root", nil, nil, []string{"no root"}},
+		{"third-party import without a package name", func(c *Config) { delete(c.PackageNames, "github.com/foo/bar") }, []string{"ex/a"}, []string{"github.com/foo/bar", "no package name", "regenerate"}},
 		{"no toolchain", func(c *Config) { c.Toolchain = "" }, []string{"ex/a"}, []string{"Toolchain"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -478,6 +630,45 @@ func TestDirective(t *testing.T) {
 		got, ok := directive(tc.in)
 		if got != tc.want || ok != (tc.want != "") {
 			t.Errorf("directive(%q) = %q, %v; want %q", tc.in, got, ok, tc.want)
+		}
+	}
+}
+
+// TestKnownPlatforms: every GOOS and GOARCH the toolchain knows is one a
+// file name's suffix constrains a file to.
+func TestKnownPlatforms(t *testing.T) {
+	out, err := exec.Command("go", "tool", "dist", "list").Output()
+	if err != nil {
+		t.Fatalf("go tool dist list: %v", err)
+	}
+	for _, pair := range strings.Fields(string(out)) {
+		goos, goarch, _ := strings.Cut(pair, "/")
+		if !knownOS[goos] || !knownArch[goarch] {
+			t.Errorf("%s is not known to fileConstraint", pair)
+		}
+	}
+}
+
+func TestFileConstraint(t *testing.T) {
+	for _, tc := range []struct {
+		base  string
+		build []string
+		want  string
+	}{
+		{"a.go", nil, ""},
+		{"linux.go", nil, ""}, // a name that is all tag is no constraint
+		{"a_linux.go", nil, "goos linux"},
+		{"a_arm64.go", nil, "goarch arm64"},
+		{"a_linux_arm64.go", nil, "goos linux; goarch arm64"},
+		{"a_linux_test.go", nil, "goos linux"},
+		{"a_other.go", []string{"//go:build !linux"}, "//go:build !linux"},
+		{"a_windows.go", []string{"//go:build amd64"}, "//go:build amd64; goos windows"},
+		{"a.go", []string{"// +build linux darwin", "// +build amd64"}, "+build (linux || darwin) && amd64"},
+		{"a.go", []string{"// +build linux", "//go:build linux"}, "//go:build linux"},
+		{"a.v2_linux.go", nil, ""}, // cut at the first dot, as go/build does
+	} {
+		if got := fileConstraint(tc.base, tc.build); got != tc.want {
+			t.Errorf("fileConstraint(%q, %q) = %q, want %q", tc.base, tc.build, got, tc.want)
 		}
 	}
 }

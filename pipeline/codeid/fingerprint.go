@@ -22,8 +22,9 @@ type fingerprint struct {
 // from: every file of Config.Sources (test files and testdata included:
 // more than any identity reads; when they are embedded in the binary,
 // Config.SourcesInBinary, its build ID stands for them), the module path,
-// the toolchain, the build list, the third-party table and the binary's
-// build ID (which covers the normaliser's code). Two Modules with one fingerprint compute
+// the toolchain, the build list, the third-party table (its modules and
+// package names) and the binary's build ID (which covers the normaliser's
+// code). Two Modules with one fingerprint compute
 // the same identity for every set of roots; a cache keyed by it (the
 // pipeline's no-op certificate) cannot outlive an edit that a fresh
 // identity would see, even where Config.Binary stays the same (tests build
@@ -36,7 +37,7 @@ func (m *Module) Fingerprint() (string, error) {
 
 func (m *Module) fingerprint() (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "thv code fingerprint v1\nmodule %q\ntoolchain %q\nbinary %q\n", m.c.Path, m.c.Toolchain, m.c.Binary)
+	fmt.Fprintf(h, "thv code fingerprint v2\nmodule %q\ntoolchain %q\nbinary %q\n", m.c.Path, m.c.Toolchain, m.c.Binary)
 	for _, d := range m.c.Modules {
 		if d == nil {
 			continue
@@ -48,6 +49,9 @@ func (m *Module) fingerprint() (string, error) {
 	}
 	for _, imp := range slices.Sorted(maps.Keys(m.c.ThirdParty)) {
 		fmt.Fprintf(h, "third-party %q %q\n", imp, m.c.ThirdParty[imp])
+	}
+	for _, imp := range slices.Sorted(maps.Keys(m.c.PackageNames)) {
+		fmt.Fprintf(h, "package name %q %q\n", imp, m.c.PackageNames[imp])
 	}
 	if m.c.SourcesInBinary && m.c.Binary != "" {
 		// The build ID's content hash is of the binary's bytes, the

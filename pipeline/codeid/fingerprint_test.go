@@ -28,7 +28,7 @@ func TestFingerprint(t *testing.T) {
 		"big": fstest.MapFS{"a/a.go": {Data: []byte("package a\n")}, "a/big.bin": {Data: big}, "b/empty.go": {Data: nil}},
 	}
 	for name, fsys := range trees {
-		c := Config{Path: "m", Sources: fsys, ThirdParty: thv.ThirdParty, Toolchain: runtime.Version(), Binary: "bin/id"}
+		c := Config{Path: "m", Sources: fsys, ThirdParty: thv.ThirdParty, PackageNames: thv.ThirdPartyNames, Toolchain: runtime.Version(), Binary: "bin/id"}
 		got, err := New(c).Fingerprint()
 		if err != nil {
 			t.Fatal(err)
@@ -48,9 +48,12 @@ func TestFingerprint(t *testing.T) {
 
 func plainFingerprint(t *testing.T, c Config) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "thv code fingerprint v1\nmodule %q\ntoolchain %q\nbinary %q\n", c.Path, c.Toolchain, c.Binary)
+	fmt.Fprintf(h, "thv code fingerprint v2\nmodule %q\ntoolchain %q\nbinary %q\n", c.Path, c.Toolchain, c.Binary)
 	for _, imp := range slices.Sorted(maps.Keys(c.ThirdParty)) {
 		fmt.Fprintf(h, "third-party %q %q\n", imp, c.ThirdParty[imp])
+	}
+	for _, imp := range slices.Sorted(maps.Keys(c.PackageNames)) {
+		fmt.Fprintf(h, "package name %q %q\n", imp, c.PackageNames[imp])
 	}
 	err := fs.WalkDir(c.Sources, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

@@ -2,11 +2,12 @@ package codeid
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/token"
 	"io"
 	"maps"
 	"path"
@@ -17,7 +18,7 @@ import (
 
 // memoVersion names the memo's format; the normaliser's version is the
 // binary's build ID.
-const memoVersion = "code identity memo 1"
+const memoVersion = "code identity memo 2"
 
 // memoFile is a memo: the packages a Module computed, for the next process
 // of the same binary.
@@ -30,10 +31,63 @@ type memoFile struct {
 }
 
 type memoPackage struct {
-	Path    string   `json:"path"`
-	Sources string   `json:"sources"` // hex SHA-256 of the package's files, as they were read (sourcesDigest)
-	Hash    string   `json:"hash"`    // the package's hash, computed from those files
-	Imports []string `json:"imports"` // sorted, unique
+	Path      string   `json:"path"`
+	Sources   string   `json:"sources"` // hex SHA-256 of the package's files, as they were read (digestSources)
+	Name      string   `json:"name"`    // its package clause's
+	Imports   []string `json:"imports"` // sorted, unique
+	Uses      []string `json:"uses"`    // "path name": the imports it names by their own names, sorted
+	Whole     bool     `json:"whole,omitempty"`
+	WholeWith []string `json:"whole_with,omitempty"`
+	Decls     []string `json:"decls"` // one string each (encodeDecl): a few times faster to decode than objects
+	Extra     []Unit   `json:"extra,omitempty"`
+
+	decls []decl // Decls decoded, by Seeded
+}
+
+// encodeDecl writes a declaration as seven fields separated by spaces:
+// its unit, its hash, its flags ("a" always, "l" an alias, or "-"), its
+// names, its receiver, its mentions of its package's names and of other
+// packages' (lists joined by commas, "-" when empty).
+func encodeDecl(d decl) string {
+	list := func(s []string) string { return cmp.Or(strings.Join(s, ","), "-") }
+	flags := ""
+	if d.Always {
+		flags += "a"
+	}
+	if d.Alias {
+		flags += "l"
+	}
+	return strings.Join([]string{d.Unit, d.Hash, cmp.Or(flags, "-"), list(d.Names), cmp.Or(d.Recv, "-"), list(d.Refs), list(d.Ext)}, " ")
+}
+
+// decodeDecl reads encodeDecl's form.
+func decodeDecl(s string) (decl, error) {
+	f := strings.Split(s, " ")
+	if len(f) != 7 {
+		return decl{}, fmt.Errorf("%d fields, want 7", len(f))
+	}
+	list := func(s string) []string {
+		if s == "-" {
+			return nil
+		}
+		return strings.Split(s, ",")
+	}
+	d := decl{Unit: f[0], Hash: f[1], Names: list(f[3]), Refs: list(f[5]), Ext: list(f[6])}
+	switch f[2] {
+	case "-":
+	case "a":
+		d.Always = true
+	case "l":
+		d.Alias = true
+	case "al":
+		d.Always, d.Alias = true, true
+	default:
+		return decl{}, fmt.Errorf("flags %q", f[2])
+	}
+	if f[4] != "-" {
+		d.Recv = f[4]
+	}
+	return d, nil
 }
 
 // Binary returns the build identity of the binary m's identities are
@@ -41,9 +95,9 @@ type memoPackage struct {
 func (m *Module) Binary() string { return m.c.Binary }
 
 // Memo returns what m has computed, for Seeded in the next process of the
-// same binary: for every package m loaded, the SHA-256 of its files, its
-// hash and its imports (and the entries of m's own seed that it did not
-// need). computed reports whether m normalised any package itself, that is,
+// same binary: for every package m resolved, the SHA-256 of its files, its
+// imports and its declarations (and the entries of m's own seed that it did
+// not need). computed reports whether m normalised any package itself, that is,
 // whether the memo knows more than m's seed did. A Module whose Config has no
 // Binary has no memo (nil, false).
 func (m *Module) Memo() (memo []byte, computed bool) {
@@ -61,13 +115,27 @@ func (m *Module) Memo() (memo []byte, computed bool) {
 			delete(byPath, pp)
 			continue
 		}
-		byPath[pp] = memoPackage{Path: pp, Sources: p.sources, Hash: p.hash, Imports: p.imports}
+		if !p.resolved {
+			continue
+		}
+		e := memoPackage{Path: pp, Sources: p.sources, Name: p.name, Imports: p.imports, Uses: p.uses,
+			Whole: p.whole, WholeWith: p.wholeWith, Decls: make([]string, len(p.decls)), Extra: p.extra}
+		for i, d := range p.decls {
+			e.Decls[i] = encodeDecl(d)
+		}
+		byPath[pp] = e
 	}
 	f := memoFile{Memo: memoVersion, Binary: m.c.Binary, Module: m.c.Path, Toolchain: m.c.Toolchain, Packages: []memoPackage{}}
 	for _, pp := range slices.Sorted(maps.Keys(byPath)) {
 		e := byPath[pp]
 		if e.Imports == nil {
 			e.Imports = []string{}
+		}
+		if e.Uses == nil {
+			e.Uses = []string{}
+		}
+		if e.Decls == nil {
+			e.Decls = []string{}
 		}
 		f.Packages = append(f.Packages, e)
 	}
@@ -78,12 +146,14 @@ func (m *Module) Memo() (memo []byte, computed bool) {
 	return data, m.computed > 0
 }
 
-// Seeded returns a new Module with m's Config that takes a package's hash
-// and imports from memo, written by Memo, instead of normalising its files
-// — if memo was written by this very binary (Config.Binary, which covers the
-// normaliser's code and the embedded sources), for the same module and
-// toolchain, and the package's files, read now, have the SHA-256 the memo
-// recorded. Any other package is computed as New's Module computes it.
+// Seeded returns a new Module with m's Config that takes a package's
+// imports and declarations from memo, written by Memo, instead of
+// normalising its files — if memo was written by this very binary
+// (Config.Binary, which covers the normaliser's code and the embedded
+// sources), for the same module and toolchain, the package's files, read
+// now, have the SHA-256 the memo recorded, and the packages it imports
+// still have the names it gave them. Any other package is computed as
+// New's Module computes it.
 //
 // A memo that is malformed in any way, or of another binary, is refused as
 // a whole with an error saying why, and the caller goes on without it. What
@@ -115,7 +185,7 @@ func (m *Module) Seeded(memo []byte) (*Module, error) {
 	}
 	seed := make(map[string]memoPackage, len(f.Packages))
 	for i, e := range f.Packages {
-		if err := m.checkMemoPackage(e); err != nil {
+		if err := m.checkMemoPackage(&e); err != nil {
 			return nil, fmt.Errorf("code identity memo: package %d (%q): %w", i, e.Path, err)
 		}
 		if i > 0 && f.Packages[i-1].Path >= e.Path {
@@ -129,12 +199,15 @@ func (m *Module) Seeded(memo []byte) (*Module, error) {
 }
 
 // checkMemoPackage checks the form of a memo's entry.
-func (m *Module) checkMemoPackage(e memoPackage) error {
+func (m *Module) checkMemoPackage(e *memoPackage) error {
 	if _, ok := m.dir(e.Path); !ok {
 		return fmt.Errorf("not a package of module %s", m.c.Path)
 	}
-	if !isHexSHA256(e.Sources) || !isHexSHA256(e.Hash) {
-		return errors.New("sources or hash is not a hex SHA-256")
+	if !isHexSHA256(e.Sources) {
+		return errors.New("sources is not a hex SHA-256")
+	}
+	if !token.IsIdentifier(e.Name) {
+		return fmt.Errorf("package name %q is not an identifier", e.Name)
 	}
 	for i, imp := range e.Imports {
 		switch {
@@ -142,6 +215,59 @@ func (m *Module) checkMemoPackage(e memoPackage) error {
 			return fmt.Errorf("import %q is not a module import path", imp)
 		case i > 0 && e.Imports[i-1] >= imp:
 			return fmt.Errorf("imports not sorted, or listed twice (%q after %q)", imp, e.Imports[i-1])
+		}
+	}
+	for i, u := range e.Uses {
+		ip, name, ok := strings.Cut(u, " ")
+		switch {
+		case !ok || !slices.Contains(e.Imports, ip) || !token.IsIdentifier(name):
+			return fmt.Errorf("use %q is not an import and its name", u)
+		case i > 0 && e.Uses[i-1] >= u:
+			return fmt.Errorf("uses not sorted, or listed twice (%q after %q)", u, e.Uses[i-1])
+		}
+	}
+	for _, q := range e.WholeWith {
+		if _, ok := m.dir(q); !ok || !slices.Contains(e.Imports, q) {
+			return fmt.Errorf("whole_with %q is not an in-module import", q)
+		}
+	}
+	e.decls = make([]decl, len(e.Decls))
+	for i, s := range e.Decls {
+		d, err := decodeDecl(s)
+		if err == nil {
+			err = m.checkMemoDecl(e, d)
+		}
+		if err != nil {
+			return fmt.Errorf("declaration %d (%q): %w", i, s, err)
+		}
+		e.decls[i] = d
+	}
+	for _, u := range e.Extra {
+		if !slices.Contains(extraUnits, u.Name) || !isHexSHA256(u.Hash) {
+			return fmt.Errorf("extra unit %q %q is not one a package has", u.Name, u.Hash)
+		}
+	}
+	return nil
+}
+
+// checkMemoDecl checks the form of a memo's declaration: names that are
+// identifiers, mentions of imports of its package.
+func (m *Module) checkMemoDecl(e *memoPackage, d decl) error {
+	if !isHexSHA256(d.Hash) {
+		return errors.New("hash is not a hex SHA-256")
+	}
+	if d.Unit == "" || strings.ContainsAny(d.Unit, " \n") {
+		return errors.New("malformed unit name")
+	}
+	for _, name := range slices.Concat(d.Names, d.Refs, []string{cmp.Or(d.Recv, "x")}) {
+		if !token.IsIdentifier(name) {
+			return fmt.Errorf("%q is not an identifier", name)
+		}
+	}
+	for _, x := range d.Ext {
+		dot := strings.LastIndexByte(x, '.')
+		if dot < 0 || !slices.Contains(e.Imports, x[:dot]) || !token.IsIdentifier(x[dot+1:]) {
+			return fmt.Errorf("mention %q is not a name of an import", x)
 		}
 	}
 	return nil
@@ -157,30 +283,6 @@ func isHexSHA256(s string) bool {
 		}
 	}
 	return true
-}
-
-// fromSeed sets p's hash and imports from m's seed if the seed has p and
-// p's files are those the seed's entry was computed from, and reports
-// whether it did. m.mu must be held for writing.
-func (m *Module) fromSeed(p *pkg) (bool, error) {
-	e, ok := m.seed[p.path]
-	if !ok {
-		return false, nil
-	}
-	h := sha256.New()
-	for _, f := range p.files {
-		src, err := m.norm.read(m.c.Sources, f)
-		if err != nil {
-			return false, err
-		}
-		writeFileHeader(h, &m.norm.line, f, len(src))
-		h.Write(src)
-	}
-	if hex.EncodeToString(h.Sum(nil)) != e.Sources {
-		return false, nil
-	}
-	p.sources, p.hash, p.imports = e.Sources, e.Hash, e.Imports
-	return true, nil
 }
 
 // writeFileHeader writes "file <base name> <length>\n" to h, which is how a

@@ -77,21 +77,27 @@ func TestMemoSourcesChecked(t *testing.T) {
 	m := New(memoConfig(nil))
 	digests(t, m)
 	memo, _ := m.Memo()
-	for name, edits := range map[string]map[string]string{
-		"token":      {"c/c.go": strings.Replace(fakeFiles["c/c.go"], `"x", 1`, `"x", 2`, 1)},
-		"comment":    {"c/c.go": strings.Replace(fakeFiles["c/c.go"], "one. */", "one, really. */", 1)},
-		"file added": {"c/c2.go": "package c\n"},
-		"renamed":    {"c/c.go": "", "c/c_linux.go": fakeFiles["c/c.go"]},
+	for name, tc := range map[string]struct {
+		edits    map[string]string
+		computed int
+	}{
+		"token":      {map[string]string{"c/c.go": strings.Replace(fakeFiles["c/c.go"], `"x", 1`, `"x", 2`, 1)}, 1},
+		"comment":    {map[string]string{"c/c.go": strings.Replace(fakeFiles["c/c.go"], "one. */", "one, really. */", 1)}, 1},
+		"file added": {map[string]string{"c/c2.go": "package c\n"}, 1},
+		"renamed":    {map[string]string{"c/c.go": "", "c/c_linux.go": fakeFiles["c/c.go"]}, 1},
+		// ex/b names ex/c by its name: its entry holds no more, it is
+		// read again (ex imports ex/c blank, naming it not).
+		"package renamed": {map[string]string{"c/c.go": strings.Replace(fakeFiles["c/c.go"], "package c", "package cc", 1)}, 2},
 	} {
-		s, err := New(memoConfig(edits)).Seeded(memo)
+		s, err := New(memoConfig(tc.edits)).Seeded(memo)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := digests(t, s), digests(t, New(memoConfig(edits))); !slices.Equal(got, want) {
+		if got, want := digests(t, s), digests(t, New(memoConfig(tc.edits))); !slices.Equal(got, want) {
 			t.Errorf("%s: identities with the stale memo %v, without %v", name, got, want)
 		}
-		if s.computed != 1 {
-			t.Errorf("%s: %d packages normalised, want 1 (ex/c)", name, s.computed)
+		if s.computed != tc.computed {
+			t.Errorf("%s: %d packages normalised, want %d", name, s.computed, tc.computed)
 		}
 	}
 }
@@ -108,12 +114,7 @@ func TestSeededRefuses(t *testing.T) {
 		}
 		return bytes.Replace(good, []byte(old), []byte(new), 1)
 	}
-	var cHash string
-	for _, p := range m.pkgs {
-		if p.path == "ex/c" {
-			cHash = p.hash
-		}
-	}
+	cHash := m.pkgs["ex/c"].decls[0].Hash
 	for _, tc := range []struct {
 		name string
 		memo []byte
@@ -136,6 +137,14 @@ func TestSeededRefuses(t *testing.T) {
 		{"relative import", replace(`"imports":["strings"]`, `"imports":["./x"]`), "not a module import path"},
 		{"unsorted imports", replace(`"imports":["strings"]`, `"imports":["strings","fmt"]`), "imports not sorted"},
 		{"null packages", replace(`"packages":[`, `"packages":null,"x":[`), "unknown field"},
+		{"package name", replace(`"name":"c"`, `"name":"c-"`), "not an identifier"},
+		{"use of no import", replace(`"uses":["strings strings"]`, `"uses":["fmt fmt"]`), "not an import"},
+		{"use without a name", replace(`"uses":["strings strings"]`, `"uses":["strings"]`), "not an import"},
+		{"mention of no import", replace(` ex/c.H"`, ` ex/e.H"`), "not a name of an import"},
+		{"declared name", replace(cHash+` - H - H -"`, cHash+` - H.x - H -"`), "not an identifier"},
+		{"fields", replace(cHash, cHash+" x"), "8 fields, want 7"},
+		{"flags", replace(cHash+` - H`, cHash+` b H`), `flags "b"`},
+		{"extra unit", replace(`"name":"(blank imports)"`, `"name":"(anything)"`), "not one a package has"},
 	} {
 		s, err := m.Seeded(tc.memo)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || s != nil {
@@ -162,7 +171,7 @@ func TestBuildID(t *testing.T) {
 	if want := strings.TrimSpace(string(out)); got != want {
 		t.Fatalf("BuildID = %q, go tool buildid says %q", got, want)
 	}
-	m, err := ForBinary(fstest.MapFS{}, nil)
+	m, err := ForBinary(fstest.MapFS{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package codeid
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"go/build/constraint"
 	"go/scanner"
@@ -30,6 +31,14 @@ type normaliser struct {
 	src     []byte   // the last file read
 	line    []byte   // scratch for writeFileHeader
 
+	// What the last file normalised declares (see declare).
+	pkgName   string       // its package clause's name
+	specs     []importSpec // its import declarations
+	decls     []rawDecl    // its top-level declarations, in order
+	build     []string     // its build constraint lines (before the package clause), normalised
+	fileDirs  []string     // its other directives outside any declaration
+	linknames []string     // the targets of its //go:linkname directives ("" if none is named)
+
 	// The file being normalised.
 	name     string
 	text     []byte
@@ -40,7 +49,60 @@ type normaliser struct {
 	sc   scanner.Scanner
 	errs scanner.ErrorList
 	errh scanner.ErrorHandler // adds to errs
+
+	// The declaration being read (see declare).
+	cur       int         // index in decls of the open declaration, or -1
+	ended     bool        // the open declaration's closing ";" was read (it is written with the next token)
+	gap       int         // where the stream outside declarations resumed: a declaration's directives start there
+	gapDirs   []string    // the directives read since gap
+	st        declState   // where in the open declaration's head the reader is
+	grouped   bool        // the open declaration is a group: "var (", "type (" ...
+	recvDepth int         // in a receiver: how many "[" are open
+	typeDepth int         // in a type spec's parameters: the depth that ends them
+	prevTok   token.Token // the previous token of the file (comments aside)
+	lastIdent string      // the last identifier read
+	identHead bool        // ... which did not follow a period
+	selHead   string      // after "x.", x if it is an identifier that did not follow a period
 }
+
+// importSpec is one import of a file: its path and the name it is given
+// ("" for the package's own name, "_" or ".").
+type importSpec struct{ name, path string }
+
+// rawDecl is one top-level declaration of a file, as the normaliser reads
+// it: its stream is out[start:end] — the directives written since the
+// previous declaration (or the imports), its tokens and the ";" that ends it
+// — and what it declares and names.
+type rawDecl struct {
+	start, end int
+	tok        token.Token // FUNC, VAR, CONST or TYPE
+	names      []string    // the names it declares (a method: none)
+	recv       string      // a method's receiver base type
+	method     string      // a method's name
+	alias      bool        // a type declaration declaring an alias (type A = B)
+	init       bool        // a var declaration with an initialiser, or a func init
+	effect     bool        // an init func, or a var initialiser that calls or receives: its order with others may matter
+	idents     []string    // the identifiers that follow no period (sorted, unique once the file is read)
+	pairs      []string    // "x.y" for each identifier y after "x." where x follows no period (sorted, unique)
+	byName     bool        // it selects MethodByName, FieldByName or FieldByNameFunc: reflection by name
+}
+
+// declState is where the reader is in a declaration's head.
+type declState uint8
+
+const (
+	stBody            declState = iota // past the names: nothing more to learn but identifiers
+	stFuncName                         // after "func"
+	stRecv                             // in a method's receiver
+	stMethodName                       // after the receiver
+	stSpecStart                        // at a spec's start (type, var, const)
+	stSpecNames                        // after a spec's name
+	stSpecNextName                     // after "name,"
+	stTypeParams                       // in a type spec's "[...]" after its name
+	stTypeAfterParams                  // after a type spec's "[...]"
+	stSpecRest                         // in a spec's type or value
+	stVarValue                         // in a var spec's initialiser
+)
 
 // read returns the contents of the file name of fsys, in a buffer that the
 // next read overwrites.
@@ -87,6 +149,10 @@ func (n *normaliser) normalise(name string, src []byte) error {
 	n.semi = false
 	n.hdr = hdrPackage
 	n.brackets = n.brackets[:0]
+	n.pkgName, n.specs, n.decls = "", n.specs[:0], n.decls[:0]
+	n.build, n.fileDirs, n.linknames = n.build[:0], n.fileDirs[:0], n.linknames[:0]
+	n.cur, n.ended, n.gap, n.gapDirs = -1, false, 0, n.gapDirs[:0]
+	n.prevTok, n.lastIdent, n.identHead, n.selHead = token.ILLEGAL, "", false, ""
 	err := n.scan(src)
 	if err != nil {
 		n.imports = n.imports[:nImports]
@@ -121,15 +187,54 @@ func (n *normaliser) scan(src []byte) error {
 	return err
 }
 
-// comment appends a comment to the stream out if it is a directive.
+// comment appends a comment to the stream out if it is a directive, and
+// files it: a build constraint before the package clause is the file's;
+// one between declarations goes with the next declaration (as //go:noinline
+// goes with its function), and is the file's if no declaration follows.
 func (n *normaliser) comment(out []byte, text string) []byte {
-	if d, ok := directive(text); ok {
-		if n.semi {
-			out = append(out, ";\n"...)
-			n.semi = false
+	d, ok := directive(text)
+	if !ok {
+		return out
+	}
+	if n.semi {
+		out = n.flushSemi(out)
+	}
+	out = append(out, d...)
+	out = append(out, '\n')
+	switch {
+	case n.hdr == hdrPackage && (strings.HasPrefix(d, "//go:build ") || strings.HasPrefix(d, "// +build")):
+		n.build = append(n.build, d)
+	case n.hdr == hdrPackage:
+		n.fileDirs = append(n.fileDirs, d)
+	case n.cur < 0:
+		n.gapDirs = append(n.gapDirs, d)
+	}
+	if strings.HasPrefix(d, "//go:linkname") {
+		target := ""
+		if f := strings.Fields(d); len(f) >= 3 {
+			target = f[2]
 		}
-		out = append(out, d...)
-		out = append(out, '\n')
+		n.linknames = append(n.linknames, target)
+	}
+	return out
+}
+
+// flushSemi writes the pending semicolon to out. A semicolon that ends a
+// declaration ends its stream; the stream outside declarations resumes
+// after it.
+func (n *normaliser) flushSemi(out []byte) []byte {
+	out = append(out, ";\n"...)
+	n.semi = false
+	if len(n.brackets) > 0 {
+		return out
+	}
+	if n.cur >= 0 && n.ended {
+		n.decls[n.cur].end = len(out)
+		n.cur, n.ended = -1, false
+	}
+	if n.cur < 0 { // directives before this point are in the header
+		n.fileDirs = append(n.fileDirs, n.gapDirs...)
+		n.gap, n.gapDirs = len(out), n.gapDirs[:0]
 	}
 	return out
 }
@@ -144,7 +249,12 @@ func add(n *normaliser, out []byte, off int, tok token.Token, lit string) ([]byt
 		if err := header(n, off, tok, lit); err != nil {
 			return out, err
 		}
+		if tok == token.IMPORT { // the directives before it are the file's
+			n.fileDirs = append(n.fileDirs, n.gapDirs...)
+			n.gapDirs = n.gapDirs[:0]
+		}
 	}
+	depth := len(n.brackets)
 	switch tok {
 	case token.LPAREN, token.LBRACK, token.LBRACE:
 		n.brackets = append(n.brackets, off)
@@ -167,8 +277,16 @@ func add(n *normaliser, out []byte, off int, tok token.Token, lit string) ([]byt
 	// written only when the next token is neither: "{ return x }" and
 	// "{\n\treturn x\n}" are the same code.
 	if n.semi && tok != token.RPAREN && tok != token.RBRACE {
-		out = append(out, ";\n"...)
+		out = n.flushSemi(out)
 	}
+	if n.hdr == hdrBody {
+		if err := declare(n, depth, off, tok, lit); err != nil {
+			return out, err
+		}
+	} else if tok == token.EOF {
+		n.fileDirs = append(n.fileDirs, n.gapDirs...)
+	}
+	n.prevTok = tok
 	n.semi = tok == token.SEMICOLON
 	if !n.semi && tok != token.EOF {
 		out = append(out, tok.String()...) // a constant string
@@ -221,6 +339,7 @@ func header(n *normaliser, off int, tok token.Token, lit string) error {
 		if tok != token.IDENT {
 			return expected(n, off, tok, lit, "package name")
 		}
+		n.pkgName = lit
 		n.hdr = hdrNameSemi
 	case hdrNameSemi, hdrSemi, hdrGroupClose:
 		if tok != token.SEMICOLON {
@@ -246,6 +365,7 @@ func header(n *normaliser, off int, tok token.Token, lit string) error {
 			if group {
 				n.hdr = hdrGroupPath
 			}
+			n.specs = append(n.specs, importSpec{name: cmp.Or(lit, ".")})
 			return nil
 		case tok != token.STRING:
 			return expected(n, off, tok, lit, "import path")
@@ -253,6 +373,10 @@ func header(n *normaliser, off int, tok token.Token, lit string) error {
 		if err := n.importPath(lit); err != nil {
 			return err
 		}
+		if hdr == hdrImport || hdr == hdrGroup { // no name
+			n.specs = append(n.specs, importSpec{})
+		}
+		n.specs[len(n.specs)-1].path = n.imports[len(n.imports)-1]
 		n.hdr = hdrSemi
 		if group {
 			n.hdr = hdrGroupSemi

@@ -2,13 +2,14 @@ package codeid
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
+	"cmp"
 	"fmt"
+	"go/ast"
 	"go/parser"
 	"go/scanner"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -98,39 +99,44 @@ func parsedNormalise(name string, src []byte) ([]byte, []string, error) {
 	return buf.Bytes(), imports, nil
 }
 
-// parsedPackageHash is the reference hash of the package in directory dir of
-// fsys (see parsedNormalise), and its imports.
-func parsedPackageHash(t *testing.T, fsys fs.FS, dir string, files []string) (string, []string) {
+// parsedPackage is the reference of package p of m (loaded and resolved):
+// its files read by parsedDecls instead of the normaliser, then resolved
+// and hashed as m does. m.mu must be held.
+func parsedPackage(t *testing.T, m *Module, p *pkg) (hash string, imports []string) {
 	t.Helper()
-	h := sha256.New()
-	var imports []string
-	for _, f := range files {
-		src, err := fs.ReadFile(fsys, f)
+	q := &pkg{path: p.path, files: p.files, asm: p.asm}
+	for _, f := range p.files {
+		src, err := fs.ReadFile(m.c.Sources, f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		norm, imps, err := parsedNormalise(f, src)
+		ref, err := parsedDecls(f, src)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(h, "file %s %d\n", path.Base(f), len(norm))
-		h.Write(norm)
-		imports = append(imports, imps...)
+		for _, s := range ref.specs {
+			imports = append(imports, s.path)
+		}
+		q.name = cmp.Or(q.name, ref.pkgName)
+		q.scanned = append(q.scanned, scannedFile{
+			name: f, constraint: fileConstraint(path.Base(f), ref.build), specs: ref.specs,
+			decls: ref.decls, streams: ref.streams, dirs: ref.fileDirs, linknames: ref.linknames,
+		})
 	}
-	slices.Sort(imports)
-	return hex.EncodeToString(h.Sum(nil)), slices.Compact(imports)
+	if err := m.resolveScanned(q); err != nil {
+		t.Fatal(err)
+	}
+	q.index()
+	return q.hash, sortUnique(imports)
 }
 
 // TestHashesMatchParser checks that the hash and imports of every package of
 // thv.Sources, and of the fake module, are those of the reference.
 func TestHashesMatchParser(t *testing.T) {
-	for _, fsys := range []struct {
-		module string
-		fs     fs.FS
-	}{{"thv", thv.Sources}, {"ex", fakeFS(nil)}} {
+	for _, c := range []Config{thvConfig(), fakeConfig(nil)} {
 		dirs := map[string]bool{}
-		err := fs.WalkDir(fsys.fs, ".", func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
+		err := fs.WalkDir(c.Sources, ".", func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") && !strings.HasPrefix(path.Base(p), "_") && !strings.HasPrefix(path.Base(p), ".") {
 				dirs[path.Dir(p)] = true
 			}
 			return err
@@ -138,33 +144,34 @@ func TestHashesMatchParser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := New(Config{Path: fsys.module, Sources: fsys.fs})
-		for _, dir := range slices.Sorted(func(yield func(string) bool) {
-			for d := range dirs {
-				if !yield(d) {
-					return
-				}
-			}
-		}) {
-			pp := fsys.module
+		m := New(c)
+		compared := 0
+		for _, dir := range slices.Sorted(maps.Keys(dirs)) {
+			pp := c.Path
 			if dir != "." {
 				pp += "/" + dir
 			}
-			m.mu.Lock()
-			p := m.load(pp)
-			m.mu.Unlock()
-			if p.err != nil {
-				t.Errorf("%s: %v", pp, p.err)
+			if _, err := m.Packages(pp); err != nil {
+				t.Logf("%s: %v", pp, err) // the wiring, whose imports are outside the sources
 				continue
 			}
-			hash, imports := parsedPackageHash(t, fsys.fs, dir, p.files)
-			if p.hash != hash || !slices.Equal(p.imports, imports) {
-				t.Errorf("%s: hash %s, imports %q; the reference has %s, %q", pp, p.hash, p.imports, hash, imports)
+			m.mu.Lock()
+			p := m.pkgs[pp]
+			err := m.resolve(p)
+			if err == nil {
+				hash, imports := parsedPackage(t, m, p)
+				if p.hash != hash || !slices.Equal(p.imports, imports) {
+					t.Errorf("%s: hash %s, imports %q; the reference has %s, %q", pp, p.hash, p.imports, hash, imports)
+				}
+				compared++
+			} else {
+				t.Logf("%s: %v", pp, err) // ex/e's unlisted import
 			}
+			m.mu.Unlock()
 		}
-		t.Logf("module %s: %d packages", fsys.module, len(dirs))
-		if len(dirs) < 5 {
-			t.Errorf("module %s: only %d packages", fsys.module, len(dirs))
+		t.Logf("module %s: %d packages compared", c.Path, compared)
+		if compared < 5 {
+			t.Errorf("module %s: only %d packages compared", c.Path, compared)
 		}
 	}
 }
@@ -248,6 +255,13 @@ func TestNormaliseMatchesParser(t *testing.T) {
 		if !bytes.Equal(n.out, want) || !slices.Equal(n.imports, wantImps) {
 			t.Errorf("%s: normalise and the reference differ:\nimports %q\nreference %q\n", f.name, n.imports, wantImps)
 		}
+		ref, err := parsedDecls(f.name, f.src)
+		if err != nil {
+			t.Fatalf("%s: %v", f.name, err)
+		}
+		if diff := compareDecls(&n, ref); diff != "" {
+			t.Errorf("%s: the declarations differ from the reference's: %s", f.name, diff)
+		}
 	}
 	t.Logf("%d files compared", compared)
 	if compared < 100 {
@@ -310,6 +324,15 @@ func FuzzNormalise(f *testing.F) {
 		case wantErr == nil && (!bytes.Equal(n.out, want) || !slices.Equal(n.imports, wantImps)):
 			t.Fatalf("normalise and the reference differ:\n%s\n%q\n---\n%s\n%q", n.out, n.imports, want, wantImps)
 		}
+		if wantErr == nil {
+			ref, err := parsedDecls("f.go", src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := compareDecls(&n, ref); diff != "" {
+				t.Fatalf("the declarations differ from the reference's: %s", diff)
+			}
+		}
 		// Reused after a file with unclosed brackets and a pending header.
 		var reused normaliser
 		reused.normalise("g.go", []byte("package g\nimport (\n\t\"fmt\"\nfunc f() { [ (\n"))
@@ -333,4 +356,267 @@ func TestPlusBuildDirective(t *testing.T) {
 			t.Errorf("directive(%q) = %q, %v; want %q", in, got, ok, want)
 		}
 	}
+}
+
+// refFile is what the reference reads of a file: the normaliser's fields,
+// found with go/parser.
+type refFile struct {
+	pkgName   string
+	specs     []importSpec
+	build     []string
+	fileDirs  []string
+	linknames []string
+	decls     []rawDecl // start and end are unset
+	streams   [][]byte
+}
+
+// parsedDecls is the reference of the normaliser's reading of declarations
+// (normaliser.decls and the file's fields): the declarations, names,
+// receivers and identifiers from go/parser's syntax tree; a declaration's
+// stream written from go/scanner's tokens between the end of the previous
+// declaration (or of the imports) and the semicolon that ends it, the
+// directives there included.
+func parsedDecls(name string, src []byte) (*refFile, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	r := &refFile{pkgName: f.Name.Name}
+	for _, is := range f.Imports {
+		path, _ := strconv.Unquote(is.Path.Value)
+		spec := importSpec{path: path}
+		if is.Name != nil {
+			spec.name = is.Name.Name
+		}
+		r.specs = append(r.specs, spec)
+	}
+
+	// The elements of the file: tokens and directives, by offset.
+	type elem struct {
+		off int
+		tok token.Token // COMMENT for a directive
+		lit string
+	}
+	var elems []elem
+	file := fset.AddFile(name, fset.Base(), len(src))
+	var sc scanner.Scanner
+	sc.Init(file, src, nil, scanner.ScanComments)
+	for {
+		pos, tok, lit := sc.Scan()
+		if tok == token.COMMENT {
+			if d, ok := directive(lit); ok {
+				elems = append(elems, elem{file.Offset(pos), tok, d})
+			}
+			continue
+		}
+		if tok == token.EOF {
+			break
+		}
+		elems = append(elems, elem{file.Offset(pos), tok, lit})
+	}
+	offset := func(p token.Pos) int { return fset.Position(p).Offset }
+	// terminator returns the index of the first semicolon at or after off.
+	terminator := func(off int) int {
+		for i, e := range elems {
+			if e.off >= off && e.tok == token.SEMICOLON {
+				return i
+			}
+		}
+		return len(elems) - 1
+	}
+	pkgOff := offset(f.Package)
+	headerEnd := offset(f.Name.End())
+	var decls []ast.Decl
+	for _, d := range f.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.IMPORT {
+			headerEnd = offset(g.End())
+			continue
+		}
+		decls = append(decls, d)
+	}
+	prev := terminator(headerEnd)
+	for i, e := range elems[:prev+1] {
+		if e.tok != token.COMMENT {
+			continue
+		}
+		switch {
+		case e.off < pkgOff && (strings.HasPrefix(e.lit, "//go:build ") || strings.HasPrefix(e.lit, "// +build")):
+			r.build = append(r.build, e.lit)
+		default:
+			r.fileDirs = append(r.fileDirs, elems[i].lit)
+		}
+	}
+	for _, d := range decls {
+		term := terminator(offset(d.End()))
+		var b bytes.Buffer
+		semi := false
+		for _, e := range elems[prev+1 : term+1] {
+			if e.tok == token.COMMENT {
+				if semi {
+					b.WriteString(";\n")
+					semi = false
+				}
+				b.WriteString(e.lit + "\n")
+				continue
+			}
+			if semi && e.tok != token.RPAREN && e.tok != token.RBRACE {
+				b.WriteString(";\n")
+			}
+			semi = e.tok == token.SEMICOLON
+			if semi {
+				continue
+			}
+			b.WriteString(e.tok.String())
+			if e.lit != "" && e.tok.IsLiteral() {
+				b.WriteString(" " + e.lit)
+			}
+			b.WriteByte('\n')
+		}
+		b.WriteString(";\n")
+		r.streams = append(r.streams, b.Bytes())
+		r.decls = append(r.decls, refDecl(d))
+		prev = term
+	}
+	for _, e := range elems[prev+1:] {
+		if e.tok == token.COMMENT {
+			r.fileDirs = append(r.fileDirs, e.lit)
+		}
+	}
+	for _, e := range elems {
+		if e.tok == token.COMMENT && strings.HasPrefix(e.lit, "//go:linkname") {
+			target := ""
+			if f := strings.Fields(e.lit); len(f) >= 3 {
+				target = f[2]
+			}
+			r.linknames = append(r.linknames, target)
+		}
+	}
+	return r, nil
+}
+
+// refDecl reads a declaration's names and identifiers from its syntax.
+func refDecl(d ast.Decl) rawDecl {
+	var rd rawDecl
+	sels := map[*ast.Ident]bool{}
+	ast.Inspect(d, func(n ast.Node) bool {
+		if s, ok := n.(*ast.SelectorExpr); ok {
+			sels[s.Sel] = true
+			if x, ok := s.X.(*ast.Ident); ok {
+				rd.pairs = append(rd.pairs, x.Name+"."+s.Sel.Name)
+			}
+			switch s.Sel.Name {
+			case "MethodByName", "FieldByName", "FieldByNameFunc":
+				rd.byName = true
+			}
+		}
+		return true
+	})
+	ast.Inspect(d, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && !sels[id] {
+			rd.idents = append(rd.idents, id.Name)
+		}
+		return true
+	})
+	rd.idents, rd.pairs = sortUnique(rd.idents), sortUnique(rd.pairs)
+	switch d := d.(type) {
+	case *ast.FuncDecl:
+		rd.tok = token.FUNC
+		if d.Recv != nil && len(d.Recv.List) > 0 {
+			t := d.Recv.List[0].Type
+			for {
+				switch x := t.(type) {
+				case *ast.StarExpr:
+					t = x.X
+					continue
+				case *ast.ParenExpr:
+					t = x.X
+					continue
+				case *ast.IndexExpr:
+					t = x.X
+					continue
+				case *ast.IndexListExpr:
+					t = x.X
+					continue
+				}
+				break
+			}
+			if id, ok := t.(*ast.Ident); ok {
+				rd.recv = id.Name
+			}
+			rd.method = d.Name.Name
+		} else {
+			rd.names = []string{d.Name.Name}
+			if d.Name.Name == "init" {
+				rd.init, rd.effect = true, true
+			}
+		}
+	case *ast.GenDecl:
+		rd.tok = d.Tok
+		for _, s := range d.Specs {
+			switch s := s.(type) {
+			case *ast.TypeSpec:
+				rd.names = append(rd.names, s.Name.Name)
+				rd.alias = rd.alias || s.Assign.IsValid()
+			case *ast.ValueSpec:
+				for _, n := range s.Names {
+					rd.names = append(rd.names, n.Name)
+				}
+				if d.Tok == token.VAR && len(s.Values) > 0 {
+					rd.init = true
+					for _, v := range s.Values {
+						ast.Inspect(v, func(n ast.Node) bool {
+							switch n := n.(type) {
+							case *ast.CallExpr, *ast.SendStmt:
+								rd.effect = true
+							case *ast.UnaryExpr:
+								rd.effect = rd.effect || n.Op == token.ARROW
+							case *ast.ChanType:
+								rd.effect = rd.effect || n.Arrow.IsValid()
+							}
+							return true
+						})
+					}
+				}
+			}
+		}
+	}
+	return rd
+}
+
+// sameDecl compares a declaration read by the normaliser with the
+// reference's: effect may be read more often than the reference (a
+// conservative reading of the tokens), never less.
+func sameDecl(got, want rawDecl) bool {
+	return got.tok == want.tok && slices.Equal(got.names, want.names) && got.recv == want.recv &&
+		got.method == want.method && got.alias == want.alias && got.init == want.init &&
+		(got.effect || !want.effect) && got.byName == want.byName &&
+		slices.Equal(got.idents, want.idents) && slices.Equal(got.pairs, want.pairs)
+}
+
+// compareDecls compares the normaliser's reading of the file it last
+// normalised with the reference's, and describes the first difference.
+func compareDecls(n *normaliser, ref *refFile) string {
+	if n.pkgName != ref.pkgName {
+		return fmt.Sprintf("package %q, reference %q", n.pkgName, ref.pkgName)
+	}
+	if !slices.Equal(n.specs, ref.specs) {
+		return fmt.Sprintf("imports %q, reference %q", n.specs, ref.specs)
+	}
+	if !slices.Equal(n.build, ref.build) || !slices.Equal(n.fileDirs, ref.fileDirs) || !slices.Equal(n.linknames, ref.linknames) {
+		return fmt.Sprintf("build %q, directives %q, linknames %q; reference %q, %q, %q", n.build, n.fileDirs, n.linknames, ref.build, ref.fileDirs, ref.linknames)
+	}
+	if len(n.decls) != len(ref.decls) {
+		return fmt.Sprintf("%d declarations, reference %d", len(n.decls), len(ref.decls))
+	}
+	for i, d := range n.decls {
+		got := n.out[d.start:d.end]
+		if !bytes.Equal(got, ref.streams[i]) {
+			return fmt.Sprintf("declaration %d: stream\n%s\nreference\n%s", i, got, ref.streams[i])
+		}
+		if !sameDecl(d, ref.decls[i]) {
+			return fmt.Sprintf("declaration %d: %+v, reference %+v", i, d, ref.decls[i])
+		}
+	}
+	return ""
 }

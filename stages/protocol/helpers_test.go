@@ -55,12 +55,12 @@ func goListUsers(t *testing.T) map[string][]string {
 	for _, name := range k.Names() {
 		kind, _ := k.Lookup(name)
 		if name != "run" {
-			roots[name+" "] = []string{kind.Package}
+			roots[name+" "] = []string{pipeline.PackageOf(kind.Run)}
 			continue
 		}
 		for _, spec := range algos.All() {
 			fam := pipeline.PackageOf(spec.New)
-			roots[name+" "+fam] = []string{kind.Package, fam}
+			roots[name+" "+fam] = []string{pipeline.PackageOf(kind.Run), fam}
 		}
 	}
 	users := map[string][]string{}

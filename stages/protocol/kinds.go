@@ -47,7 +47,7 @@ func KindsFrom(sources fs.FS) (*pipeline.Kinds, error) { return newKinds(sources
 // newKinds is KindsFrom; embedded says sources are the binary's own
 // (codeid.Config.SourcesInBinary).
 func newKinds(sources fs.FS, embedded bool) (*pipeline.Kinds, error) {
-	c, err := codeid.BinaryConfig(sources, thv.ThirdParty, codeHints)
+	c, err := codeid.BinaryConfig(sources, thv.ThirdParty, thv.ThirdPartyNames, codeHints)
 	if err != nil {
 		return nil, err
 	}

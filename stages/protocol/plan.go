@@ -27,7 +27,8 @@ type planner struct {
 }
 
 // algoCode is what a run task needs of the algorithm registry: its cost
-// per round and its family package, the code root beyond the run kind's.
+// per round and the declaration of its registered constructor, the code
+// root beyond the run kind's.
 type algoCode struct {
 	cost float64
 	root string
@@ -42,7 +43,7 @@ func NewPlan(cfg *Config) (*pipeline.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.algos[a.Name] = algoCode{cost: spec.Cost, root: pipeline.PackageOf(spec.New)}
+		p.algos[a.Name] = algoCode{cost: spec.Cost, root: pipeline.EntryOf(spec.New)}
 	}
 	tablesTask := &pipeline.Task{ID: TablesID, Kind: tables.Kind}
 	var tp tables.Params
@@ -144,8 +145,8 @@ func (p *planner) benchmark(s Setting, g string, seed uint64) *pipeline.Task {
 }
 
 // run returns the task of one bandit run, creating it (and its instance and
-// benchmark) if needed. Its code is the run kind's and its algorithm's
-// family package, derived from the registered constructor.
+// benchmark) if needed. Its code is what the run kind's and its
+// algorithm's registered constructor can reach.
 func (p *planner) run(s Setting, g string, a AlgoConfig, eta float64, seed uint64) (*pipeline.Task, error) {
 	id := RunID(s.Name, g, a.Name, eta, seed)
 	if t, ok := p.plan.Task(id); ok {

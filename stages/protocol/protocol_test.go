@@ -195,135 +195,6 @@ func source(t *testing.T, name string) string {
 	return string(b)
 }
 
-// TestCodeChangeRerunsOnlyThatFamily edits the randomk family's source: only
-// RandomK runs rerun (their collect tasks would too if the runs' bytes
-// changed). A comment-only edit reruns nothing.
-func TestCodeChangeRerunsOnlyThatFamily(t *testing.T) {
-	dir := t.TempDir()
-	repro(t, tiny(t, dir, nil), pipeline.Options{})
-	const file = "algos/randomk/randomk.go"
-	src := source(t, file)
-	if rep := repro(t, tiny(t, dir, kindsFrom(t, map[string]string{file: src + "\n// A comment changes nothing.\n"})), pipeline.Options{}); rep.Executed != 0 {
-		t.Fatalf("comment-only edit reran %v", executedIDs(rep))
-	}
-	edited := kindsFrom(t, map[string]string{file: src + "\nfunc unusedHelper() int { return 42 }\n"})
-	st, err := tiny(t, dir, edited).Status(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range st.Results {
-		if r.Status == pipeline.Stale && r.Reason != "code changed in thv/algos/randomk" {
-			t.Fatalf("%s: reason %q", r.Task.ID, r.Reason)
-		}
-	}
-	rep := repro(t, tiny(t, dir, edited), pipeline.Options{})
-	for _, id := range executedIDs(rep) {
-		if !strings.Contains(id, "/RandomK") {
-			t.Errorf("editing randomk reran %s", id)
-		}
-	}
-	// The edit does not change behaviour, so the runs yield the same bytes
-	// and the collect tasks are cut off early: exactly the RandomK runs.
-	want := 0
-	for _, task := range st.Results {
-		if task.Task.Kind == "run" && strings.Contains(task.Task.ID, "/RandomK/") {
-			want++
-		}
-	}
-	if want == 0 || rep.Executed != want {
-		t.Fatalf("executed %d, want the %d RandomK runs: %v", rep.Executed, want, executedIDs(rep))
-	}
-}
-
-// TestEditedHelperRerunsItsUsers is the scenario of the engine redesign: a
-// helper that several kinds run (the benchmark decoder, which run tasks
-// call) is edited; every task that runs it must rerun, none may be cut off
-// by early cutoff upstream, and the incremental store must end with the
-// lock a fresh store gives.
-func TestEditedHelperRerunsItsUsers(t *testing.T) {
-	dir := t.TempDir()
-	repro(t, tiny(t, dir, nil), pipeline.Options{})
-	const file = "stages/formats/benchmark.go"
-	edited := kindsFrom(t, map[string]string{file: source(t, file) + "\nfunc unusedDecoderHelper() int { return 7 }\n"})
-	st, err := tiny(t, dir, edited).Status(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range st.Results {
-		if r.Task.Kind == "run" && !(r.Status == pipeline.Waiting || r.Status == pipeline.Stale && strings.Contains(r.Reason, "code changed in thv/stages/formats")) {
-			t.Errorf("%s: %v %q", r.Task.ID, r.Status, r.Reason)
-		}
-	}
-	rep := repro(t, tiny(t, dir, edited), pipeline.Options{})
-	if rep.Executed != len(rep.Results) {
-		t.Errorf("editing %s (reached by every kind) executed %d of %d tasks", file, rep.Executed, len(rep.Results))
-	}
-	fresh := t.TempDir()
-	repro(t, tiny(t, fresh, edited), pipeline.Options{})
-	if string(lockBytes(t, dir)) != string(lockBytes(t, fresh)) {
-		t.Fatal("after the edit, the incremental store's lock differs from a fresh store's")
-	}
-}
-
-// TestEveryEditChangesExactlyItsUsers: for EVERY fingerprinted package, a
-// token edit changes the code identity of exactly the tasks whose kind (and
-// algorithm family) reaches it according to the go command's own import
-// graph (go list -deps), which is independent of codeid's parsing.
-func TestEveryEditChangesExactlyItsUsers(t *testing.T) {
-	users := goListUsers(t) // package → "kind family" labels whose closure holds it
-	base, err := Kinds()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tp := tiny(t, t.TempDir(), nil)
-	if err := tp.EnsurePlan(); err != nil {
-		t.Fatal(err)
-	}
-	plan := tp.Plan
-	labels := map[string]*pipeline.Task{}
-	for _, task := range plan.Tasks {
-		labels[task.Kind+" "+runFamily(task)] = task
-	}
-	files := map[string]string{} // package → one of its files
-	fs.WalkDir(thv.Sources, ".", func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
-			if pkg := "thv/" + filepath.Dir(path); files[pkg] == "" {
-				files[pkg] = path
-			}
-		}
-		return nil
-	})
-	checked := 0
-	for _, pkg := range sortedKeys(files) {
-		file := files[pkg]
-		edited := kindsFrom(t, map[string]string{file: source(t, file) + "\nvar _ = 1\n"})
-		for _, label := range sortedKeys(labels) {
-			task := labels[label]
-			before, err1 := base.Identity(task.Kind, task.Roots)
-			after, err2 := edited.Identity(task.Kind, task.Roots)
-			if err1 != nil || err2 != nil {
-				t.Fatal(err1, err2)
-			}
-			changed := before.Digest != after.Digest
-			if changed != slices.Contains(users[pkg], label) {
-				t.Errorf("edit of %s: identity of %q tasks changed = %v, go list says reached = %v", file, label, changed, !changed)
-			}
-			checked++
-		}
-	}
-	if checked < 100 {
-		t.Fatalf("only %d (package, kind) pairs checked", checked)
-	}
-}
-
-// runFamily is the family package of a run task ("" for other kinds).
-func runFamily(t *pipeline.Task) string {
-	if len(t.Roots) == 0 {
-		return ""
-	}
-	return strings.Join(t.Roots, ",")
-}
-
 // TestFigureOptionRerunsOnlyFigures: a figures option reruns the figure
 // tasks, and the compare task, whose report names the protocol (every
 // value that differs from the paper's), and nothing else.
@@ -364,8 +235,8 @@ func TestGCKeepsCurrentArtifacts(t *testing.T) {
 	}
 }
 
-// TestRegistryDerived: every kind's package is derived from its Run
-// function, and the plan's kinds are exactly the registered ones.
+// TestRegistryDerived: every kind's entry is derived from its Run function,
+// and the plan's kinds are exactly the registered ones.
 func TestRegistryDerived(t *testing.T) {
 	k, err := Kinds()
 	if err != nil {
@@ -380,8 +251,8 @@ func TestRegistryDerived(t *testing.T) {
 	}
 	for _, name := range k.Names() {
 		kind, _ := k.Lookup(name)
-		if !strings.HasPrefix(kind.Package, "thv/stages/") {
-			t.Errorf("kind %s: package %q", name, kind.Package)
+		if !strings.HasPrefix(kind.Entry, "thv/stages/") || !strings.HasSuffix(kind.Entry, ".Run") {
+			t.Errorf("kind %s: entry %q", name, kind.Entry)
 		}
 	}
 }
@@ -449,14 +320,14 @@ func TestTamperedLockCannotEscape(t *testing.T) {
 // failingTables is the paper's kinds with a tables stage that fails.
 func failingTables(t *testing.T) *pipeline.Kinds {
 	t.Helper()
-	code, err := codeid.ForBinary(thv.Sources, thv.ThirdParty)
+	code, err := codeid.ForBinary(thv.Sources, thv.ThirdParty, thv.ThirdPartyNames)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var list []pipeline.Kind
 	for _, k := range kindList {
 		if k.Name == "tables" {
-			k = pipeline.Kind{Name: "tables", Package: pipeline.PackageOf(k.Run), Run: func(context.Context, []byte, map[string][]byte) (map[string][]byte, error) {
+			k = pipeline.Kind{Name: "tables", Entry: pipeline.EntryOf(k.Run), Run: func(context.Context, []byte, map[string][]byte) (map[string][]byte, error) {
 				return nil, errors.New("tables failed on purpose")
 			}}
 		}
