@@ -47,19 +47,29 @@ func KindsFrom(sources fs.FS) (*pipeline.Kinds, error) { return newKinds(sources
 // newKinds is KindsFrom; embedded says sources are the binary's own
 // (codeid.Config.SourcesInBinary).
 func newKinds(sources fs.FS, embedded bool) (*pipeline.Kinds, error) {
-	c, err := codeid.BinaryConfig(sources, thv.ThirdParty, thv.ThirdPartyNames, codeHints)
+	c, err := codeConfig(sources)
 	if err != nil {
 		return nil, err
+	}
+	c.SourcesInBinary = embedded
+	return pipeline.NewKinds(codeid.New(c), kindList...)
+}
+
+// codeConfig is the code identities' configuration over sources, with
+// this binary's modules.
+func codeConfig(sources fs.FS) (codeid.Config, error) {
+	c, err := codeid.BinaryConfig(sources, thv.ThirdParty, thv.ThirdPartyNames, codeHints)
+	if err != nil {
+		return c, err
 	}
 	// A build from a bundle's vendored source/ records no module hashes:
 	// they are go.sum's, as compiled in.
 	gosum, err := fs.ReadFile(thv.Module, "go.sum")
 	if err != nil {
-		return nil, err
+		return c, err
 	}
 	c.Modules = codeid.WithGoSumHashes(c.Modules, gosum)
-	c.SourcesInBinary = embedded
-	return pipeline.NewKinds(codeid.New(c), kindList...)
+	return c, nil
 }
 
 // codeHints are this module's fixes for what a code identity's errors
@@ -75,7 +85,7 @@ var codeHints = codeid.Hints{
 // the binary, its modules, the toolchain and the binary's build ID), for
 // thv --version.
 func CodeFingerprint() (string, error) {
-	c, err := codeid.BinaryConfig(thv.Sources, thv.ThirdParty, codeHints)
+	c, err := codeConfig(thv.Sources)
 	if err != nil {
 		return "", err
 	}
