@@ -65,7 +65,7 @@ func checkBundleContents(proj *protocol.Project, status *pipeline.Report, dir st
 // units (bundle.CheckSource), with this thv's third-party table, and its
 // other files against this thv's own source.
 func checkBundleSource(dir string, lock *pipeline.Lock) ([]bundle.Check, error) {
-	checks, err := bundle.CheckSource(dir, lock.Code, bundle.SourceCode{Module: thvModulePath(), ThirdParty: thvmodule.ThirdParty, Own: thvmodule.Module})
+	checks, err := bundle.CheckSource(dir, lock.Code, bundle.SourceCode{Module: thvModulePath(), ThirdParty: thvmodule.ThirdParty, PackageNames: thvmodule.ThirdPartyNames, Own: thvmodule.Module})
 	if err != nil {
 		return nil, err
 	}

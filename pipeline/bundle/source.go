@@ -18,12 +18,43 @@ import (
 // SourceCode says how to identify the code of a bundle's source/, a
 // module's source tree: as the lock's code units were computed.
 type SourceCode struct {
-	Module     string              // the module's path, e.g. "thv"
-	ThirdParty map[string][]string // codeid.Config.ThirdParty: this thv's
+	Module       string              // the module's path, e.g. "thv"
+	ThirdParty   map[string][]string // codeid.Config.ThirdParty: this thv's
+	PackageNames map[string]string   // codeid.Config.PackageNames: this thv's
 	// Own is this thv's own source (the tree it was built from): a file
 	// of source/ outside every code identity is checked if it is
 	// identical to Own's.
 	Own fs.FS
+}
+
+// sourceRoots are the lock's in-module code units as roots of an identity:
+// the declarations the lock's tasks reach, so that the identity of
+// source/ from them reaches exactly the lock's units if source/ is the
+// lock's code, and names what it adds or lacks otherwise. A unit of
+// several names ("p.A,B") is rooted at its first; a package's units that
+// are no declaration's ("p.(init order)") are reached with its
+// initialisation.
+func sourceRoots(code map[string]string, module string) []string {
+	var roots []string
+	for unit := range code {
+		if unit != module && !strings.HasPrefix(unit, module+"/") && !strings.HasPrefix(unit, module+".") {
+			continue
+		}
+		slash := strings.LastIndex(unit, "/")
+		dot := strings.Index(unit[slash+1:], ".")
+		if dot < 0 {
+			roots = append(roots, unit) // a whole package
+			continue
+		}
+		pkg, decl := unit[:slash+1+dot], unit[slash+1+dot+1:]
+		if strings.HasPrefix(decl, "(") {
+			continue
+		}
+		decl, _, _ = strings.Cut(decl, ",")
+		roots = append(roots, pkg+"."+decl)
+	}
+	slices.Sort(roots)
+	return slices.Compact(roots)
 }
 
 // ErrSourceDiffers is wrapped by CheckSource's error for a source/ that
@@ -50,13 +81,7 @@ func CheckSource(dir string, code map[string]string, sc SourceCode) ([]Check, er
 		return []Check{{Item: SourceDir + "/", Status: NotChecked, Reason: "the bundle holds no source/"}}, nil
 	}
 	src := os.DirFS(root)
-	var roots []string
-	for unit := range code {
-		if unit == sc.Module || strings.HasPrefix(unit, sc.Module+"/") {
-			roots = append(roots, unit)
-		}
-	}
-	slices.Sort(roots)
+	roots := sourceRoots(code, sc.Module)
 	if len(roots) == 0 {
 		return nil, fmt.Errorf("%w: the lock records no package of module %s", ErrSourceDiffers, sc.Module)
 	}
@@ -64,7 +89,7 @@ func CheckSource(dir string, code map[string]string, sc SourceCode) ([]Check, er
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSourceDiffers, err)
 	}
-	m := codeid.New(codeid.Config{Path: sc.Module, Sources: src, ThirdParty: sc.ThirdParty, Modules: mods, Toolchain: code[codeid.ToolchainUnit]})
+	m := codeid.New(codeid.Config{Path: sc.Module, Sources: src, ThirdParty: sc.ThirdParty, PackageNames: sc.PackageNames, Modules: mods, Toolchain: code[codeid.ToolchainUnit]})
 	id, err := m.Identity(roots...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSourceDiffers, err)
@@ -94,14 +119,15 @@ func CheckSource(dir string, code map[string]string, sc SourceCode) ([]Check, er
 		return nil, fmt.Errorf("%w (%s%s)", ErrSourceDiffers, strings.Join(diffs, "; "), more)
 	}
 
-	// The files the identity hashed, and the others.
+	// The files of the packages the identity read, and the others.
+	pkgs, err := m.Packages(roots...)
+	if err != nil {
+		return nil, err
+	}
 	identified := map[string]bool{}
 	packages, files := 0, 0
-	for _, u := range id.Units {
-		if u.Name != sc.Module && !strings.HasPrefix(u.Name, sc.Module+"/") {
-			continue
-		}
-		pkgFiles, err := m.Files(u.Name)
+	for _, pkg := range pkgs {
+		pkgFiles, err := m.Files(pkg)
 		if err != nil {
 			return nil, err
 		}
