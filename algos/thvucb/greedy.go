@@ -20,6 +20,11 @@ type lazyGreedy struct {
 	key    []float64 // key[i] + R_i: upper bound on arm i's gain at this step
 	gain   []float64 // exact gain, current when gainAt[i] == the step's stamp
 	gainAt []int64
+	// gainOf[i] is how many inclusion–exclusion terms gain[i] has
+	// subtracted; a gain of an earlier step of the same greedy call
+	// (gainAt[i] ≥ first) is continued from there (terms.gainFrom).
+	gainOf []int
+	first  int64       // the stamp of step 0 of the current greedy call
 	out    []bool      // chosen or pruned in this greedy call
 	evals  int         // exact gains computed in the current step
 	pruned []candidate // arms pruned in this greedy call, with their last keys
@@ -29,6 +34,7 @@ type lazyGreedy struct {
 func (g *lazyGreedy) init(n int) {
 	g.key, g.gain = make([]float64, n), make([]float64, n)
 	g.gainAt, g.out = make([]int64, n), make([]bool, n)
+	g.gainOf = make([]int, n)
 }
 
 // stepCache remembers, per prefix set S of a greedy step, the bounds that
@@ -151,6 +157,7 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 	g, c := &p.lazy, &p.steps
 	k := len(slate)
 	g.call++
+	g.first = g.call * int64(k+1)
 	p.ie.reset()
 	c.sorted = c.sorted[:0]
 	clear(g.out)
@@ -397,9 +404,16 @@ func (p *Policy) challenge(i, best int, bar float64, stamp int64) (int, float64)
 func (p *Policy) exact(i int, stamp int64) float64 {
 	g := &p.lazy
 	if g.gainAt[i] != stamp {
-		g.gainAt[i] = stamp
 		p.refresh(i)
-		g.gain[i] = p.ie.gain(p.upper[i])
+		if g.gainAt[i] >= g.first {
+			// Evaluated at an earlier step of this call, on this very u_i
+			// (made current once per Select).
+			g.gain[i] = p.ie.gainFrom(g.gain[i], p.upper[i], g.gainOf[i])
+		} else {
+			g.gain[i] = p.ie.gain(p.upper[i])
+		}
+		g.gainAt[i] = stamp
+		g.gainOf[i] = len(p.ie.signs)
 		g.key[i] = min(g.key[i], g.gain[i]+g.slack-p.rise.now[i])
 		g.evals++
 		g.total++
