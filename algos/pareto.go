@@ -660,9 +660,10 @@ type FrontTracker struct {
 	// dep holds, per arm w, the set of dominated arms whose witness is w
 	// (dep[w·words : (w+1)·words], a bit per arm): the arms whose witness
 	// moved are read off it, in ascending order, instead of visiting all n.
-	dep   []uint64
-	words int
-	q     quantiser
+	dep    []uint64
+	words  int
+	q      quantiser
+	primed bool // a call has compared every vector since Reserve reset the copy
 }
 
 // quantiser packs vectors into signatures (see Layers) over a fixed range.
@@ -755,6 +756,7 @@ func (f *FrontTracker) Reserve(n, d int) {
 		return
 	}
 	f.n, f.d = n, d
+	f.primed = false
 	f.prev = make([]float64, n*d)
 	f.nd = make([]bool, n)
 	f.wit = make([]int, n)
@@ -779,7 +781,18 @@ func (f *FrontTracker) dominates(points [][]float64, m, i int) bool {
 
 // Size returns the number of vectors of points that no other vector
 // dominates (exact duplicates each count). Points must not contain NaN.
-func (f *FrontTracker) Size(points [][]float64) int {
+func (f *FrontTracker) Size(points [][]float64) int { return f.update(points, nil, true) }
+
+// SizeAfter is Size when only the vectors of moved (any order, repeats
+// allowed) can have changed since the last call, unless all is set: it
+// compares only those with its copy. The first call, and one after the
+// number or length of the vectors changed, compares every vector.
+func (f *FrontTracker) SizeAfter(points [][]float64, moved []int, all bool) int {
+	return f.update(points, moved, all)
+}
+
+// update is Size, comparing only the vectors of moved unless all is set.
+func (f *FrontTracker) update(points [][]float64, moved []int, all bool) int {
 	n := len(points)
 	d := 0
 	if n > 0 {
@@ -787,9 +800,29 @@ func (f *FrontTracker) Size(points [][]float64) int {
 	}
 	f.Reserve(n, d)
 	f.changed = f.changed[:0]
+	prev := f.prev[:n*d]
+	if !all && f.primed {
+		for _, i := range moved {
+			p, old := points[i][:d], prev[d*i:d*i+d:d*i+d]
+			for j, x := range p {
+				if x != old[j] {
+					f.change(i, p, old)
+					break
+				}
+			}
+		}
+		slices.Sort(f.changed) // the order a comparison of all would find them in
+	} else {
+		f.compareAll(points, prev, d)
+	}
+	f.primed = true
+	return f.settle(points)
+}
+
+// compareAll finds the changed vectors among all.
+func (f *FrontTracker) compareAll(points [][]float64, prev []float64, d int) {
 	// Changed vectors (compared with ==, as slices.Equal: −0 equals +0),
 	// unrolled for the paper's d = 2–5.
-	prev := f.prev[:n*d]
 	switch d {
 	case 2:
 		for i, p := range points {
@@ -830,6 +863,10 @@ func (f *FrontTracker) Size(points [][]float64) int {
 			}
 		}
 	}
+}
+
+// settle brings the front up to date with the changed vectors.
+func (f *FrontTracker) settle(points [][]float64) int {
 	if len(f.changed) == 0 {
 		return len(f.list)
 	}
@@ -880,10 +917,18 @@ func (f *FrontTracker) Size(points [][]float64) int {
 			}
 		}
 	}
-	// Changed arms, each in one pass over the list.
+	// Changed arms, each in one pass over the list. A changed arm that
+	// its witness still dominates stays dominated and needs no pass: a
+	// member it dominates is dominated by the witness too, and so by some
+	// non-dominated arm, whose own pass (if it changed) or whose presence
+	// on the front before (if not: then the member changed, and its own
+	// pass finds it) keeps the member out.
 	h := f.q.high
 	for _, c := range f.changed {
 		if !f.nd[c] {
+			if f.dominates(points, f.wit[c], c) {
+				continue
+			}
 			f.undep(f.wit[c], c)
 		}
 		f.nd[c] = true

@@ -687,7 +687,8 @@ func BenchmarkPeel(b *testing.B) {
 // arms of d = 2 or 3 (a reading's settings), k of them moving every round
 // by a running mean of rewards on a coarse grid (so exact ties, duplicates
 // and −0 are common), sometimes an arm moved onto another, and compares the
-// tracked front with the brute-force one every round.
+// tracked front with the brute-force one every round; half the trials tell
+// the tracker which arms moved (SizeAfter), as the policies do.
 func TestFrontTrackerBandit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 3))
 	for trial := range 40 {
@@ -704,8 +705,11 @@ func TestFrontTrackerBandit(t *testing.T) {
 			pts[i] = make([]float64, d)
 		}
 		var f FrontTracker
+		told := trial/4%2 == 1 // SizeAfter, told which arms moved
 		for round := range 300 {
+			var moved []int
 			for _, i := range rng.Perm(n)[:k] {
+				moved = append(moved, i)
 				count[i]++
 				for j := range d {
 					x := float64(rng.IntN(5)-1) / 4
@@ -716,11 +720,17 @@ func TestFrontTrackerBandit(t *testing.T) {
 				}
 			}
 			if rng.IntN(10) == 0 {
-				copy(pts[rng.IntN(n)], pts[rng.IntN(n)])
+				i := rng.IntN(n)
+				copy(pts[i], pts[rng.IntN(n)])
+				moved = append(moved, i)
 			}
 			front := bruteLayers(pts)[0]
-			if got := f.Size(pts); got != len(front) {
-				t.Fatalf("trial %d round %d: tracked front size %d, want %d", trial, round, got, len(front))
+			size := f.Size
+			if told {
+				size = func(pts [][]float64) int { return f.SizeAfter(pts, moved, false) }
+			}
+			if got := size(pts); got != len(front) {
+				t.Fatalf("trial %d round %d (told %v): tracked front size %d, want %d", trial, round, told, got, len(front))
 			}
 			checkDeps(t, &f, pts)
 			for i := range pts {

@@ -143,7 +143,8 @@ func (p *Policy) Select(t int, slate []int) {
 		c = 2 * p.eta * fmath.Log(float64(t))
 	}
 	z := p.nadir
-	nadir(&p.front, p.Mean, z)
+	moved, all := p.Observed()
+	nadir(&p.front, p.Mean, moved, all, z)
 	count, scores := p.Count[:len(p.Mean)], p.scores[:len(p.Mean)]
 	// Written out for d = 2, 3: the loop's operations in its order.
 	switch p.d {
@@ -182,10 +183,10 @@ func (p *Policy) Select(t int, slate []int) {
 
 // nadir writes into z the coordinate-wise minimum of means over the
 // empirical Pareto front of means (the arms whose mean vector no other
-// arm's dominates), which f updates from the previous round's: between two
-// rounds only the k played arms change their means.
-func nadir(f *algos.FrontTracker, means [][]float64, z []float64) {
-	f.Size(means)
+// arm's dominates), which f updates from the previous round's: only the
+// arms of moved (all, if all is set) can have changed since.
+func nadir(f *algos.FrontTracker, means [][]float64, moved []int, all bool, z []float64) {
+	f.SizeAfter(means, moved, all)
 	for l := range z {
 		z[l] = math.Inf(1)
 	}

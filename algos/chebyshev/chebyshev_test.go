@@ -110,7 +110,7 @@ func TestNadir(t *testing.T) {
 	// the dominated arm first in index order.
 	var f algos.FrontTracker
 	z := make([]float64, 2)
-	nadir(&f, [][]float64{{1, 0}, {1, 1e-17}, {0.5, 0}}, z)
+	nadir(&f, [][]float64{{1, 0}, {1, 1e-17}, {0.5, 0}}, nil, false, z) // the first call compares all
 	if f.OnFront(0) || !f.OnFront(1) || f.OnFront(2) || !slices.Equal(z, []float64{1, 1e-17}) {
 		t.Fatalf("front %v %v %v nadir %v, want arm 1 only, [1 1e-17]", f.OnFront(0), f.OnFront(1), f.OnFront(2), z)
 	}
@@ -126,8 +126,10 @@ func TestNadir(t *testing.T) {
 		f.Reserve(n, d)
 		z := make([]float64, d)
 		for step := 0; step < 20; step++ {
+			var moved []int             // the arms that may have moved: repeats and unmoved arms too
 			for range 1 + rng.IntN(n) { // move a few arms
 				i := rng.IntN(n)
+				moved = append(moved, i, rng.IntN(n))
 				for l := range means[i] {
 					means[i][l] = float64(rng.IntN(grid)) / float64(grid-1)
 					if means[i][l] == 0 && rng.IntN(2) == 0 {
@@ -135,7 +137,7 @@ func TestNadir(t *testing.T) {
 					}
 				}
 			}
-			nadir(&f, means, z)
+			nadir(&f, means, moved, step%7 == 6, z)
 			want := naiveFront(means)
 			got := make([]bool, n)
 			for i := range got {

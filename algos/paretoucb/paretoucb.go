@@ -135,7 +135,8 @@ func Radius(eta float64, t, d, frontSize, pulls int) float64 {
 // Select builds U, takes whole Pareto layers of U while they fit and
 // resolves the overflowing layer with the policy's tie-break.
 func (p *Policy) Select(t int, slate []int) {
-	c := 2 * p.eta * logTerm(t, p.d, p.front.Size(p.Mean))
+	moved, all := p.Observed()
+	c := 2 * p.eta * logTerm(t, p.d, p.front.SizeAfter(p.Mean, moved, all))
 	// U_i and Σ_j U_ij, written out for d = 2–5 (the same operations in
 	// the same order: the sum starts from +0, which turns a −0 into +0).
 	count, sum := p.Count[:len(p.Mean)], p.sum[:len(p.Mean)]

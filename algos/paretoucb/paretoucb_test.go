@@ -351,6 +351,7 @@ func TestSelectDoesNotAllocate(t *testing.T) {
 		t0 := 301
 		if a := testing.AllocsPerRun(20, func() {
 			p.Mean[t0%150][0] += 1e-3 // as after an observation
+			p.Touch(t0 % 150)
 			p.Select(t0, slate)
 			t0++
 		}); a != 0 {
