@@ -64,6 +64,12 @@ type Policy struct {
 	// direction (reach), and the arms by decreasing bound (byReach).
 	reach   []float64
 	byReach []int
+
+	// HVScalarUCB+: an arm provably below the best of a slot is not
+	// scored: thr[l] (valid when prove) bounds the gaps that prove it
+	// (thresholds, ruledOut).
+	thr   []float64
+	prove bool
 }
 
 // New returns an HVScalarUCB policy.
@@ -92,6 +98,7 @@ func newPolicy(cfg algos.Config, plus bool) *Policy {
 		taken:   make([]int, n),
 		reach:   make([]float64, n),
 		byReach: make([]int, n),
+		thr:     make([]float64, d),
 	}
 	for i := range p.byReach {
 		p.byReach[i] = i
@@ -164,6 +171,37 @@ func (p *Policy) Select(t int, slate []int) {
 	algos.TopK(p.scores, slate)
 }
 
+// thresholds sets, for the current λ, the thresholds below which a gap
+// proves an arm's achievement strictly below bar (ruledOut), if bar is far
+// enough from underflow and overflow for the proof to hold.
+func (p *Policy) thresholds(bar float64) {
+	p.prove = bar >= 0x1p-300 && bar <= 0x1p300
+	if !p.prove {
+		return
+	}
+	for l, lam := range p.lambda {
+		// g_l ≤ fl(fl(bar·λ_l)·(1 − 2⁻⁵⁰)) gives g_l/λ_l < bar·(1 − 2⁻⁵¹),
+		// so fl(g_l/λ_l) < bar: rounding is monotone and cannot reach bar.
+		p.thr[l] = float64(float64(bar*lam) * (1 - 0x1p-50))
+	}
+}
+
+// ruledOut reports whether the thresholds prove arm i's achievement
+// strictly below their bar, without dividing: its minimum is at most any
+// one of its quotients.
+func (p *Policy) ruledOut(i int) bool {
+	if !p.prove {
+		return false
+	}
+	d := p.d
+	for l, g := range p.gap[i*d : (i+1)*d] {
+		if g <= p.thr[l] {
+			return true
+		}
+	}
+	return false
+}
+
 // selectPlus assigns one arm per direction: slot j takes the arm of highest
 // min_ℓ (U_iℓ − r_ℓ)/λ^(j)_ℓ among those not yet chosen, lowest index first
 // on ties. Arms are visited by decreasing reach, a bound on that minimum for
@@ -174,6 +212,7 @@ func (p *Policy) selectPlus(slate []int) {
 	for j := range slate {
 		Direction(p.rng, p.lambda)
 		best, bestV := -1, 0.0
+		p.prove = false
 		for _, i := range p.byReach {
 			if p.taken[i] == p.stamp {
 				continue
@@ -181,7 +220,13 @@ func (p *Policy) selectPlus(slate []int) {
 			if best >= 0 && p.reach[i] < bestV {
 				break
 			}
+			if p.ruledOut(i) { // strictly below bestV: loses whatever its index
+				continue
+			}
 			if v := p.achievement(i); best < 0 || v > bestV || v == bestV && i < best {
+				if v != bestV {
+					p.thresholds(v)
+				}
 				best, bestV = i, v
 			}
 		}

@@ -218,14 +218,14 @@ func TestAchievementBitIdentical(t *testing.T) {
 	}
 }
 
-// TestSelectPlusByReach: HVScalarUCB+ visiting arms by decreasing reach and
-// stopping early chooses what the plain loop over every arm in index order
+// TestSelectPlusByReach: HVScalarUCB+ visiting arms by decreasing reach,
+// stopping early and ruling arms out without dividing chooses what the plain loop over every arm in index order
 // chooses (the same directions), over rounds of a bandit-like state with
 // equal means, duplicate arms, gaps ≤ 0 and a reference point; and reach
 // bounds every achievement it is meant to.
 func TestSelectPlusByReach(t *testing.T) {
 	rng := rand.New(rand.NewPCG(61, 62))
-	pruned := 0
+	pruned, ruled := 0, 0
 	for trial := range 400 {
 		d, n := 1+trial%5, 2+rng.IntN(60)
 		k := 1 + rng.IntN(min(n, 6))
@@ -293,13 +293,21 @@ func TestSelectPlusByReach(t *testing.T) {
 						break
 					}
 				}
+				// Arms the visit reaches but rules out without dividing,
+				// by the best's own thresholds (it may find them earlier).
+				p.thresholds(bestV)
+				for i := range n {
+					if !taken[i] && p.reach[i] >= bestV && p.ruledOut(i) {
+						ruled++
+					}
+				}
 			}
 			if !slices.Equal(slate, want) {
 				t.Fatalf("trial %d round %d (d = %d, n = %d): by reach %v, every arm %v", trial, round, d, n, slate, want)
 			}
 		}
 	}
-	if pruned < 1000 {
-		t.Fatalf("the visit stopped early in %d slots: the test does not exercise it", pruned)
+	if pruned < 1000 || ruled < 1000 {
+		t.Fatalf("the visit stopped early in %d slots and could rule out %d arms: the test does not exercise both", pruned, ruled)
 	}
 }
