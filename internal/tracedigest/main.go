@@ -144,7 +144,7 @@ func (j *job) do(cfg *protocol.Config) error {
 		Algo: j.algo.Name, Eta: j.eta, Params: j.algo.Params, Instance: j.inst,
 		K: s.K, T: s.T, Sigma: s.Sigma, Seed: j.seed, MinPulls: cfg.MinPullsOf(j.algo),
 		InitTies: cfg.InitTies, Ref: slices.Repeat([]float64{cfg.Reference}, s.D),
-		Window: cfg.Metrics.HVWindow, EtaScale: cfg.EtaScale,
+		Window: cfg.Metrics.HVWindow, EtaScale: cfg.EtaScaleOf(j.algo),
 	}, j.bench)
 	if err != nil {
 		return fmt.Errorf("%s %s %s η=%v seed %d: %w", s.Name, j.geom, j.algo.Name, j.eta, j.seed, err)

@@ -141,6 +141,13 @@ func (c *Config) normalize() error {
 				return fmt.Errorf("algorithms[%s].min_pulls = %d: settings.%s.T = %d is shorter than its forced initialisation (%d rounds)", key, m0, s.Name, s.T, algos.InitRounds(s.N, s.K, m0))
 			}
 		}
+		switch {
+		case a.EtaScale == "":
+		case !spec.UsesEta:
+			return fmt.Errorf("algorithms[%s].eta_scale: %s has no η parameter; remove eta_scale", key, spec.Name)
+		case !slices.Contains(algos.EtaScales, a.EtaScale):
+			return fmt.Errorf("algorithms[%s].eta_scale = %q: want one of %v (or none: the protocol's eta_scale)", key, a.EtaScale, algos.EtaScales)
+		}
 		if spec.UsesEta && len(a.Eta) == 0 {
 			return fmt.Errorf("algorithms[%s].eta: %s has η: give its grid, e.g. [0.01, 0.1, 0.3, 1.0]", key, spec.Name)
 		}
