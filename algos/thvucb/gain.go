@@ -3,6 +3,8 @@ package thvucb
 import (
 	"math"
 	"slices"
+
+	"thv/algos"
 )
 
 // terms holds the inclusion–exclusion terms of the slate S chosen so far: for
@@ -218,6 +220,16 @@ func (ts *terms) gain4(g float64, u []float64, from int) float64 {
 		g -= float64(sign * (((c0 * c1) * c2) * c3))
 	}
 	return g
+}
+
+// errorScale bounds the rounding error of gain(u) (or a gain continued to
+// the same terms) per unit of box(u): the gain is formed by subtracting
+// m = len(signs) terms from box(u), each term a product of d sides formed
+// with one rounding each, each at most box(u) (its box lies inside u's),
+// and each partial sum at most (m + 1)·box(u) in magnitude.
+func (ts *terms) errorScale() float64 {
+	m := len(ts.signs)
+	return algos.ErrorBound(2*ts.d+m+1, m+1)
 }
 
 // Gain returns the optimistic marginal gain HV(S ∪ {u}) − HV(S) of the

@@ -1,0 +1,59 @@
+package algos
+
+import (
+	"math"
+	"math/big"
+)
+
+// Exact decisions. A policy's scores are functions of the floating-point
+// numbers it holds (empirical means, counts, radii, drawn directions,
+// weights and samples, its UCB vectors), and it decides on their values
+// in exact arithmetic: two scores equal in exact arithmetic are a tie,
+// decided by the policy's documented rule (the lowest index, unless it
+// says otherwise), however rounding made their computed values differ; two
+// that differ are ordered by their exact values, however rounding made the
+// computed ones equal or reversed. The computed value decides when it is
+// far enough from the other for no rounding to reverse them (Near); only
+// near ties are computed again exactly, with math/big, which is rare.
+
+// Near reports whether computed values a and b, each within ea and eb of
+// its exact value, may be equal or in either order exactly: |a − b| ≤
+// ea + eb, with room for the rounding of the test itself and for values
+// too small for relative bounds (below 2⁻¹⁰⁰⁰). Otherwise a and b are in
+// the order of their exact values.
+func Near(a, b, ea, eb float64) bool {
+	return math.Abs(a-b) <= float64(ea+eb)*(1+0x1p-50)+0x1p-1000
+}
+
+// ErrorBound bounds, relative to scale, the error of a value computed by
+// at most ops roundings (each of relative error at most 2⁻⁵³) of terms
+// whose magnitudes sum to at most terms·scale: a product or quotient of
+// factors is within ErrorBound(ops, 1)·|value| of its exact value, an
+// inclusion–exclusion sum of terms no larger than its first within
+// ErrorBound(ops, terms)·first. Twice the first-order bound, far above the
+// higher-order terms for ops·terms < 2³⁰.
+func ErrorBound(ops, terms int) float64 {
+	return float64(ops) * float64(terms) * 0x1p-51
+}
+
+// Rat returns the finite float x as an exact rational, in z (or a new one
+// when z is nil).
+func Rat(z *big.Rat, x float64) *big.Rat {
+	if z == nil {
+		z = new(big.Rat)
+	}
+	return z.SetFloat64(x)
+}
+
+// ExactSum returns Σ xs exactly, in z (or a new one when z is nil).
+func ExactSum(z *big.Rat, xs ...float64) *big.Rat {
+	if z == nil {
+		z = new(big.Rat)
+	}
+	z.SetInt64(0)
+	var t big.Rat
+	for _, x := range xs {
+		z.Add(z, t.SetFloat64(x))
+	}
+	return z
+}
