@@ -3,6 +3,7 @@ package algos
 import (
 	"cmp"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -229,5 +230,54 @@ func TestBetterIsCompare(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// exactScores are exact values (rationals) behind computed scores.
+type exactScores []*big.Rat
+
+func (x exactScores) CompareExact(i, j int) int { return x[i].Cmp(x[j]) }
+
+// TestTopKExact: TopKExact on computed scores, each within its error bound
+// of an exact value, chooses what sorting by the exact values (lowest
+// index on exact ties) chooses, where TopK on the computed scores alone
+// often does not; scores far apart never reach the comparison.
+func TestTopKExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	const rel = 0x1p-45
+	differ := 0
+	for trial := 0; trial < 3000; trial++ {
+		n := 1 + rng.IntN(30)
+		k := 1 + rng.IntN(n)
+		exact := make(exactScores, n)
+		scores, errs := make([]float64, n), make([]float64, n)
+		for i := range n {
+			v := float64(rng.IntN(6)-2) / 3 // ties in exact arithmetic, negative values too
+			if rng.IntN(3) == 0 {
+				v = rng.NormFloat64()
+			}
+			exact[i] = new(big.Rat).SetFloat64(v)
+			// computed within the bound, as rounding leaves it
+			scores[i] = v * (1 + rel/4*(2*rng.Float64()-1))
+			errs[i] = rel * math.Abs(scores[i])
+		}
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return -exact[a].Cmp(exact[b]) })
+		got := make([]int, k)
+		TopKExact(scores, errs, got, exact)
+		if !slices.Equal(got, idx[:k]) {
+			t.Fatalf("trial %d: TopKExact %v, by exact values %v (scores %v)", trial, got, idx[:k], scores)
+		}
+		plain := make([]int, k)
+		TopK(scores, plain)
+		if !slices.Equal(plain, got) {
+			differ++
+		}
+	}
+	if differ < 100 {
+		t.Fatalf("TopK on the computed scores differed in %d trials only: the test draws too few ties", differ)
 	}
 }

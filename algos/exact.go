@@ -57,3 +57,37 @@ func ExactSum(z *big.Rat, xs ...float64) *big.Rat {
 	}
 	return z
 }
+
+// exactPrec is a precision at which sums of finite floats and of products
+// of two finite floats are exact: a product spans at most 106 bits between
+// 2⁻²¹⁴⁸ and 2²⁰⁴⁸, and a sum no more than the span of its terms.
+const exactPrec = 1 << 13
+
+// Sum is an exact sum of floats and of products of two floats, for the
+// comparisons of near ties that need no quotient (Rat does those). Its
+// values are reused between sums, so that repeated comparisons do not
+// allocate once warm.
+type Sum struct {
+	v, x, y big.Float
+}
+
+// Reset sets the sum to 0 and returns it.
+func (s *Sum) Reset() *Sum {
+	s.v.SetPrec(exactPrec).SetInt64(0)
+	return s
+}
+
+// Add adds x.
+func (s *Sum) Add(x float64) {
+	s.v.Add(&s.v, s.x.SetPrec(exactPrec).SetFloat64(x))
+}
+
+// AddProduct adds x·y.
+func (s *Sum) AddProduct(x, y float64) {
+	s.x.SetPrec(exactPrec).SetFloat64(x)
+	s.y.SetPrec(exactPrec).SetFloat64(y)
+	s.v.Add(&s.v, s.x.Mul(&s.x, &s.y))
+}
+
+// Cmp compares s with t: −1, 0 or +1 as s <, =, > t.
+func (s *Sum) Cmp(t *Sum) int { return s.v.Cmp(&t.v) }

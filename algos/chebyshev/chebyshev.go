@@ -16,6 +16,7 @@ package chebyshev
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 
 	"thv/algos"
@@ -62,8 +63,13 @@ type Policy struct {
 	rng     *rand.Rand
 
 	scores []float64
+	errs   []float64 // bounds on the scores' rounding errors
 	nadir  []float64
 	front  algos.FrontTracker // the empirical Pareto front, kept between rounds
+
+	w          []float64 // the current Select's weights and bonus numerator
+	cNow       float64
+	ratA, ratB big.Rat // scratch of CompareExact
 }
 
 // New returns a ChebyshevUCB policy (Algorithm C2 of Mandow et al.): its
@@ -100,6 +106,7 @@ func newPolicy(cfg algos.Config, weights [][]float64) *Policy {
 		weights: weights,
 		rng:     cfg.Rand,
 		scores:  make([]float64, n),
+		errs:    make([]float64, n),
 		nadir:   make([]float64, d),
 	}
 	p.front.Reserve(n, d)
@@ -134,7 +141,10 @@ func Lattice(d, h int) [][]float64 {
 	return out
 }
 
-// Select plays the len(slate) arms of highest Chebyshev score.
+// Select plays the len(slate) arms of highest Chebyshev score, in exact
+// arithmetic on U_i = fl(μ̂_i + β_i), w and z (the lowest index on exact
+// ties): the computed scores decide unless they lie within their rounding
+// error of each other (CompareExact).
 func (p *Policy) Select(t int, slate []int) {
 	w := p.weights[0]
 	c := p.c
@@ -142,6 +152,7 @@ func (p *Policy) Select(t int, slate []int) {
 		w = p.weights[p.rng.IntN(len(p.weights))]
 		c = 2 * p.eta * fmath.Log(float64(t))
 	}
+	p.w, p.cNow = w, c
 	z := p.nadir
 	moved, all := p.Observed()
 	nadir(&p.front, p.Mean, moved, all, z)
@@ -178,7 +189,36 @@ func (p *Policy) Select(t int, slate []int) {
 			scores[i] = s
 		}
 	}
-	algos.TopK(p.scores, slate)
+	for i, s := range scores {
+		p.errs[i] = scoreError * math.Abs(s)
+	}
+	algos.TopKExact(p.scores, p.errs, slate, p)
+}
+
+// scoreError bounds the relative error of a computed score: U − z and the
+// product by w are rounded once each, and the minimum of values each
+// within that error of its own is within it of the exact minimum (twice,
+// for the value it is taken from).
+var scoreError = algos.ErrorBound(4, 1)
+
+// CompareExact compares the scores of arms i and j of the current Select
+// in exact arithmetic on U = fl(μ̂ + β), w and z.
+func (p *Policy) CompareExact(i, j int) int {
+	return p.exactScore(i, &p.ratA).Cmp(p.exactScore(j, &p.ratB))
+}
+
+// exactScore returns min_ℓ w_ℓ·(U_iℓ − z_ℓ) exactly, in z.
+func (p *Policy) exactScore(i int, s *big.Rat) *big.Rat {
+	b := math.Sqrt(p.cNow / float64(max(1, p.Count[i])))
+	var x, y big.Rat
+	for l, mu := range p.Mean[i] {
+		x.Sub(algos.Rat(&x, mu+b), algos.Rat(&y, p.nadir[l]))
+		x.Mul(&x, algos.Rat(&y, p.w[l]))
+		if l == 0 || x.Cmp(s) < 0 {
+			s.Set(&x)
+		}
+	}
+	return s
 }
 
 // nadir writes into z the coordinate-wise minimum of means over the

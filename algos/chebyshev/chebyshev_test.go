@@ -361,3 +361,34 @@ func TestScoresBitIdentical(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundingMergedScoresDecideExactly: arm 1's UCB vector is one ulp
+// above arm 0's in the coordinate that sets both scores, so arm 1's score
+// is larger in exact arithmetic, but the product by w rounds both to the
+// same number. The exact rule plays arm 1; the computed scores with the
+// lowest index on their tie would play arm 0. Arms 2 and 3, on the front
+// too, keep the nadir at 0. States (and ChebyshevUCB's weights) are drawn
+// until the rounding merges the two scores.
+func TestRoundingMergedScoresDecideExactly(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, name := range names {
+		for trial := 0; ; trial++ {
+			if trial == 100000 {
+				t.Fatalf("%s: no scores merged by rounding found", name)
+			}
+			x := 0.2 + 0.6*rng.Float64()
+			prob := algos.Problem{N: 4, D: 3, K: 1, T: 1000}
+			p := build(t, name, prob, 0.01, rand.New(rand.NewPCG(uint64(trial), 1)))
+			setState(p, [][]float64{{x, 0.9, 0.9}, {math.Nextafter(x, 1), 0.8, 0.9}, {0.99, 0, 0}, {0, 0.95, 0.95}}, []int{1000, 1000, 1000, 1000})
+			slate := make([]int, 1)
+			p.Select(500, slate)
+			if p.scores[0] != p.scores[1] || p.CompareExact(1, 0) <= 0 {
+				continue // the rounding did not merge them, or the set-up differs
+			}
+			if slate[0] != 1 {
+				t.Fatalf("%s: scores %v (arm 1's larger exactly): Select = %v, want [1]", name, p.scores, slate)
+			}
+			break
+		}
+	}
+}

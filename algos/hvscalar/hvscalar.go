@@ -12,6 +12,7 @@ package hvscalar
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 
@@ -57,7 +58,8 @@ type Policy struct {
 	gap    []float64 // n×d flat: U_iℓ − r_ℓ
 	gapAt  []int     // gapAt[i]: N_i when arm i's gap was computed (−1: never)
 	scores []float64
-	taken  []int // taken[i] == stamp: arm i is already in this round's slate
+	errs   []float64 // HVScalarUCB: bounds on the scores' rounding errors
+	taken  []int     // taken[i] == stamp: arm i is already in this round's slate
 	stamp  int
 
 	// HVScalarUCB+: per arm, a bound on its achievement for every
@@ -70,6 +72,8 @@ type Policy struct {
 	// (thresholds, ruledOut).
 	thr   []float64
 	prove bool
+
+	ratA, ratB big.Rat // scratch of CompareExact
 }
 
 // New returns an HVScalarUCB policy.
@@ -95,6 +99,7 @@ func newPolicy(cfg algos.Config, plus bool) *Policy {
 		gap:     make([]float64, n*d),
 		gapAt:   slices.Repeat([]int{-1}, n),
 		scores:  make([]float64, n),
+		errs:    make([]float64, n),
 		taken:   make([]int, n),
 		reach:   make([]float64, n),
 		byReach: make([]int, n),
@@ -160,15 +165,51 @@ func (p *Policy) Select(t int, slate []int) {
 		return
 	}
 	Direction(p.rng, p.lambda)
+	// The scalarization s^d of s = max(0, achievement) is increasing in
+	// s, so the arms are ranked by s itself: the same order in exact
+	// arithmetic, without the power's roundings, which can make unequal
+	// scores equal.
 	for i := range p.scores {
-		s := max(0, p.achievement(i))
-		v := 1.0
-		for range d {
-			v *= s
-		}
-		p.scores[i] = v
+		a := max(0, p.achievement(i))
+		p.scores[i], p.errs[i] = a, achievementError*a
 	}
-	algos.TopK(p.scores, slate)
+	algos.TopKExact(p.scores, p.errs, slate, p)
+}
+
+// achievementError bounds the relative error of a computed achievement:
+// U − r and the quotient by λ are rounded once each, and the minimum of
+// values each within that error of its own is within it of the exact
+// minimum (twice, for the value it is taken from).
+var achievementError = algos.ErrorBound(4, 1)
+
+// CompareExact compares HVScalarUCB's scores max(0, achievement) of arms
+// i and j for the current λ in exact arithmetic on U_i = fl(μ̂_i + β_i), r
+// and λ.
+func (p *Policy) CompareExact(i, j int) int {
+	a, b := p.exactAchievement(i, &p.ratA), p.exactAchievement(j, &p.ratB)
+	if !p.plus {
+		if a.Sign() < 0 {
+			a.SetInt64(0)
+		}
+		if b.Sign() < 0 {
+			b.SetInt64(0)
+		}
+	}
+	return a.Cmp(b)
+}
+
+// exactAchievement returns min_ℓ (U_iℓ − r_ℓ)/λ_ℓ exactly, in s.
+func (p *Policy) exactAchievement(i int, s *big.Rat) *big.Rat {
+	b := math.Sqrt(p.c / float64(max(1, p.Count[i])))
+	var x, y big.Rat
+	for l, mu := range p.Mean[i] {
+		x.Sub(algos.Rat(&x, mu+b), algos.Rat(&y, p.ref[l]))
+		x.Quo(&x, algos.Rat(&y, p.lambda[l]))
+		if l == 0 || x.Cmp(s) < 0 {
+			s.Set(&x)
+		}
+	}
+	return s
 }
 
 // thresholds sets, for the current λ, the thresholds below which a gap
@@ -180,9 +221,10 @@ func (p *Policy) thresholds(bar float64) {
 		return
 	}
 	for l, lam := range p.lambda {
-		// g_l ≤ fl(fl(bar·λ_l)·(1 − 2⁻⁵⁰)) gives g_l/λ_l < bar·(1 − 2⁻⁵¹),
-		// so fl(g_l/λ_l) < bar: rounding is monotone and cannot reach bar.
-		p.thr[l] = float64(float64(bar*lam) * (1 - 0x1p-50))
+		// g_l ≤ fl(fl(bar·λ_l)·(1 − 2⁻⁴⁰)) gives g_l/λ_l < bar·(1 − 2⁻⁴¹):
+		// below bar, and below the exact value bar was computed for,
+		// whatever the roundings of either (achievementError).
+		p.thr[l] = float64(float64(bar*lam) * (1 - 0x1p-40))
 	}
 }
 
@@ -202,6 +244,17 @@ func (p *Policy) ruledOut(i int) bool {
 	return false
 }
 
+// beats reports whether arm i, of computed achievement v, comes before arm
+// best, of computed achievement bestV, in exact arithmetic: a larger
+// achievement, or an equal one and a lower index.
+func (p *Policy) beats(i int, v float64, best int, bestV float64) bool {
+	if algos.Near(v, bestV, achievementError*math.Abs(v), achievementError*math.Abs(bestV)) {
+		c := p.CompareExact(i, best)
+		return c > 0 || c == 0 && i < best
+	}
+	return v > bestV
+}
+
 // selectPlus assigns one arm per direction: slot j takes the arm of highest
 // min_ℓ (U_iℓ − r_ℓ)/λ^(j)_ℓ among those not yet chosen, lowest index first
 // on ties. Arms are visited by decreasing reach, a bound on that minimum for
@@ -217,13 +270,13 @@ func (p *Policy) selectPlus(slate []int) {
 			if p.taken[i] == p.stamp {
 				continue
 			}
-			if best >= 0 && p.reach[i] < bestV {
-				break
+			if best >= 0 && p.reach[i] < float64(bestV*(1-0x1p-40)) && bestV > 0 {
+				break // below by more than any rounding of bestV
 			}
-			if p.ruledOut(i) { // strictly below bestV: loses whatever its index
+			if p.ruledOut(i) { // below bestV, exactly too: loses whatever its index
 				continue
 			}
-			if v := p.achievement(i); best < 0 || v > bestV || v == bestV && i < best {
+			if v := p.achievement(i); best < 0 || p.beats(i, v, best, bestV) {
 				if v != bestV {
 					p.thresholds(v)
 				}
