@@ -82,6 +82,14 @@ func (s *Sum) Add(x float64) {
 	s.v.Add(&s.v, s.x.SetPrec(exactPrec).SetFloat64(x))
 }
 
+// AddAll adds every x of xs and returns s.
+func (s *Sum) AddAll(xs []float64) *Sum {
+	for _, x := range xs {
+		s.Add(x)
+	}
+	return s
+}
+
 // AddProduct adds x·y.
 func (s *Sum) AddProduct(x, y float64) {
 	s.x.SetPrec(exactPrec).SetFloat64(x)
@@ -91,3 +99,52 @@ func (s *Sum) AddProduct(x, y float64) {
 
 // Cmp compares s with t: −1, 0 or +1 as s <, =, > t.
 func (s *Sum) Cmp(t *Sum) int { return s.v.Cmp(&t.v) }
+
+// CompareSums returns the sign of Σa − Σb in exact arithmetic, for finite
+// floats. It sums them into a floating-point expansion (Shewchuk's
+// grow-expansion: sums of two floats split exactly into the rounded sum
+// and its error, without products, so the same on every CPU), whose sign
+// is that of its last non-zero component; without allocating for up to 32
+// terms in all.
+func CompareSums(a, b []float64) int {
+	var buf [33]float64
+	if len(a)+len(b) > len(buf)-1 {
+		var x, y Sum
+		return x.Reset().AddAll(a).Cmp(y.Reset().AddAll(b))
+	}
+	e := buf[:0]
+	grow := func(x float64) {
+		q := x
+		for i, c := range e {
+			q, e[i] = twoSum(q, c)
+		}
+		e = append(e, q)
+	}
+	for _, x := range a {
+		grow(x)
+	}
+	for _, x := range b {
+		grow(-x)
+	}
+	for i := len(e) - 1; i >= 0; i-- {
+		switch {
+		case e[i] > 0:
+			return 1
+		case e[i] < 0:
+			return -1
+		case e[i] != 0: // NaN: an overflow on the way
+			var x, y Sum
+			return x.Reset().AddAll(a).Cmp(y.Reset().AddAll(b))
+		}
+	}
+	return 0
+}
+
+// twoSum returns a + b rounded and its rounding error, a + b − s, exactly
+// (Knuth's TwoSum; Go evaluates every operation as written).
+func twoSum(a, b float64) (s, err float64) {
+	s = a + b
+	bb := s - a
+	err = (a - (s - bb)) + (b - bb)
+	return s, err
+}

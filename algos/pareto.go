@@ -95,6 +95,8 @@ type Layers struct {
 	stair  []stairPoint // d = 3: the staircase of the (y, z) seen so far
 
 	ranks rankSets // the rank sets of Peel for d ≥ 4 (ranks.go)
+
+	sums SumOrder // TopBySum's order of the overflowing layer's members
 }
 
 // sigThreshold is the archive size from which signatures pay for their
@@ -518,6 +520,9 @@ func (l *Layers) topBySum(points [][]float64, slate []int) {
 			return // only when len(slate) > len(points)
 		}
 		if got+len(layer) >= len(slate) {
+			// The layer is in visiting order, by computed sum; the
+			// members taken are those of largest exact sum.
+			l.sums.sort(points, l.sum, layer)
 			copy(slate[got:], layer)
 			return
 		}
@@ -546,8 +551,8 @@ func (l *Layers) maximalBySum(points [][]float64, enough int) []int {
 		if l.taken[i] {
 			continue
 		}
-		if len(layer) >= enough && sum[i] < sum[layer[enough-1]] {
-			break
+		if len(layer) >= enough && sum[i] < sum[layer[enough-1]] && !l.sums.near(points, sum, i, layer[enough-1]) {
+			break // below the enough-th member in exact arithmetic too
 		}
 		if l.hinted(points, i) {
 			continue
@@ -1337,6 +1342,71 @@ func PickLargest(score []float64, cand, out []int) {
 		}
 		cand[a], cand[best] = cand[best], cand[a]
 		out[a] = cand[a]
+	}
+}
+
+// PickLargestSum is PickLargest on the coordinate sums of points (sums[i],
+// as CoordSums forms them) in exact arithmetic: the len(out) members of
+// cand of largest Σ_j points[i][j], in decreasing order, the lowest index
+// first among exactly equal sums. It reorders cand.
+func PickLargestSum(points [][]float64, sums []float64, cand, out []int, o *SumOrder) {
+	for a := range out {
+		best := a
+		for c := a + 1; c < len(cand); c++ {
+			if o.Before(points, sums, cand[c], cand[best]) {
+				best = c
+			}
+		}
+		cand[a], cand[best] = cand[best], cand[a]
+		out[a] = cand[a]
+	}
+}
+
+// SumOrder orders arms by the coordinate sums of their vectors in exact
+// arithmetic, larger first, the lower index first on exact ties: the sums
+// formed in coordinate order (CoordSums) decide unless they lie within
+// their rounding errors of each other; then the exact sums do
+// (CompareSums). Its zero value is ready.
+type SumOrder struct{}
+
+// Before reports whether arm i comes before arm j. Sums that are not
+// finite (a vector holding ±Inf) are taken as computed.
+func (o *SumOrder) Before(points [][]float64, sums []float64, i, j int) bool {
+	si, sj := sums[i], sums[j]
+	if math.Abs(si) <= math.MaxFloat64 && math.Abs(sj) <= math.MaxFloat64 && o.near(points, sums, i, j) {
+		c := CompareSums(points[i], points[j])
+		return c > 0 || c == 0 && i < j
+	}
+	return si > sj || si == sj && i < j
+}
+
+// near reports whether the computed sums of arms i and j may be equal or
+// in either order exactly: each is within ErrorBound(d, 1)·Σ_j |v_j| of
+// its exact value (d − 1 roundings, the first addition to +0 being exact).
+func (o *SumOrder) near(points [][]float64, sums []float64, i, j int) bool {
+	rel := ErrorBound(len(points[i]), 1)
+	return Near(sums[i], sums[j], rel*absSum(points[i]), rel*absSum(points[j]))
+}
+
+func absSum(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += math.Abs(x)
+	}
+	return s
+}
+
+// sort sorts arms (in order of computed sum, larger first, lower index on
+// equal sums) by Before: an insertion sort, which moves only members whose
+// computed sums are near ties.
+func (o *SumOrder) sort(points [][]float64, sums []float64, arms []int) {
+	for a := 1; a < len(arms); a++ {
+		x := arms[a]
+		b := a
+		for ; b > 0 && o.Before(points, sums, x, arms[b-1]); b-- {
+			arms[b] = arms[b-1]
+		}
+		arms[b] = x
 	}
 }
 

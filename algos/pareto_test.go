@@ -259,7 +259,8 @@ func TestLayersLargeFronts(t *testing.T) {
 }
 
 // TestTopBySumMatchesPeel: the early-stopping TopBySum chooses exactly the
-// set Peel followed by PickLargest on the coordinate sums chooses, on sets
+// set Peel followed by PickLargestSum (the coordinate sums in exact
+// arithmetic) chooses, on sets
 // with sum ties, duplicates and ulp-level dominance; TopBySumOf given those
 // sums fills the same slate in the same order, with a heap or (Kept) the
 // repaired order of its last call.
@@ -280,7 +281,8 @@ func TestTopBySumMatchesPeel(t *testing.T) {
 		full, over := a.Peel(pts, k)
 		want := slices.Clone(full)
 		rest := make([]int, k-len(full))
-		PickLargest(sums, slices.Clone(over), rest)
+		var o SumOrder
+		PickLargestSum(pts, sums, slices.Clone(over), rest, &o)
 		want = append(want, rest...)
 		got := make([]int, k)
 		b.TopBySum(pts, got)
