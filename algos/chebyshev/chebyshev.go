@@ -142,9 +142,11 @@ func Lattice(d, h int) [][]float64 {
 }
 
 // Select plays the len(slate) arms of highest Chebyshev score, in exact
-// arithmetic on U_i = fl(μ̂_i + β_i), w and z (the lowest index on exact
-// ties): the computed scores decide unless they lie within their rounding
-// error of each other (CompareExact).
+// arithmetic on μ̂, β, w and z (the lowest index on exact ties): the
+// computed scores decide unless they lie within their rounding errors of
+// each other (CompareExact). An arm that sets the nadir in coordinate ℓ
+// scores at most w_ℓ·β_i there, exactly w_ℓ·β_i when that is its minimum:
+// such arms of equal counts tie, however U_i = μ̂_i + β_i was rounded.
 func (p *Policy) Select(t int, slate []int) {
 	w := p.weights[0]
 	c := p.c
@@ -156,7 +158,16 @@ func (p *Policy) Select(t int, slate []int) {
 	z := p.nadir
 	moved, all := p.Observed()
 	nadir(&p.front, p.Mean, moved, all, z)
-	count, scores := p.Count[:len(p.Mean)], p.scores[:len(p.Mean)]
+	count, scores, errs := p.Count[:len(p.Mean)], p.scores[:len(p.Mean)], p.errs[:len(p.Mean)]
+	// Each computed score's distance to the exact one is at most
+	// kw·(|U_i|∞ + |z|∞): a term w_ℓ·((μ̂_ℓ + β) − z_ℓ) is formed by three
+	// roundings, the first two of values at most |U_ℓ| + |z_ℓ|, and the
+	// minimum of values each within e of its own is within e of theirs.
+	zmax, wmax := 0.0, 0.0
+	for l := range z {
+		zmax, wmax = max(zmax, math.Abs(z[l])), max(wmax, w[l])
+	}
+	kw := float64(algos.ErrorBound(3, 1) * wmax)
 	// Written out for d = 2, 3: the loop's operations in its order.
 	switch p.d {
 	case 2:
@@ -166,6 +177,7 @@ func (p *Policy) Select(t int, slate []int) {
 			m := m[:2]
 			s := min(math.Inf(1), w[0]*((m[0]+b)-z[0]))
 			scores[i] = min(s, w[1]*((m[1]+b)-z[1]))
+			errs[i] = kw * (max(math.Abs(m[0]), math.Abs(m[1])) + b + zmax)
 		}
 	case 3:
 		w, z := w[:3], z[:3]
@@ -175,44 +187,38 @@ func (p *Policy) Select(t int, slate []int) {
 			s := min(math.Inf(1), w[0]*((m[0]+b)-z[0]))
 			s = min(s, w[1]*((m[1]+b)-z[1]))
 			scores[i] = min(s, w[2]*((m[2]+b)-z[2]))
+			errs[i] = kw * (max(math.Abs(m[0]), math.Abs(m[1]), math.Abs(m[2])) + b + zmax)
 		}
 	default:
 		d := p.d
 		w, z := w[:d], z[:d]
 		for i, m := range p.Mean {
 			b := math.Sqrt(c / float64(max(1, count[i])))
-			s := math.Inf(1)
+			s, a := math.Inf(1), 0.0
 			for l, mu := range m[:d] {
 				u := mu + b
 				s = min(s, w[l]*(u-z[l]))
+				a = max(a, math.Abs(mu))
 			}
-			scores[i] = s
+			scores[i], errs[i] = s, kw*(a+b+zmax)
 		}
-	}
-	for i, s := range scores {
-		p.errs[i] = scoreError * math.Abs(s)
 	}
 	algos.TopKExact(p.scores, p.errs, slate, p)
 }
 
-// scoreError bounds the relative error of a computed score: U − z and the
-// product by w are rounded once each, and the minimum of values each
-// within that error of its own is within it of the exact minimum (twice,
-// for the value it is taken from).
-var scoreError = algos.ErrorBound(4, 1)
-
 // CompareExact compares the scores of arms i and j of the current Select
-// in exact arithmetic on U = fl(μ̂ + β), w and z.
+// in exact arithmetic on μ̂, β, w and z.
 func (p *Policy) CompareExact(i, j int) int {
 	return p.exactScore(i, &p.ratA).Cmp(p.exactScore(j, &p.ratB))
 }
 
-// exactScore returns min_ℓ w_ℓ·(U_iℓ − z_ℓ) exactly, in z.
+// exactScore returns min_ℓ w_ℓ·(μ̂_iℓ + β_i − z_ℓ) exactly, in s.
 func (p *Policy) exactScore(i int, s *big.Rat) *big.Rat {
-	b := math.Sqrt(p.cNow / float64(max(1, p.Count[i])))
-	var x, y big.Rat
+	var b, x, y big.Rat
+	algos.Rat(&b, math.Sqrt(p.cNow/float64(max(1, p.Count[i]))))
 	for l, mu := range p.Mean[i] {
-		x.Sub(algos.Rat(&x, mu+b), algos.Rat(&y, p.nadir[l]))
+		x.Add(algos.Rat(&x, mu), &b)
+		x.Sub(&x, algos.Rat(&y, p.nadir[l]))
 		x.Mul(&x, algos.Rat(&y, p.w[l]))
 		if l == 0 || x.Cmp(s) < 0 {
 			s.Set(&x)

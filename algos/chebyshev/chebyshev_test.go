@@ -392,3 +392,42 @@ func TestRoundingMergedScoresDecideExactly(t *testing.T) {
 		}
 	}
 }
+
+// TestNadirSettersTie: arms 0, 1 and 2 each set the nadir in one
+// coordinate (a, b and 0.6), with equal counts, so each scores w_ℓ·β in
+// that coordinate, its minimum: equal in exact arithmetic wherever the
+// weights of those coordinates are (ChebyshevUCB+ always), a tie which
+// the rounding of μ̂ + β before z is subtracted splits. The exact rule
+// (the lowest index among the exactly largest) must be played; states are
+// drawn until the computed scores would play another arm.
+func TestNadirSettersTie(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, name := range names {
+		for trial := 0; ; trial++ {
+			if trial == 100000 {
+				t.Fatalf("%s: no state whose computed scores split the tie", name)
+			}
+			a, b := 0.05+0.3*rng.Float64(), 0.05+0.3*rng.Float64()
+			p := build(t, name, algos.Problem{N: 3, D: 3, K: 1, T: 1000}, 0.01, rand.New(rand.NewPCG(uint64(trial), 1)))
+			setState(p, [][]float64{{0.7, a, 0.99}, {0.8, 0.99, b}, {0.6, 0.95, 0.95}}, []int{1000, 1000, 1000})
+			slate := make([]int, 1)
+			p.Select(500, slate)
+			want, computed := 0, 0
+			for i := 1; i < 3; i++ {
+				if p.CompareExact(i, want) > 0 {
+					want = i
+				}
+				if p.scores[i] > p.scores[computed] {
+					computed = i
+				}
+			}
+			if computed == want || p.CompareExact(computed, want) != 0 {
+				continue // the computed scores choose the same, or the tie is not exact
+			}
+			if slate[0] != want {
+				t.Fatalf("%s: scores %v (arms %d and %d equal exactly): Select = %v, want [%d]", name, p.scores, want, computed, slate, want)
+			}
+			break
+		}
+	}
+}

@@ -73,6 +73,12 @@ type Policy struct {
 	thr   []float64
 	prove bool
 
+	// origin: r = 0, where the achievements' rounding errors are relative
+	// to them and the proofs of ruledOut and of the early stop hold; floor
+	// is errorFloor for the current λ.
+	origin bool
+	floor  float64
+
 	ratA, ratB big.Rat // scratch of CompareExact
 }
 
@@ -141,6 +147,7 @@ func Direction(rng *rand.Rand, lambda []float64) {
 // Select fills slate for round t.
 func (p *Policy) Select(t int, slate []int) {
 	d := p.d
+	p.origin = !slices.ContainsFunc(p.ref, func(r float64) bool { return r != 0 })
 	for i, m := range p.Mean {
 		// U_i moves only when arm i is observed (the standard bonus does
 		// not depend on t), and every observation counts: the k played
@@ -169,22 +176,41 @@ func (p *Policy) Select(t int, slate []int) {
 	// s, so the arms are ranked by s itself: the same order in exact
 	// arithmetic, without the power's roundings, which can make unequal
 	// scores equal.
+	floor := p.errorFloor()
 	for i := range p.scores {
 		a := max(0, p.achievement(i))
-		p.scores[i], p.errs[i] = a, achievementError*a
+		p.scores[i], p.errs[i] = a, achievementError*a+floor
 	}
 	algos.TopKExact(p.scores, p.errs, slate, p)
 }
 
-// achievementError bounds the relative error of a computed achievement:
-// U − r and the quotient by λ are rounded once each, and the minimum of
-// values each within that error of its own is within it of the exact
-// minimum (twice, for the value it is taken from).
+// achievementError bounds the relative error of a computed achievement
+// when r = 0: μ̂ + β and the quotient by λ are rounded once each, and the
+// minimum of values each within that error of its own is within it of
+// the exact minimum (twice, for the value it is taken from).
 var achievementError = algos.ErrorBound(4, 1)
 
+// errorFloor is what the rounding of (μ̂ + β) − r can add to an
+// achievement's error beyond achievementError when r ≠ 0: the first
+// rounding is relative to |U| and the subtraction's to |U| + |r|, not to
+// the difference; 0 when r = 0.
+func (p *Policy) errorFloor() float64 {
+	if p.origin {
+		return 0
+	}
+	umax, rmax, lmin := 0.0, 0.0, math.Inf(1)
+	for _, g := range p.gap {
+		umax = max(umax, math.Abs(g))
+	}
+	for l, r := range p.ref {
+		rmax, lmin = max(rmax, math.Abs(r)), min(lmin, p.lambda[l])
+	}
+	return achievementError * (umax + 2*rmax) / lmin
+}
+
 // CompareExact compares HVScalarUCB's scores max(0, achievement) of arms
-// i and j for the current λ in exact arithmetic on U_i = fl(μ̂_i + β_i), r
-// and λ.
+// i and j (HVScalarUCB+'s achievements) for the current λ in exact
+// arithmetic on μ̂, β, r and λ.
 func (p *Policy) CompareExact(i, j int) int {
 	a, b := p.exactAchievement(i, &p.ratA), p.exactAchievement(j, &p.ratB)
 	if !p.plus {
@@ -198,12 +224,13 @@ func (p *Policy) CompareExact(i, j int) int {
 	return a.Cmp(b)
 }
 
-// exactAchievement returns min_ℓ (U_iℓ − r_ℓ)/λ_ℓ exactly, in s.
+// exactAchievement returns min_ℓ (μ̂_iℓ + β_i − r_ℓ)/λ_ℓ exactly, in s.
 func (p *Policy) exactAchievement(i int, s *big.Rat) *big.Rat {
-	b := math.Sqrt(p.c / float64(max(1, p.Count[i])))
-	var x, y big.Rat
+	var b, x, y big.Rat
+	algos.Rat(&b, math.Sqrt(p.c/float64(max(1, p.Count[i]))))
 	for l, mu := range p.Mean[i] {
-		x.Sub(algos.Rat(&x, mu+b), algos.Rat(&y, p.ref[l]))
+		x.Add(algos.Rat(&x, mu), &b)
+		x.Sub(&x, algos.Rat(&y, p.ref[l]))
 		x.Quo(&x, algos.Rat(&y, p.lambda[l]))
 		if l == 0 || x.Cmp(s) < 0 {
 			s.Set(&x)
@@ -216,7 +243,7 @@ func (p *Policy) exactAchievement(i int, s *big.Rat) *big.Rat {
 // proves an arm's achievement strictly below bar (ruledOut), if bar is far
 // enough from underflow and overflow for the proof to hold.
 func (p *Policy) thresholds(bar float64) {
-	p.prove = bar >= 0x1p-300 && bar <= 0x1p300
+	p.prove = p.origin && bar >= 0x1p-300 && bar <= 0x1p300
 	if !p.prove {
 		return
 	}
@@ -248,7 +275,7 @@ func (p *Policy) ruledOut(i int) bool {
 // best, of computed achievement bestV, in exact arithmetic: a larger
 // achievement, or an equal one and a lower index.
 func (p *Policy) beats(i int, v float64, best int, bestV float64) bool {
-	if algos.Near(v, bestV, achievementError*math.Abs(v), achievementError*math.Abs(bestV)) {
+	if algos.Near(v, bestV, achievementError*math.Abs(v)+p.floor, achievementError*math.Abs(bestV)+p.floor) {
 		c := p.CompareExact(i, best)
 		return c > 0 || c == 0 && i < best
 	}
@@ -264,13 +291,14 @@ func (p *Policy) selectPlus(slate []int) {
 	p.stamp++
 	for j := range slate {
 		Direction(p.rng, p.lambda)
+		p.floor = p.errorFloor()
 		best, bestV := -1, 0.0
 		p.prove = false
 		for _, i := range p.byReach {
 			if p.taken[i] == p.stamp {
 				continue
 			}
-			if best >= 0 && p.reach[i] < float64(bestV*(1-0x1p-40)) && bestV > 0 {
+			if best >= 0 && p.origin && p.reach[i] < float64(bestV*(1-0x1p-40)) && bestV > 0 {
 				break // below by more than any rounding of bestV
 			}
 			if p.ruledOut(i) { // below bestV, exactly too: loses whatever its index

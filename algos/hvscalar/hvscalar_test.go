@@ -315,9 +315,9 @@ func TestSelectPlusByReach(t *testing.T) {
 }
 
 // refBeats is the exact rule, written apart from the policy's: arm i, of
-// computed achievement v, beats best if its achievement min_ℓ (U_iℓ −
-// r_ℓ)/λ_ℓ is larger in exact arithmetic (math/big, on U = fl(μ̂ + β)), or
-// equal and i < best; computed values more than 10⁻⁹ apart decide alone.
+// computed achievement v, beats best if its achievement min_ℓ (μ̂_iℓ + β_i
+// − r_ℓ)/λ_ℓ is larger in exact arithmetic (math/big), or equal and
+// i < best; computed values more than 10⁻⁹ apart decide alone.
 func refBeats(p *Policy, i int, v float64, best int, bestV float64) bool {
 	if math.Abs(v-bestV) > 1e-9*(math.Abs(v)+math.Abs(bestV)) {
 		return v > bestV
@@ -326,7 +326,8 @@ func refBeats(p *Policy, i int, v float64, best int, bestV float64) bool {
 		var m *big.Rat
 		b := math.Sqrt(p.c / float64(max(1, p.Count[a])))
 		for l, mu := range p.Mean[a] {
-			q := new(big.Rat).Sub(new(big.Rat).SetFloat64(mu+b), new(big.Rat).SetFloat64(p.ref[l]))
+			q := new(big.Rat).Add(new(big.Rat).SetFloat64(mu), new(big.Rat).SetFloat64(b))
+			q.Sub(q, new(big.Rat).SetFloat64(p.ref[l]))
 			q.Quo(q, new(big.Rat).SetFloat64(p.lambda[l]))
 			if m == nil || q.Cmp(m) < 0 {
 				m = q

@@ -60,8 +60,8 @@ type Policy struct {
 	bonusAt []int
 
 	// errs[i] bounds the rounding error of scores[i]: rel times the sum
-	// of its terms' magnitudes, for a sum of d products and the bonus,
-	// each rounded once.
+	// of its terms' magnitudes, for a sum of d products and the bonus (or
+	// of d products of sums), each rounded once.
 	errs       []float64
 	rel        float64
 	sumA, sumB algos.Sum // scratch of CompareExact
@@ -134,7 +134,7 @@ func (p *Policy) Select(t int, slate []int) {
 			for l, mu := range m {
 				x := float64(p.w[l] * (mu + b))
 				s += x
-				a += math.Abs(x)
+				a += float64(p.w[l] * (math.Abs(mu) + b)) // the magnitudes μ̂ + β is rounded from
 			}
 		} else {
 			for l, mu := range m {
@@ -151,8 +151,7 @@ func (p *Policy) Select(t int, slate []int) {
 }
 
 // CompareExact compares the indices of arms i and j in exact arithmetic on
-// w, μ̂ and β (ScalarUCB: w·μ̂_i + β_i) or on w and U = fl(μ̂ + β)
-// (ScalarUCB-RandW: w·U_i).
+// w, μ̂ and β: w·μ̂_i + β_i (ScalarUCB), w·(μ̂_i + β_i) (ScalarUCB-RandW).
 func (p *Policy) CompareExact(i, j int) int {
 	return p.exactScore(i, &p.sumA).Cmp(p.exactScore(j, &p.sumB))
 }
@@ -161,10 +160,10 @@ func (p *Policy) exactScore(i int, s *algos.Sum) *algos.Sum {
 	b := p.bonus[i]
 	s.Reset()
 	for l, mu := range p.Mean[i] {
-		if p.randW {
-			mu += b
-		}
 		s.AddProduct(p.w[l], mu)
+		if p.randW {
+			s.AddProduct(p.w[l], b)
+		}
 	}
 	if !p.randW {
 		s.Add(b)
