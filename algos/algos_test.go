@@ -250,7 +250,7 @@ func TestTopKExact(t *testing.T) {
 		n := 1 + rng.IntN(30)
 		k := 1 + rng.IntN(n)
 		exact := make(exactScores, n)
-		scores, errs := make([]float64, n), make([]float64, n)
+		scores := make([]float64, n)
 		for i := range n {
 			v := float64(rng.IntN(6)-2) / 3 // ties in exact arithmetic, negative values too
 			if rng.IntN(3) == 0 {
@@ -259,7 +259,6 @@ func TestTopKExact(t *testing.T) {
 			exact[i] = new(big.Rat).SetFloat64(v)
 			// computed within the bound, as rounding leaves it
 			scores[i] = v * (1 + rel/4*(2*rng.Float64()-1))
-			errs[i] = rel * math.Abs(scores[i])
 		}
 		idx := make([]int, n)
 		for i := range idx {
@@ -267,7 +266,7 @@ func TestTopKExact(t *testing.T) {
 		}
 		slices.SortStableFunc(idx, func(a, b int) int { return -exact[a].Cmp(exact[b]) })
 		got := make([]int, k)
-		TopKExact(scores, errs, got, exact)
+		TopKExact(scores, rel, 0, got, exact)
 		if !slices.Equal(got, idx[:k]) {
 			t.Fatalf("trial %d: TopKExact %v, by exact values %v (scores %v)", trial, got, idx[:k], scores)
 		}
@@ -336,5 +335,44 @@ func TestTopBySumExactTies(t *testing.T) {
 	}
 	if differ == 0 {
 		t.Fatal("the rounded sums never differed: the test does not exercise the rule")
+	}
+}
+
+// TestExpansion: the sign of an expansion of sums and products is
+// math/big's, on terms that cancel exactly or to the last bit.
+func TestExpansion(t *testing.T) {
+	rng := rand.New(rand.NewPCG(37, 38))
+	for trial := 0; trial < 20000; trial++ {
+		var x Expansion
+		var s Sum
+		x.Reset()
+		s.Reset()
+		var terms [][2]float64
+		for range 1 + rng.IntN(10) {
+			a := rng.NormFloat64() * math.Ldexp(1, rng.IntN(40)-20)
+			b := float64(rng.IntN(7)-3) / 3
+			if rng.IntN(3) == 0 {
+				b = rng.NormFloat64()
+			}
+			terms = append(terms, [2]float64{a, b})
+		}
+		// Cancel some terms exactly, others to the last bit.
+		for _, tm := range terms[:rng.IntN(len(terms)+1)] {
+			b := -tm[1]
+			if rng.IntN(2) == 0 {
+				b = math.Nextafter(b, 0)
+			}
+			terms = append(terms, [2]float64{tm[0], b})
+		}
+		for _, tm := range terms {
+			x.AddProduct(tm[0], tm[1])
+			s.AddProduct(tm[0], tm[1])
+		}
+		if !x.Ok() {
+			t.Fatalf("trial %d: expansion out of range on in-range terms", trial)
+		}
+		if got, want := x.Sign(), s.v.Sign(); got != want {
+			t.Fatalf("trial %d: sign %d, math/big %d (terms %v)", trial, got, want, terms)
+		}
 	}
 }

@@ -148,3 +148,74 @@ func twoSum(a, b float64) (s, err float64) {
 	err = (a - (s - bb)) + (b - bb)
 	return s, err
 }
+
+// Expansion is an exact sum of floats and of products of two floats, held
+// as a floating-point expansion: non-overlapping components, each the
+// error of the one above, as Shewchuk's grow-expansion with zero
+// elimination leaves them (TwoSum; products split exactly by math.FMA,
+// the same on every CPU). Its sign is its largest component's. It holds
+// up to 64 non-zero components without allocating, and stays exact while
+// every term and product lies within 2⁻⁹⁰⁰ … 2⁹⁰⁰ in magnitude (or is 0):
+// Ok reports whether it did, and callers fall back to math/big when not.
+type Expansion struct {
+	n   int
+	bad bool
+	e   [64]float64
+}
+
+// Reset empties x and returns it.
+func (x *Expansion) Reset() *Expansion {
+	x.n, x.bad = 0, false
+	return x
+}
+
+// Ok reports whether the sum is exact: every term within range, and no
+// more components than x holds.
+func (x *Expansion) Ok() bool { return !x.bad }
+
+// Add adds v.
+func (x *Expansion) Add(v float64) {
+	if v == 0 {
+		return
+	}
+	if a := math.Abs(v); !(a >= 0x1p-900 && a <= 0x1p900) {
+		x.bad = true
+		return
+	}
+	q, m := v, 0
+	for _, c := range x.e[:x.n] {
+		var h float64
+		q, h = twoSum(q, c)
+		if h != 0 {
+			x.e[m] = h
+			m++
+		}
+	}
+	if q != 0 {
+		if m == len(x.e) {
+			x.bad = true
+			return
+		}
+		x.e[m] = q
+		m++
+	}
+	x.n = m
+}
+
+// AddProduct adds a·b.
+func (x *Expansion) AddProduct(a, b float64) {
+	p := a * b
+	x.Add(p)
+	x.Add(math.FMA(a, b, -p)) // the product's rounding error, exactly
+}
+
+// Sign returns −1, 0 or +1 as the sum is negative, zero or positive.
+func (x *Expansion) Sign() int {
+	if x.n == 0 {
+		return 0
+	}
+	if x.e[x.n-1] > 0 {
+		return 1
+	}
+	return -1
+}

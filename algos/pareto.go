@@ -479,18 +479,21 @@ func (l *Layers) FrontSize(points [][]float64) int {
 // len(points). After it, FullLayers and FullLayer are not meaningful.
 func (l *Layers) TopBySum(points [][]float64, slate []int) {
 	l.prepare(points)
+	l.sums = SumOrder{Points: points, Sums: l.sum}
 	l.topBySum(points, slate)
 }
 
 // TopBySumOf is TopBySum with the coordinate sums given: sums[i] must be
 // CoordSums' value for points[i], bit for bit (the same additions in the
-// same order, from +0), which the caller has formed already.
-func (l *Layers) TopBySumOf(points [][]float64, sums []float64, slate []int) {
+// same order, from +0), which the caller has formed already; abs[i], if
+// not nil, Σ_j |points[i][j]| (the scale of the sums' rounding errors).
+func (l *Layers) TopBySumOf(points [][]float64, sums, abs []float64, slate []int) {
 	l.size(len(points))
 	clear(l.taken)
 	l.sigDone = false
 	l.high = 0 // no signatures: dominates is the exact test
 	copy(l.sum, sums[:len(points)])
+	l.sums = SumOrder{Points: points, Sums: l.sum, Abs: abs}
 	l.topBySum(points, slate)
 }
 
@@ -522,7 +525,7 @@ func (l *Layers) topBySum(points [][]float64, slate []int) {
 		if got+len(layer) >= len(slate) {
 			// The layer is in visiting order, by computed sum; the
 			// members taken are those of largest exact sum.
-			l.sums.sort(points, l.sum, layer)
+			l.sums.sort(layer)
 			copy(slate[got:], layer)
 			return
 		}
@@ -551,7 +554,7 @@ func (l *Layers) maximalBySum(points [][]float64, enough int) []int {
 		if l.taken[i] {
 			continue
 		}
-		if len(layer) >= enough && sum[i] < sum[layer[enough-1]] && !l.sums.near(points, sum, i, layer[enough-1]) {
+		if len(layer) >= enough && sum[i] < sum[layer[enough-1]] && !l.sums.near(i, layer[enough-1]) {
 			break // below the enough-th member in exact arithmetic too
 		}
 		if l.hinted(points, i) {
@@ -1345,15 +1348,15 @@ func PickLargest(score []float64, cand, out []int) {
 	}
 }
 
-// PickLargestSum is PickLargest on the coordinate sums of points (sums[i],
-// as CoordSums forms them) in exact arithmetic: the len(out) members of
-// cand of largest Σ_j points[i][j], in decreasing order, the lowest index
-// first among exactly equal sums. It reorders cand.
-func PickLargestSum(points [][]float64, sums []float64, cand, out []int, o *SumOrder) {
+// PickLargestSum is PickLargest on the coordinate sums of o's points, in
+// exact arithmetic (SumOrder): the len(out) members of cand of largest
+// Σ_j points[i][j], in decreasing order, the lowest index first among
+// exactly equal sums. It reorders cand.
+func PickLargestSum(o *SumOrder, cand, out []int) {
 	for a := range out {
 		best := a
 		for c := a + 1; c < len(cand); c++ {
-			if o.Before(points, sums, cand[c], cand[best]) {
+			if o.Before(cand[c], cand[best]) {
 				best = c
 			}
 		}
@@ -1366,15 +1369,31 @@ func PickLargestSum(points [][]float64, sums []float64, cand, out []int, o *SumO
 // arithmetic, larger first, the lower index first on exact ties: the sums
 // formed in coordinate order (CoordSums) decide unless they lie within
 // their rounding errors of each other; then the exact sums do
-// (CompareSums). Its zero value is ready.
-type SumOrder struct{}
+// (CompareSums).
+type SumOrder struct {
+	Points [][]float64
+	Sums   []float64 // Σ_j points[i][j] as CoordSums forms it
+	Abs    []float64 // Σ_j |points[i][j]|, the scale of each sum's error; nil: computed when needed
+}
 
 // Before reports whether arm i comes before arm j. Sums that are not
 // finite (a vector holding ±Inf) are taken as computed.
-func (o *SumOrder) Before(points [][]float64, sums []float64, i, j int) bool {
-	si, sj := sums[i], sums[j]
-	if math.Abs(si) <= math.MaxFloat64 && math.Abs(sj) <= math.MaxFloat64 && o.near(points, sums, i, j) {
-		c := CompareSums(points[i], points[j])
+func (o *SumOrder) Before(i, j int) bool {
+	if o.Abs != nil { // far apart, the common case, decided inline: 2⁻⁴⁰ is above every error bound near uses
+		diff, m := o.Sums[i]-o.Sums[j], 0x1p-40*(o.Abs[i]+o.Abs[j])
+		if diff > m {
+			return true
+		} else if diff < -m {
+			return false
+		}
+	}
+	return o.before(i, j)
+}
+
+func (o *SumOrder) before(i, j int) bool {
+	si, sj := o.Sums[i], o.Sums[j]
+	if math.Abs(si) <= math.MaxFloat64 && math.Abs(sj) <= math.MaxFloat64 && o.near(i, j) {
+		c := CompareSums(o.Points[i], o.Points[j])
 		return c > 0 || c == 0 && i < j
 	}
 	return si > sj || si == sj && i < j
@@ -1383,14 +1402,17 @@ func (o *SumOrder) Before(points [][]float64, sums []float64, i, j int) bool {
 // near reports whether the computed sums of arms i and j may be equal or
 // in either order exactly: each is within ErrorBound(d, 1)·Σ_j |v_j| of
 // its exact value (d − 1 roundings, the first addition to +0 being exact).
-func (o *SumOrder) near(points [][]float64, sums []float64, i, j int) bool {
-	rel := ErrorBound(len(points[i]), 1)
-	return Near(sums[i], sums[j], rel*absSum(points[i]), rel*absSum(points[j]))
+func (o *SumOrder) near(i, j int) bool {
+	rel := ErrorBound(len(o.Points[i]), 1)
+	return Near(o.Sums[i], o.Sums[j], rel*o.abs(i), rel*o.abs(j))
 }
 
-func absSum(v []float64) float64 {
+func (o *SumOrder) abs(i int) float64 {
+	if o.Abs != nil {
+		return o.Abs[i]
+	}
 	s := 0.0
-	for _, x := range v {
+	for _, x := range o.Points[i] {
 		s += math.Abs(x)
 	}
 	return s
@@ -1399,11 +1421,11 @@ func absSum(v []float64) float64 {
 // sort sorts arms (in order of computed sum, larger first, lower index on
 // equal sums) by Before: an insertion sort, which moves only members whose
 // computed sums are near ties.
-func (o *SumOrder) sort(points [][]float64, sums []float64, arms []int) {
+func (o *SumOrder) sort(arms []int) {
 	for a := 1; a < len(arms); a++ {
 		x := arms[a]
 		b := a
-		for ; b > 0 && o.Before(points, sums, x, arms[b-1]); b-- {
+		for ; b > 0 && o.Before(x, arms[b-1]); b-- {
 			arms[b] = arms[b-1]
 		}
 		arms[b] = x

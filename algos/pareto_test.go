@@ -281,8 +281,7 @@ func TestTopBySumMatchesPeel(t *testing.T) {
 		full, over := a.Peel(pts, k)
 		want := slices.Clone(full)
 		rest := make([]int, k-len(full))
-		var o SumOrder
-		PickLargestSum(pts, sums, slices.Clone(over), rest, &o)
+		PickLargestSum(&SumOrder{Points: pts, Sums: sums}, slices.Clone(over), rest)
 		want = append(want, rest...)
 		got := make([]int, k)
 		b.TopBySum(pts, got)
@@ -290,7 +289,7 @@ func TestTopBySumMatchesPeel(t *testing.T) {
 		// repaired from another trial's order, then from its own after a
 		// few points moved): the same slate, in the same order.
 		of := make([]int, k)
-		c.TopBySumOf(pts, sums, of)
+		c.TopBySumOf(pts, sums, nil, of)
 		if !slices.Equal(of, got) {
 			t.Fatalf("trial %d k = %d %v: TopBySumOf %v, TopBySum %v", trial, k, pts, of, got)
 		}
@@ -309,7 +308,7 @@ func TestTopBySumMatchesPeel(t *testing.T) {
 				CoordSums(pts, sums)
 				b.TopBySum(pts, got)
 			}
-			e.TopBySumOf(pts, sums, of)
+			e.TopBySumOf(pts, sums, nil, of)
 			if !slices.Equal(of, got) {
 				t.Fatalf("trial %d step %d k = %d %v: TopBySumOf kept %v, TopBySum %v", trial, step, k, pts, of, got)
 			}

@@ -62,14 +62,16 @@ type Policy struct {
 	weights [][]float64 // the scalarizations: the lattice, or the single w = 1/d
 	rng     *rand.Rand
 
-	scores []float64
-	errs   []float64 // bounds on the scores' rounding errors
-	nadir  []float64
-	front  algos.FrontTracker // the empirical Pareto front, kept between rounds
+	scores  []float64
+	meanMax float64 // at least every |μ̂_iℓ| (trackMeans)
+	tracked bool
+	nadir   []float64
+	front   algos.FrontTracker // the empirical Pareto front, kept between rounds
 
 	w          []float64 // the current Select's weights and bonus numerator
 	cNow       float64
-	ratA, ratB big.Rat // scratch of CompareExact
+	exp        algos.Expansion // scratch of CompareExact
+	ratA, ratB big.Rat
 }
 
 // New returns a ChebyshevUCB policy (Algorithm C2 of Mandow et al.): its
@@ -106,7 +108,6 @@ func newPolicy(cfg algos.Config, weights [][]float64) *Policy {
 		weights: weights,
 		rng:     cfg.Rand,
 		scores:  make([]float64, n),
-		errs:    make([]float64, n),
 		nadir:   make([]float64, d),
 	}
 	p.front.Reserve(n, d)
@@ -158,16 +159,19 @@ func (p *Policy) Select(t int, slate []int) {
 	z := p.nadir
 	moved, all := p.Observed()
 	nadir(&p.front, p.Mean, moved, all, z)
-	count, scores, errs := p.Count[:len(p.Mean)], p.scores[:len(p.Mean)], p.errs[:len(p.Mean)]
-	// Each computed score's distance to the exact one is at most
-	// kw·(|U_i|∞ + |z|∞): a term w_ℓ·((μ̂_ℓ + β) − z_ℓ) is formed by three
-	// roundings, the first two of values at most |U_ℓ| + |z_ℓ|, and the
-	// minimum of values each within e of its own is within e of theirs.
+	count, scores := p.Count[:len(p.Mean)], p.scores[:len(p.Mean)]
+	// Each computed score is within kw·(|U_i|∞ + |z|∞) of the exact one: a
+	// term w_ℓ·((μ̂_ℓ + β) − z_ℓ) is formed by three roundings, the first
+	// two of values at most |U_ℓ| + |z_ℓ|, and the minimum of values each
+	// within e of its own is within e of theirs. |U_i|∞ ≤ max|μ̂| + β_i,
+	// with β_i at most that of one pull.
+	p.trackMeans(moved, all)
 	zmax, wmax := 0.0, 0.0
 	for l := range z {
 		zmax, wmax = max(zmax, math.Abs(z[l])), max(wmax, w[l])
 	}
 	kw := float64(algos.ErrorBound(3, 1) * wmax)
+	abs := float64(kw * (p.meanMax + math.Sqrt(c) + zmax))
 	// Written out for d = 2, 3: the loop's operations in its order.
 	switch p.d {
 	case 2:
@@ -177,7 +181,6 @@ func (p *Policy) Select(t int, slate []int) {
 			m := m[:2]
 			s := min(math.Inf(1), w[0]*((m[0]+b)-z[0]))
 			scores[i] = min(s, w[1]*((m[1]+b)-z[1]))
-			errs[i] = kw * (max(math.Abs(m[0]), math.Abs(m[1])) + b + zmax)
 		}
 	case 3:
 		w, z := w[:3], z[:3]
@@ -187,29 +190,86 @@ func (p *Policy) Select(t int, slate []int) {
 			s := min(math.Inf(1), w[0]*((m[0]+b)-z[0]))
 			s = min(s, w[1]*((m[1]+b)-z[1]))
 			scores[i] = min(s, w[2]*((m[2]+b)-z[2]))
-			errs[i] = kw * (max(math.Abs(m[0]), math.Abs(m[1]), math.Abs(m[2])) + b + zmax)
 		}
 	default:
 		d := p.d
 		w, z := w[:d], z[:d]
 		for i, m := range p.Mean {
 			b := math.Sqrt(c / float64(max(1, count[i])))
-			s, a := math.Inf(1), 0.0
+			s := math.Inf(1)
 			for l, mu := range m[:d] {
 				u := mu + b
 				s = min(s, w[l]*(u-z[l]))
-				a = max(a, math.Abs(mu))
 			}
-			scores[i], errs[i] = s, kw*(a+b+zmax)
+			scores[i] = s
 		}
 	}
-	algos.TopKExact(p.scores, p.errs, slate, p)
+	algos.TopKExact(p.scores, 0, abs, slate, p)
+}
+
+// trackMeans keeps meanMax ≥ every |μ̂_iℓ|: the arms of moved (all, if
+// all) are the only ones whose means changed since the last Select.
+func (p *Policy) trackMeans(moved []int, all bool) {
+	if all || !p.tracked { // the first Select looks at every arm: means may have been set directly
+		p.tracked = true
+		for _, m := range p.Mean {
+			for _, mu := range m {
+				p.meanMax = max(p.meanMax, math.Abs(mu))
+			}
+		}
+		return
+	}
+	for _, i := range moved {
+		for _, mu := range p.Mean[i] {
+			p.meanMax = max(p.meanMax, math.Abs(mu))
+		}
+	}
 }
 
 // CompareExact compares the scores of arms i and j of the current Select
-// in exact arithmetic on μ̂, β, w and z.
+// in exact arithmetic on μ̂, β, w and z: each arm's minimum term found by
+// exact comparisons, then the two compared, each comparison the sign of a
+// difference of terms w_ℓ·μ̂ + w_ℓ·β − w_ℓ·z as an algos.Expansion
+// (math/big when out of its range).
 func (p *Policy) CompareExact(i, j int) int {
+	li, ok1 := p.exactArgmin(i)
+	lj, ok2 := p.exactArgmin(j)
+	if ok1 && ok2 {
+		x := p.exp.Reset()
+		p.addTerm(x, i, li, 1)
+		p.addTerm(x, j, lj, -1)
+		if x.Ok() {
+			return x.Sign()
+		}
+	}
 	return p.exactScore(i, &p.ratA).Cmp(p.exactScore(j, &p.ratB))
+}
+
+// exactArgmin returns the coordinate of arm i's least term in exact
+// arithmetic, and whether the expansions held it.
+func (p *Policy) exactArgmin(i int) (int, bool) {
+	best := 0
+	for l := 1; l < p.d; l++ {
+		x := p.exp.Reset()
+		p.addTerm(x, i, l, 1)
+		p.addTerm(x, i, best, -1)
+		if !x.Ok() {
+			return 0, false
+		}
+		if x.Sign() < 0 {
+			best = l
+		}
+	}
+	return best, true
+}
+
+// addTerm adds sign·w_ℓ·(μ̂_iℓ + β_i − z_ℓ) (sign ±1) to x.
+func (p *Policy) addTerm(x *algos.Expansion, i, l int, sign float64) {
+	w := sign * p.w[l] // exact
+	b := math.Sqrt(p.cNow / float64(max(1, p.Count[i])))
+	x.AddProduct(w, p.Mean[i][l])
+	x.AddProduct(w, b)
+	x.AddProduct(-w, p.nadir[l])
 }
 
 // exactScore returns min_ℓ w_ℓ·(μ̂_iℓ + β_i − z_ℓ) exactly, in s.

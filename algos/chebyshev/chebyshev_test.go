@@ -3,6 +3,7 @@ package chebyshev
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -428,6 +429,36 @@ func TestNadirSettersTie(t *testing.T) {
 				t.Fatalf("%s: scores %v (arms %d and %d equal exactly): Select = %v, want [%d]", name, p.scores, want, computed, slate, want)
 			}
 			break
+		}
+	}
+}
+
+// TestCompareExactByExpansions: CompareExact (floating-point expansions)
+// agrees with math/big's rationals (exactScore) on states with ties:
+// means on a grid, nadir setters, duplicate arms.
+func TestCompareExactByExpansions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	for trial := range 300 {
+		name := names[trial%2]
+		n, d := 3+rng.IntN(10), 2+rng.IntN(4)
+		p := build(t, name, algos.Problem{N: n, D: d, K: 1, T: 1000}, 0.01, rand.New(rand.NewPCG(uint64(trial), 1)))
+		for i := range n {
+			for l := range d {
+				p.Mean[i][l] = float64(rng.IntN(7)) / 6
+				if rng.IntN(2) == 0 {
+					p.Mean[i][l] = rng.Float64()
+				}
+			}
+			p.Count[i] = 1 + rng.IntN(3)
+		}
+		p.Select(500, make([]int, 1))
+		var a, b big.Rat
+		for i := range n {
+			for j := range n {
+				if got, want := p.CompareExact(i, j), p.exactScore(i, &a).Cmp(p.exactScore(j, &b)); got != want {
+					t.Fatalf("trial %d: arms %d, %d: CompareExact %d, math/big %d", trial, i, j, got, want)
+				}
+			}
 		}
 	}
 }

@@ -58,8 +58,7 @@ type Policy struct {
 	gap    []float64 // n×d flat: U_iℓ − r_ℓ
 	gapAt  []int     // gapAt[i]: N_i when arm i's gap was computed (−1: never)
 	scores []float64
-	errs   []float64 // HVScalarUCB: bounds on the scores' rounding errors
-	taken  []int     // taken[i] == stamp: arm i is already in this round's slate
+	taken  []int // taken[i] == stamp: arm i is already in this round's slate
 	stamp  int
 
 	// HVScalarUCB+: per arm, a bound on its achievement for every
@@ -79,7 +78,8 @@ type Policy struct {
 	origin bool
 	floor  float64
 
-	ratA, ratB big.Rat // scratch of CompareExact
+	exp        algos.Expansion // scratch of CompareExact
+	ratA, ratB big.Rat
 }
 
 // New returns an HVScalarUCB policy.
@@ -105,7 +105,6 @@ func newPolicy(cfg algos.Config, plus bool) *Policy {
 		gap:     make([]float64, n*d),
 		gapAt:   slices.Repeat([]int{-1}, n),
 		scores:  make([]float64, n),
-		errs:    make([]float64, n),
 		taken:   make([]int, n),
 		reach:   make([]float64, n),
 		byReach: make([]int, n),
@@ -176,12 +175,10 @@ func (p *Policy) Select(t int, slate []int) {
 	// s, so the arms are ranked by s itself: the same order in exact
 	// arithmetic, without the power's roundings, which can make unequal
 	// scores equal.
-	floor := p.errorFloor()
 	for i := range p.scores {
-		a := max(0, p.achievement(i))
-		p.scores[i], p.errs[i] = a, achievementError*a+floor
+		p.scores[i] = max(0, p.achievement(i))
 	}
-	algos.TopKExact(p.scores, p.errs, slate, p)
+	algos.TopKExact(p.scores, achievementError, p.errorFloor(), slate, p)
 }
 
 // achievementError bounds the relative error of a computed achievement
@@ -212,6 +209,9 @@ func (p *Policy) errorFloor() float64 {
 // i and j (HVScalarUCB+'s achievements) for the current λ in exact
 // arithmetic on μ̂, β, r and λ.
 func (p *Policy) CompareExact(i, j int) int {
+	if c, ok := p.compareByExpansions(i, j); ok {
+		return c
+	}
 	a, b := p.exactAchievement(i, &p.ratA), p.exactAchievement(j, &p.ratB)
 	if !p.plus {
 		if a.Sign() < 0 {
@@ -222,6 +222,73 @@ func (p *Policy) CompareExact(i, j int) int {
 		}
 	}
 	return a.Cmp(b)
+}
+
+// compareByExpansions is CompareExact with floating-point expansions
+// (algos.Expansion): λ > 0, so (μ̂_a + β_a − r_ℓ)/λ_ℓ against
+// (μ̂_b + β_b − r_m)/λ_m is the sign of (μ̂_a + β_a − r_ℓ)·λ_m −
+// (μ̂_b + β_b − r_m)·λ_ℓ. It reports false when the expansions cannot hold
+// the sums exactly (math/big then decides).
+func (p *Policy) compareByExpansions(i, j int) (int, bool) {
+	li, ok1 := p.exactArgmin(i)
+	lj, ok2 := p.exactArgmin(j)
+	if !ok1 || !ok2 {
+		return 0, false
+	}
+	if !p.plus { // max(0, ·): both at most 0 tie at 0
+		si, oki := p.gapSign(i, li)
+		sj, okj := p.gapSign(j, lj)
+		if !oki || !okj {
+			return 0, false
+		}
+		if si <= 0 || sj <= 0 {
+			switch {
+			case si > 0:
+				return 1, true
+			case sj > 0:
+				return -1, true
+			}
+			return 0, true
+		}
+	}
+	x := p.exp.Reset()
+	p.addGap(x, i, li, p.lambda[lj], 1)
+	p.addGap(x, j, lj, p.lambda[li], -1)
+	return x.Sign(), x.Ok()
+}
+
+// exactArgmin returns the coordinate of arm i's least quotient in exact
+// arithmetic, and whether the expansions held it.
+func (p *Policy) exactArgmin(i int) (int, bool) {
+	best := 0
+	for l := 1; l < p.d; l++ {
+		x := p.exp.Reset()
+		p.addGap(x, i, l, p.lambda[best], 1)
+		p.addGap(x, i, best, p.lambda[l], -1)
+		if !x.Ok() {
+			return 0, false
+		}
+		if x.Sign() < 0 {
+			best = l
+		}
+	}
+	return best, true
+}
+
+// addGap adds sign·(μ̂_iℓ + β_i − r_ℓ)·f (sign ±1) to x.
+func (p *Policy) addGap(x *algos.Expansion, i, l int, f, sign float64) {
+	f *= sign // exact
+	x.AddProduct(f, p.Mean[i][l])
+	x.AddProduct(f, math.Sqrt(p.c/float64(max(1, p.Count[i]))))
+	x.AddProduct(-f, p.ref[l])
+}
+
+// gapSign is the sign of μ̂_iℓ + β_i − r_ℓ, that of arm i's quotient in ℓ,
+// and whether the expansion held it.
+func (p *Policy) gapSign(i, l int) (int, bool) {
+	x := p.exp.Reset()
+	p.addGap(x, i, l, 1, 1)
+	return x.Sign(), x.Ok()
 }
 
 // exactAchievement returns min_ℓ (μ̂_iℓ + β_i − r_ℓ)/λ_ℓ exactly, in s.

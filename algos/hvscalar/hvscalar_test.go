@@ -371,3 +371,47 @@ func TestRoundingMergedAchievementsDecideExactly(t *testing.T) {
 		t.Logf("%s: %d of 2000 rounds with merged achievements", name, merged)
 	}
 }
+
+// TestCompareExactByExpansions: CompareExact (floating-point expansions)
+// agrees with math/big's rationals on states with ties (means on a grid,
+// duplicates, gaps ≤ 0, a reference point), for both algorithms.
+func TestCompareExactByExpansions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(73, 74))
+	for trial := range 300 {
+		name := names[trial%2]
+		n, d := 3+rng.IntN(10), 2+rng.IntN(4)
+		p := build(t, name, algos.Problem{N: n, D: d, K: 1, T: 1000}, 0.01, rand.New(rand.NewPCG(uint64(trial), 1)))
+		if trial%3 == 0 {
+			for l := range p.ref {
+				p.ref[l] = 0.25 * float64(rng.IntN(3))
+			}
+		}
+		for i := range n {
+			for l := range d {
+				p.Mean[i][l] = float64(rng.IntN(7)) / 6
+				if rng.IntN(2) == 0 {
+					p.Mean[i][l] = rng.Float64()
+				}
+			}
+			p.Count[i] = 1 + rng.IntN(3)
+		}
+		Direction(rng, p.lambda)
+		var a, b big.Rat
+		for i := range n {
+			for j := range n {
+				x, y := p.exactAchievement(i, &a), p.exactAchievement(j, &b)
+				if !p.plus {
+					if x.Sign() < 0 {
+						x.SetInt64(0)
+					}
+					if y.Sign() < 0 {
+						y.SetInt64(0)
+					}
+				}
+				if got, want := p.CompareExact(i, j), x.Cmp(y); got != want {
+					t.Fatalf("%s trial %d: arms %d, %d: CompareExact %d, math/big %d", name, trial, i, j, got, want)
+				}
+			}
+		}
+	}
+}

@@ -150,6 +150,7 @@ func TestFarthestMatchesDefinition(t *testing.T) {
 		k := 1 + rng.IntN(len(layer))
 		got, want := make([]int, k), make([]int, k)
 		farthestRef(p.upper, chosen, slices.Clone(layer), want)
+		p.order = algos.SumOrder{Points: p.upper, Sums: p.sum} // as Select sets it, |U| taken when needed
 		p.farthest(chosen, slices.Clone(layer), got)
 		if !slices.Equal(got, want) {
 			t.Fatalf("trial %d (d=%d): farthest %v, definition %v\nchosen %v layer %v\nU %v", trial, d, got, want, chosen, layer, p.upper)
@@ -229,6 +230,7 @@ func TestCrowdingShortcut(t *testing.T) {
 		layer := rng.Perm(n)[:1+rng.IntN(n)]
 		slices.Sort(layer)
 		out := make([]int, 1+rng.IntN(len(layer)))
+		p.order = algos.SumOrder{Points: p.upper, Sums: p.sum} // as Select sets it, |U| taken when needed
 		p.crowding(layer, out)
 		want, _ := crowdingRules(p, layer, len(out))
 		if !slices.Equal(out, want) {
@@ -373,6 +375,7 @@ func TestCrowdingExactTies(t *testing.T) {
 		layer := rng.Perm(n)[:3+rng.IntN(n-2)]
 		slices.Sort(layer)
 		out := make([]int, 1+rng.IntN(len(layer)))
+		p.order = algos.SumOrder{Points: p.upper, Sums: p.sum} // as Select sets it, |U| taken when needed
 		p.crowding(layer, out)
 		want, computed := crowdingRules(p, layer, len(out))
 		if !slices.Equal(out, want) {
@@ -402,6 +405,7 @@ func TestFarthestExactTie(t *testing.T) {
 		t.Fatalf("set-up: the computed distances %v and %v differ", 2-half, half+1)
 	}
 	out := make([]int, 1)
+	p.order = algos.SumOrder{Points: p.upper, Sums: p.sum} // as Select sets it, |U| taken when needed
 	p.farthest([]int{2}, []int{0, 1}, out)
 	if out[0] != 1 {
 		t.Fatalf("farthest = %v, want [1]", out)

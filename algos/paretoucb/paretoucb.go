@@ -81,6 +81,7 @@ type Policy struct {
 
 	upper  [][]float64 // U_i
 	sum    []float64   // Σ_j U_ij
+	abs    []float64   // Σ_j |U_ij|
 	layers algos.Layers
 	front  algos.FrontTracker // |F̂| on μ̂
 	crowd  algos.Crowding
@@ -108,6 +109,7 @@ func New(cfg algos.Config, eta float64, tb TieBreak) *Policy {
 		d:     d, eta: eta, tb: tb, rng: cfg.Rand,
 		upper:  make([][]float64, n),
 		sum:    make([]float64, n),
+		abs:    make([]float64, n),
 		dist:   make([]float64, n),
 		gap:    make([]int64, n),
 		folded: make([]int, 0, n),
@@ -148,9 +150,11 @@ func Radius(eta float64, t, d, frontSize, pulls int) float64 {
 func (p *Policy) Select(t int, slate []int) {
 	moved, all := p.Observed()
 	c := 2 * p.eta * logTerm(t, p.d, p.front.SizeAfter(p.Mean, moved, all))
-	// U_i and Σ_j U_ij, written out for d = 2–5 (the same operations in
-	// the same order: the sum starts from +0, which turns a −0 into +0).
-	count, sum := p.Count[:len(p.Mean)], p.sum[:len(p.Mean)]
+	// U_i, Σ_j U_ij and Σ_j |U_ij| (the scale of the sum's rounding
+	// error: algos.SumOrder), written out for d = 2–5 (the same
+	// operations in the same order: the sum starts from +0, which turns a
+	// −0 into +0).
+	count, sum, abs := p.Count[:len(p.Mean)], p.sum[:len(p.Mean)], p.abs[:len(p.Mean)]
 	switch p.d {
 	case 2:
 		for i, m := range p.Mean {
@@ -158,6 +162,7 @@ func (p *Policy) Select(t int, slate []int) {
 			m, u := m[:2], p.flat[2*i:2*i+2:2*i+2]
 			u[0], u[1] = m[0]+b, m[1]+b
 			sum[i] = 0.0 + u[0] + u[1]
+			abs[i] = math.Abs(u[0]) + math.Abs(u[1])
 		}
 	case 3:
 		for i, m := range p.Mean {
@@ -165,6 +170,7 @@ func (p *Policy) Select(t int, slate []int) {
 			m, u := m[:3], p.flat[3*i:3*i+3:3*i+3]
 			u[0], u[1], u[2] = m[0]+b, m[1]+b, m[2]+b
 			sum[i] = 0.0 + u[0] + u[1] + u[2]
+			abs[i] = math.Abs(u[0]) + math.Abs(u[1]) + math.Abs(u[2])
 		}
 	case 4:
 		for i, m := range p.Mean {
@@ -172,6 +178,7 @@ func (p *Policy) Select(t int, slate []int) {
 			m, u := m[:4], p.flat[4*i:4*i+4:4*i+4]
 			u[0], u[1], u[2], u[3] = m[0]+b, m[1]+b, m[2]+b, m[3]+b
 			sum[i] = 0.0 + u[0] + u[1] + u[2] + u[3]
+			abs[i] = math.Abs(u[0]) + math.Abs(u[1]) + math.Abs(u[2]) + math.Abs(u[3])
 		}
 	case 5:
 		for i, m := range p.Mean {
@@ -179,21 +186,24 @@ func (p *Policy) Select(t int, slate []int) {
 			m, u := m[:5], p.flat[5*i:5*i+5:5*i+5]
 			u[0], u[1], u[2], u[3], u[4] = m[0]+b, m[1]+b, m[2]+b, m[3]+b, m[4]+b
 			sum[i] = 0.0 + u[0] + u[1] + u[2] + u[3] + u[4]
+			abs[i] = math.Abs(u[0]) + math.Abs(u[1]) + math.Abs(u[2]) + math.Abs(u[3]) + math.Abs(u[4])
 		}
 	default:
 		for i, m := range p.Mean {
 			b := math.Sqrt(c / float64(max(1, count[i])))
 			u := p.upper[i][:len(m)]
-			s := 0.0
+			s, a := 0.0, 0.0
 			for j, x := range m {
 				u[j] = x + b
 				s += u[j]
+				a += math.Abs(u[j])
 			}
-			sum[i] = s
+			sum[i], abs[i] = s, a
 		}
 	}
+	p.order = algos.SumOrder{Points: p.upper, Sums: p.sum, Abs: p.abs}
 	if p.tb == SumUCB { // the same choice as Peel + PickLargest, found early
-		p.layers.TopBySumOf(p.upper, p.sum, slate) // sum as CoordSums forms it
+		p.layers.TopBySumOf(p.upper, p.sum, p.abs, slate) // sum as CoordSums forms it
 		return
 	}
 	var full, over []int
@@ -246,12 +256,15 @@ func (p *Policy) farthest(chosen, layer, out []int) {
 		best := -1
 		if last < 0 {
 			for c, i := range layer {
-				if best < 0 || p.order.Before(p.upper, p.sum, i, layer[best]) {
+				if best < 0 || p.order.Before(i, layer[best]) {
 					best = c
 				}
 			}
 		} else {
-			best = p.breakTies(layer, dist, p.fold(layer, dist, last))
+			var tied bool
+			if best, tied = p.fold(layer, dist, last); tied {
+				best = p.breakTies(layer, dist, best)
+			}
 		}
 		out[a] = layer[best]
 		dist[best] = -1 // taken (distances are ≥ 0)
@@ -313,9 +326,10 @@ func gapBits(x float64) int64 { return int64(math.Float64bits(x) &^ (1 << 63)) }
 
 // fold lowers dist[c] to the ℓ∞ distance between U_layer[c] and U_s (as
 // bit patterns, see farthest) and returns the member not taken of largest
-// distance, the lowest index on ties (−1 if all are taken). For d = 2–5
+// distance, the lowest index on ties (−1 if all are taken), and whether
+// another member's distance equals it (breakTies then decides exactly). For d = 2–5
 // (the paper's settings) the distance is written out in the loop.
-func (p *Policy) fold(layer []int, dist []int64, s int) int {
+func (p *Policy) fold(layer []int, dist []int64, s int) (best int, tied bool) {
 	p.folded = append(p.folded, s)
 	dist = dist[:len(layer)]
 	best, top := -1, int64(-1)
@@ -328,8 +342,13 @@ func (p *Policy) fold(layer []int, dist []int64, s int) int {
 			a := p.flat[2*i : 2*i+2 : 2*i+2]
 			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1)))
 			dist[c] = x
-			if x > top || x == top && x >= 0 && layer[c] < layer[best] {
-				best, top = c, x
+			if x > top {
+				best, top, tied = c, x, false
+			} else if x == top && x >= 0 {
+				tied = true
+				if layer[c] < layer[best] {
+					best = c
+				}
 			}
 		}
 	case 3:
@@ -338,8 +357,13 @@ func (p *Policy) fold(layer []int, dist []int64, s int) int {
 			a := p.flat[3*i : 3*i+3 : 3*i+3]
 			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1), gapBits(a[2]-b2)))
 			dist[c] = x
-			if x > top || x == top && x >= 0 && layer[c] < layer[best] {
-				best, top = c, x
+			if x > top {
+				best, top, tied = c, x, false
+			} else if x == top && x >= 0 {
+				tied = true
+				if layer[c] < layer[best] {
+					best = c
+				}
 			}
 		}
 	case 4:
@@ -348,8 +372,13 @@ func (p *Policy) fold(layer []int, dist []int64, s int) int {
 			a := p.flat[4*i : 4*i+4 : 4*i+4]
 			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1), gapBits(a[2]-b2), gapBits(a[3]-b3)))
 			dist[c] = x
-			if x > top || x == top && x >= 0 && layer[c] < layer[best] {
-				best, top = c, x
+			if x > top {
+				best, top, tied = c, x, false
+			} else if x == top && x >= 0 {
+				tied = true
+				if layer[c] < layer[best] {
+					best = c
+				}
 			}
 		}
 	case 5:
@@ -358,8 +387,13 @@ func (p *Policy) fold(layer []int, dist []int64, s int) int {
 			a := p.flat[5*i : 5*i+5 : 5*i+5]
 			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1), gapBits(a[2]-b2), gapBits(a[3]-b3), gapBits(a[4]-b4)))
 			dist[c] = x
-			if x > top || x == top && x >= 0 && layer[c] < layer[best] {
-				best, top = c, x
+			if x > top {
+				best, top, tied = c, x, false
+			} else if x == top && x >= 0 {
+				tied = true
+				if layer[c] < layer[best] {
+					best = c
+				}
 			}
 		}
 	default:
@@ -371,12 +405,17 @@ func (p *Policy) fold(layer []int, dist []int64, s int) int {
 			}
 			x := min(dist[c], g)
 			dist[c] = x
-			if x > top || x == top && x >= 0 && layer[c] < layer[best] {
-				best, top = c, x
+			if x > top {
+				best, top, tied = c, x, false
+			} else if x == top && x >= 0 {
+				tied = true
+				if layer[c] < layer[best] {
+					best = c
+				}
 			}
 		}
 	}
-	return best
+	return best, tied
 }
 
 // crowding fills out with the members of layer of largest crowding distance
@@ -441,7 +480,7 @@ func (p *Policy) crowdedBefore(arms []int, dist []float64, c, b int) bool {
 		if cmp != 0 {
 			return cmp > 0
 		}
-		return p.order.Before(p.upper, p.sum, arms[c], arms[b])
+		return p.order.Before(arms[c], arms[b])
 	}
 	return x > y
 }
