@@ -2,6 +2,81 @@ package algos
 
 import "math"
 
+// ExactScores compares two arms' scores in exact arithmetic (a policy's
+// scores as functions of the floats it holds): the sign of score_i −
+// score_j.
+type ExactScores interface {
+	CompareExact(i, j int) int
+}
+
+// TopKExact is TopK deciding in exact arithmetic: the len(slate) arms of
+// highest score, in decreasing order, the lowest index winning exact ties.
+// Each computed score s is within rel·|s| + abs of its exact value; where
+// two lie close enough for rounding to have ordered them (Near), x
+// decides. Scores must not be NaN.
+func TopKExact(scores []float64, rel, abs float64, slate []int, x ExactScores) {
+	k := len(slate)
+	n := 0
+	last, lastErr := math.NaN(), 0.0 // once the slate is full: its last arm's score and error
+	// Below lo, a score s ≥ 0 with |s| ≤ |last| is below the last arm's
+	// in exact arithmetic too (most arms stop there, as in TopK); lo1 is
+	// the bound on the last arm's exact score for the others. The
+	// margins 2⁻⁵⁰·|·| cover the roundings of these bounds themselves.
+	lo, lo1 := math.Inf(-1), math.Inf(-1)
+	for i, s := range scores {
+		if n == k && s <= last && s >= 0 && s < lo {
+			continue
+		}
+		es := float64(rel*math.Abs(s)) + abs
+		if n == k && s <= last {
+			if hi := s + es; hi+0x1p-50*math.Abs(hi) < lo1 {
+				continue
+			}
+		}
+		if n == k {
+			if Near(s, last, es, lastErr) {
+				if !exactlyBefore(i, slate[k-1], x) {
+					continue
+				}
+			} else if !(s > last) {
+				continue
+			}
+		}
+		j := min(n, k-1)
+		for j > 0 {
+			t := scores[slate[j-1]]
+			if Near(s, t, es, float64(rel*math.Abs(t))+abs) {
+				if !exactlyBefore(i, slate[j-1], x) {
+					break
+				}
+			} else if !(s > t) {
+				break
+			}
+			slate[j] = slate[j-1]
+			j--
+		}
+		slate[j] = i
+		if n < k {
+			n++
+		}
+		if n == k {
+			last = scores[slate[k-1]]
+			lastErr = float64(rel*math.Abs(last)) + abs
+			b := last - lastErr
+			lo1 = b - 0x1p-50*math.Abs(b) - 0x1p-1000
+			b -= lastErr
+			lo = b - 0x1p-50*math.Abs(b) - 0x1p-1000
+		}
+	}
+}
+
+// exactlyBefore reports whether arm i ranks before arm j by their exact
+// scores (x), the lower index first on exact ties.
+func exactlyBefore(i, j int, x ExactScores) bool {
+	c := x.CompareExact(i, j)
+	return c > 0 || c == 0 && i < j
+}
+
 // TopK fills slate with the len(slate) arms of highest score, in decreasing
 // score order; the lowest index wins ties. Scores must not be NaN.
 func TopK(scores []float64, slate []int) {

@@ -16,6 +16,7 @@ package chebyshev
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 
 	"thv/algos"
@@ -61,9 +62,16 @@ type Policy struct {
 	weights [][]float64 // the scalarizations: the lattice, or the single w = 1/d
 	rng     *rand.Rand
 
-	scores []float64
-	nadir  []float64
-	front  algos.FrontTracker // the empirical Pareto front, kept between rounds
+	scores  []float64
+	meanMax float64 // at least every |μ̂_iℓ| (trackMeans)
+	tracked bool
+	nadir   []float64
+	front   algos.FrontTracker // the empirical Pareto front, kept between rounds
+
+	w          []float64 // the current Select's weights and bonus numerator
+	cNow       float64
+	exp        algos.Expansion // scratch of CompareExact
+	ratA, ratB big.Rat
 }
 
 // New returns a ChebyshevUCB policy (Algorithm C2 of Mandow et al.): its
@@ -134,7 +142,12 @@ func Lattice(d, h int) [][]float64 {
 	return out
 }
 
-// Select plays the len(slate) arms of highest Chebyshev score.
+// Select plays the len(slate) arms of highest Chebyshev score, in exact
+// arithmetic on μ̂, β, w and z (the lowest index on exact ties): the
+// computed scores decide unless they lie within their rounding errors of
+// each other (CompareExact). An arm that sets the nadir in coordinate ℓ
+// scores at most w_ℓ·β_i there, exactly w_ℓ·β_i when that is its minimum:
+// such arms of equal counts tie, however U_i = μ̂_i + β_i was rounded.
 func (p *Policy) Select(t int, slate []int) {
 	w := p.weights[0]
 	c := p.c
@@ -142,9 +155,23 @@ func (p *Policy) Select(t int, slate []int) {
 		w = p.weights[p.rng.IntN(len(p.weights))]
 		c = 2 * p.eta * fmath.Log(float64(t))
 	}
+	p.w, p.cNow = w, c
 	z := p.nadir
-	nadir(&p.front, p.Mean, z)
+	moved, all := p.Observed()
+	nadir(&p.front, p.Mean, moved, all, z)
 	count, scores := p.Count[:len(p.Mean)], p.scores[:len(p.Mean)]
+	// Each computed score is within kw·(|U_i|∞ + |z|∞) of the exact one: a
+	// term w_ℓ·((μ̂_ℓ + β) − z_ℓ) is formed by three roundings, the first
+	// two of values at most |U_ℓ| + |z_ℓ|, and the minimum of values each
+	// within e of its own is within e of theirs. |U_i|∞ ≤ max|μ̂| + β_i,
+	// with β_i at most that of one pull.
+	p.trackMeans(moved, all)
+	zmax, wmax := 0.0, 0.0
+	for l := range z {
+		zmax, wmax = max(zmax, math.Abs(z[l])), max(wmax, w[l])
+	}
+	kw := float64(algos.ErrorBound(3, 1) * wmax)
+	abs := float64(kw * (p.meanMax + math.Sqrt(c) + zmax))
 	// Written out for d = 2, 3: the loop's operations in its order.
 	switch p.d {
 	case 2:
@@ -177,15 +204,95 @@ func (p *Policy) Select(t int, slate []int) {
 			scores[i] = s
 		}
 	}
-	algos.TopK(p.scores, slate)
+	algos.TopKExact(p.scores, 0, abs, slate, p)
+}
+
+// trackMeans keeps meanMax ≥ every |μ̂_iℓ|: the arms of moved (all, if
+// all) are the only ones whose means changed since the last Select.
+func (p *Policy) trackMeans(moved []int, all bool) {
+	if all || !p.tracked { // the first Select looks at every arm: means may have been set directly
+		p.tracked = true
+		for _, m := range p.Mean {
+			for _, mu := range m {
+				p.meanMax = max(p.meanMax, math.Abs(mu))
+			}
+		}
+		return
+	}
+	for _, i := range moved {
+		for _, mu := range p.Mean[i] {
+			p.meanMax = max(p.meanMax, math.Abs(mu))
+		}
+	}
+}
+
+// CompareExact compares the scores of arms i and j of the current Select
+// in exact arithmetic on μ̂, β, w and z: each arm's minimum term found by
+// exact comparisons, then the two compared, each comparison the sign of a
+// difference of terms w_ℓ·μ̂ + w_ℓ·β − w_ℓ·z as an algos.Expansion
+// (math/big when out of its range).
+func (p *Policy) CompareExact(i, j int) int {
+	li, ok1 := p.exactArgmin(i)
+	lj, ok2 := p.exactArgmin(j)
+	if ok1 && ok2 {
+		x := p.exp.Reset()
+		p.addTerm(x, i, li, 1)
+		p.addTerm(x, j, lj, -1)
+		if x.Ok() {
+			return x.Sign()
+		}
+	}
+	return p.exactScore(i, &p.ratA).Cmp(p.exactScore(j, &p.ratB))
+}
+
+// exactArgmin returns the coordinate of arm i's least term in exact
+// arithmetic, and whether the expansions held it.
+func (p *Policy) exactArgmin(i int) (int, bool) {
+	best := 0
+	for l := 1; l < p.d; l++ {
+		x := p.exp.Reset()
+		p.addTerm(x, i, l, 1)
+		p.addTerm(x, i, best, -1)
+		if !x.Ok() {
+			return 0, false
+		}
+		if x.Sign() < 0 {
+			best = l
+		}
+	}
+	return best, true
+}
+
+// addTerm adds sign·w_ℓ·(μ̂_iℓ + β_i − z_ℓ) (sign ±1) to x.
+func (p *Policy) addTerm(x *algos.Expansion, i, l int, sign float64) {
+	w := sign * p.w[l] // exact
+	b := math.Sqrt(p.cNow / float64(max(1, p.Count[i])))
+	x.AddProduct(w, p.Mean[i][l])
+	x.AddProduct(w, b)
+	x.AddProduct(-w, p.nadir[l])
+}
+
+// exactScore returns min_ℓ w_ℓ·(μ̂_iℓ + β_i − z_ℓ) exactly, in s.
+func (p *Policy) exactScore(i int, s *big.Rat) *big.Rat {
+	var b, x, y big.Rat
+	algos.Rat(&b, math.Sqrt(p.cNow/float64(max(1, p.Count[i]))))
+	for l, mu := range p.Mean[i] {
+		x.Add(algos.Rat(&x, mu), &b)
+		x.Sub(&x, algos.Rat(&y, p.nadir[l]))
+		x.Mul(&x, algos.Rat(&y, p.w[l]))
+		if l == 0 || x.Cmp(s) < 0 {
+			s.Set(&x)
+		}
+	}
+	return s
 }
 
 // nadir writes into z the coordinate-wise minimum of means over the
 // empirical Pareto front of means (the arms whose mean vector no other
-// arm's dominates), which f updates from the previous round's: between two
-// rounds only the k played arms change their means.
-func nadir(f *algos.FrontTracker, means [][]float64, z []float64) {
-	f.Size(means)
+// arm's dominates), which f updates from the previous round's: only the
+// arms of moved (all, if all is set) can have changed since.
+func nadir(f *algos.FrontTracker, means [][]float64, moved []int, all bool, z []float64) {
+	f.SizeAfter(means, moved, all)
 	for l := range z {
 		z[l] = math.Inf(1)
 	}

@@ -12,6 +12,7 @@ package hvscalar
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 
@@ -64,6 +65,21 @@ type Policy struct {
 	// direction (reach), and the arms by decreasing bound (byReach).
 	reach   []float64
 	byReach []int
+
+	// HVScalarUCB+: an arm provably below the best of a slot is not
+	// scored: thr[l] (valid when prove) bounds the gaps that prove it
+	// (thresholds, ruledOut).
+	thr   []float64
+	prove bool
+
+	// origin: r = 0, where the achievements' rounding errors are relative
+	// to them and the proofs of ruledOut and of the early stop hold; floor
+	// is errorFloor for the current λ.
+	origin bool
+	floor  float64
+
+	exp        algos.Expansion // scratch of CompareExact
+	ratA, ratB big.Rat
 }
 
 // New returns an HVScalarUCB policy.
@@ -92,6 +108,7 @@ func newPolicy(cfg algos.Config, plus bool) *Policy {
 		taken:   make([]int, n),
 		reach:   make([]float64, n),
 		byReach: make([]int, n),
+		thr:     make([]float64, d),
 	}
 	for i := range p.byReach {
 		p.byReach[i] = i
@@ -129,6 +146,7 @@ func Direction(rng *rand.Rand, lambda []float64) {
 // Select fills slate for round t.
 func (p *Policy) Select(t int, slate []int) {
 	d := p.d
+	p.origin = !slices.ContainsFunc(p.ref, func(r float64) bool { return r != 0 })
 	for i, m := range p.Mean {
 		// U_i moves only when arm i is observed (the standard bonus does
 		// not depend on t), and every observation counts: the k played
@@ -153,15 +171,182 @@ func (p *Policy) Select(t int, slate []int) {
 		return
 	}
 	Direction(p.rng, p.lambda)
+	// The scalarization s^d of s = max(0, achievement) is increasing in
+	// s, so the arms are ranked by s itself: the same order in exact
+	// arithmetic, without the power's roundings, which can make unequal
+	// scores equal.
 	for i := range p.scores {
-		s := max(0, p.achievement(i))
-		v := 1.0
-		for range d {
-			v *= s
-		}
-		p.scores[i] = v
+		p.scores[i] = max(0, p.achievement(i))
 	}
-	algos.TopK(p.scores, slate)
+	algos.TopKExact(p.scores, achievementError, p.errorFloor(), slate, p)
+}
+
+// achievementError bounds the relative error of a computed achievement
+// when r = 0: μ̂ + β and the quotient by λ are rounded once each, and the
+// minimum of values each within that error of its own is within it of
+// the exact minimum (twice, for the value it is taken from).
+var achievementError = algos.ErrorBound(4, 1)
+
+// errorFloor is what the rounding of (μ̂ + β) − r can add to an
+// achievement's error beyond achievementError when r ≠ 0: the first
+// rounding is relative to |U| and the subtraction's to |U| + |r|, not to
+// the difference; 0 when r = 0.
+func (p *Policy) errorFloor() float64 {
+	if p.origin {
+		return 0
+	}
+	umax, rmax, lmin := 0.0, 0.0, math.Inf(1)
+	for _, g := range p.gap {
+		umax = max(umax, math.Abs(g))
+	}
+	for l, r := range p.ref {
+		rmax, lmin = max(rmax, math.Abs(r)), min(lmin, p.lambda[l])
+	}
+	return achievementError * (umax + 2*rmax) / lmin
+}
+
+// CompareExact compares HVScalarUCB's scores max(0, achievement) of arms
+// i and j (HVScalarUCB+'s achievements) for the current λ in exact
+// arithmetic on μ̂, β, r and λ.
+func (p *Policy) CompareExact(i, j int) int {
+	if c, ok := p.compareByExpansions(i, j); ok {
+		return c
+	}
+	a, b := p.exactAchievement(i, &p.ratA), p.exactAchievement(j, &p.ratB)
+	if !p.plus {
+		if a.Sign() < 0 {
+			a.SetInt64(0)
+		}
+		if b.Sign() < 0 {
+			b.SetInt64(0)
+		}
+	}
+	return a.Cmp(b)
+}
+
+// compareByExpansions is CompareExact with floating-point expansions
+// (algos.Expansion): λ > 0, so (μ̂_a + β_a − r_ℓ)/λ_ℓ against
+// (μ̂_b + β_b − r_m)/λ_m is the sign of (μ̂_a + β_a − r_ℓ)·λ_m −
+// (μ̂_b + β_b − r_m)·λ_ℓ. It reports false when the expansions cannot hold
+// the sums exactly (math/big then decides).
+func (p *Policy) compareByExpansions(i, j int) (int, bool) {
+	li, ok1 := p.exactArgmin(i)
+	lj, ok2 := p.exactArgmin(j)
+	if !ok1 || !ok2 {
+		return 0, false
+	}
+	if !p.plus { // max(0, ·): both at most 0 tie at 0
+		si, oki := p.gapSign(i, li)
+		sj, okj := p.gapSign(j, lj)
+		if !oki || !okj {
+			return 0, false
+		}
+		if si <= 0 || sj <= 0 {
+			switch {
+			case si > 0:
+				return 1, true
+			case sj > 0:
+				return -1, true
+			}
+			return 0, true
+		}
+	}
+	x := p.exp.Reset()
+	p.addGap(x, i, li, p.lambda[lj], 1)
+	p.addGap(x, j, lj, p.lambda[li], -1)
+	return x.Sign(), x.Ok()
+}
+
+// exactArgmin returns the coordinate of arm i's least quotient in exact
+// arithmetic, and whether the expansions held it.
+func (p *Policy) exactArgmin(i int) (int, bool) {
+	best := 0
+	for l := 1; l < p.d; l++ {
+		x := p.exp.Reset()
+		p.addGap(x, i, l, p.lambda[best], 1)
+		p.addGap(x, i, best, p.lambda[l], -1)
+		if !x.Ok() {
+			return 0, false
+		}
+		if x.Sign() < 0 {
+			best = l
+		}
+	}
+	return best, true
+}
+
+// addGap adds sign·(μ̂_iℓ + β_i − r_ℓ)·f (sign ±1) to x.
+func (p *Policy) addGap(x *algos.Expansion, i, l int, f, sign float64) {
+	f *= sign // exact
+	x.AddProduct(f, p.Mean[i][l])
+	x.AddProduct(f, math.Sqrt(p.c/float64(max(1, p.Count[i]))))
+	x.AddProduct(-f, p.ref[l])
+}
+
+// gapSign is the sign of μ̂_iℓ + β_i − r_ℓ, that of arm i's quotient in ℓ,
+// and whether the expansion held it.
+func (p *Policy) gapSign(i, l int) (int, bool) {
+	x := p.exp.Reset()
+	p.addGap(x, i, l, 1, 1)
+	return x.Sign(), x.Ok()
+}
+
+// exactAchievement returns min_ℓ (μ̂_iℓ + β_i − r_ℓ)/λ_ℓ exactly, in s.
+func (p *Policy) exactAchievement(i int, s *big.Rat) *big.Rat {
+	var b, x, y big.Rat
+	algos.Rat(&b, math.Sqrt(p.c/float64(max(1, p.Count[i]))))
+	for l, mu := range p.Mean[i] {
+		x.Add(algos.Rat(&x, mu), &b)
+		x.Sub(&x, algos.Rat(&y, p.ref[l]))
+		x.Quo(&x, algos.Rat(&y, p.lambda[l]))
+		if l == 0 || x.Cmp(s) < 0 {
+			s.Set(&x)
+		}
+	}
+	return s
+}
+
+// thresholds sets, for the current λ, the thresholds below which a gap
+// proves an arm's achievement strictly below bar (ruledOut), if bar is far
+// enough from underflow and overflow for the proof to hold.
+func (p *Policy) thresholds(bar float64) {
+	p.prove = p.origin && bar >= 0x1p-300 && bar <= 0x1p300
+	if !p.prove {
+		return
+	}
+	for l, lam := range p.lambda {
+		// g_l ≤ fl(fl(bar·λ_l)·(1 − 2⁻⁴⁰)) gives g_l/λ_l < bar·(1 − 2⁻⁴¹):
+		// below bar, and below the exact value bar was computed for,
+		// whatever the roundings of either (achievementError).
+		p.thr[l] = float64(float64(bar*lam) * (1 - 0x1p-40))
+	}
+}
+
+// ruledOut reports whether the thresholds prove arm i's achievement
+// strictly below their bar, without dividing: its minimum is at most any
+// one of its quotients.
+func (p *Policy) ruledOut(i int) bool {
+	if !p.prove {
+		return false
+	}
+	d := p.d
+	for l, g := range p.gap[i*d : (i+1)*d] {
+		if g <= p.thr[l] {
+			return true
+		}
+	}
+	return false
+}
+
+// beats reports whether arm i, of computed achievement v, comes before arm
+// best, of computed achievement bestV, in exact arithmetic: a larger
+// achievement, or an equal one and a lower index.
+func (p *Policy) beats(i int, v float64, best int, bestV float64) bool {
+	if algos.Near(v, bestV, achievementError*math.Abs(v)+p.floor, achievementError*math.Abs(bestV)+p.floor) {
+		c := p.CompareExact(i, best)
+		return c > 0 || c == 0 && i < best
+	}
+	return v > bestV
 }
 
 // selectPlus assigns one arm per direction: slot j takes the arm of highest
@@ -173,15 +358,23 @@ func (p *Policy) selectPlus(slate []int) {
 	p.stamp++
 	for j := range slate {
 		Direction(p.rng, p.lambda)
+		p.floor = p.errorFloor()
 		best, bestV := -1, 0.0
+		p.prove = false
 		for _, i := range p.byReach {
 			if p.taken[i] == p.stamp {
 				continue
 			}
-			if best >= 0 && p.reach[i] < bestV {
-				break
+			if best >= 0 && p.origin && p.reach[i] < float64(bestV*(1-0x1p-40)) && bestV > 0 {
+				break // below by more than any rounding of bestV
 			}
-			if v := p.achievement(i); best < 0 || v > bestV || v == bestV && i < best {
+			if p.ruledOut(i) { // below bestV, exactly too: loses whatever its index
+				continue
+			}
+			if v := p.achievement(i); best < 0 || p.beats(i, v, best, bestV) {
+				if v != bestV {
+					p.thresholds(v)
+				}
 				best, bestV = i, v
 			}
 		}

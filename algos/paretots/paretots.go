@@ -109,8 +109,10 @@ func (p *Policy) Select(t int, slate []int) {
 		}
 		p.sum[i] = s
 	}
-	if p.plus { // Peel + PickLargest on Σ θ, found early
-		p.layers.TopBySumOf(p.theta, p.sum, slate) // sum as CoordSums forms it
+	if p.plus { // Peel + PickLargestSum on Σ θ, found early
+		// Σ_j |θ_ij|, the scale of a sum's rounding error, is taken for
+		// the few arms whose sums are compared closely (algos.SumOrder).
+		p.layers.TopBySumOf(p.theta, p.sum, nil, slate) // sum as CoordSums forms it
 		return
 	}
 	var full, over []int

@@ -205,12 +205,14 @@ func TestTieBreakRules(t *testing.T) {
 	set([][]float64{{1, 0}, {0.5, 0.75}, {0, 1}, {0.75, 0.5}})
 	out := make([]int, 2)
 	// Empty slate: Σ ties between 1 and 3 → 1. ℓ∞ from 1: 0 .75, 2 .5, 3 .25 → 0.
+	p.order = algos.SumOrder{Points: p.upper, Sums: p.sum} // as Select sets it, |U| taken when needed
 	p.farthest(nil, []int{0, 1, 2, 3}, out)
 	if !slices.Equal(out, []int{1, 0}) {
 		t.Errorf("farthest from nothing: %v, want [1 0]", out)
 	}
 	// From arm 1 chosen earlier: 0 and 3? ℓ∞ 0 .75, 2 .5, 3 .25 → 0; then
 	// min over {1, 0}: 2 min(.5, 1) = .5, 3 min(.25, .5) = .25 → 2.
+	p.order = algos.SumOrder{Points: p.upper, Sums: p.sum} // as Select sets it, |U| taken when needed
 	p.farthest([]int{1}, []int{0, 2, 3}, out)
 	if !slices.Equal(out, []int{0, 2}) {
 		t.Errorf("farthest from {1}: %v, want [0 2]", out)
@@ -218,6 +220,7 @@ func TestTieBreakRules(t *testing.T) {
 	// Equal distances: from (.5, .5), arms 0 (1, 0) and 2 (0, 1) are both
 	// at .5: the lower index wins.
 	set([][]float64{{1, 0}, {0.5, 0.5}, {0, 1}, {0.5, 0.5}})
+	p.order = algos.SumOrder{Points: p.upper, Sums: p.sum} // as Select sets it, |U| taken when needed
 	p.farthest([]int{1}, []int{2, 0}, out[:1])
 	if out[0] != 0 {
 		t.Errorf("farthest tie: %d, want 0", out[0])
@@ -225,12 +228,14 @@ func TestTieBreakRules(t *testing.T) {
 	// Crowding: 0 and 2 are the boundaries (+Inf) with equal Σ: the lower
 	// index first; arm 1 is interior.
 	set([][]float64{{1, 0}, {0.5, 0.6}, {0, 1}, {0, 0}})
+	p.order = algos.SumOrder{Points: p.upper, Sums: p.sum} // as Select sets it, |U| taken when needed
 	p.crowding([]int{0, 1, 2}, out)
 	if !slices.Equal(out, []int{0, 2}) {
 		t.Errorf("crowding with equal +Inf and Σ: %v, want [0 2]", out)
 	}
 	// Unequal Σ among the boundaries: the larger Σ first.
 	set([][]float64{{1, 0}, {0.5, 0.6}, {0, 1.2}, {0, 0}})
+	p.order = algos.SumOrder{Points: p.upper, Sums: p.sum} // as Select sets it, |U| taken when needed
 	p.crowding([]int{0, 1, 2}, out[:1])
 	if out[0] != 2 {
 		t.Errorf("crowding tie on +Inf: %d, want 2 (Σ 1.2)", out[0])
@@ -351,10 +356,40 @@ func TestSelectDoesNotAllocate(t *testing.T) {
 		t0 := 301
 		if a := testing.AllocsPerRun(20, func() {
 			p.Mean[t0%150][0] += 1e-3 // as after an observation
+			p.Touch(t0 % 150)
 			p.Select(t0, slate)
 			t0++
 		}); a != 0 {
 			t.Errorf("%s: Select allocates %v times per call", name, a)
+		}
+	}
+}
+
+// TestEqualSumsByRoundingTieToLowestIndex: four arms with the same count
+// and means that are permutations of (x, y, z) form one Pareto layer whose
+// members all have the same Σ_j U_ij in exact arithmetic; the sums formed
+// in coordinate order differ in the last bit, some above arm 0's. Every
+// tie-break by Σ_j U_ij must take arm 0: ParetoUCB+'s, ParetoUCB-Div's
+// first pick, and ParetoUCB-Crowd's among members of equal (infinite)
+// crowding distance.
+func TestEqualSumsByRoundingTieToLowestIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	for _, name := range family[1:] {
+		for trial := 0; ; trial++ {
+			if trial == 100000 {
+				t.Fatalf("%s: no permutation found whose sums differ", name)
+			}
+			x, y, z := 0.1+0.25*rng.Float64(), 0.4+0.25*rng.Float64(), 0.7+0.25*rng.Float64()
+			p := state(t, name, 0.01, [][]float64{{x, y, z}, {y, z, x}, {z, x, y}, {y, x, z}}, nil, 1)
+			slate := make([]int, 1)
+			p.Select(100, slate)
+			if slices.Max(p.sum[1:4]) <= p.sum[0] {
+				continue // the rounded sums put arm 0 first anyway
+			}
+			if slate[0] != 0 {
+				t.Fatalf("%s: sums %v (equal exactly): Select = %v, want [0]", name, p.sum[:4], slate)
+			}
+			break
 		}
 	}
 }

@@ -58,6 +58,14 @@ type Policy struct {
 	// recomputed each round.
 	bonus   []float64
 	bonusAt []int
+
+	// meanMax is at least every |μ̂_iℓ|: an arm's means change only with
+	// its count, and each fresh arm is looked at. rel bounds the relative
+	// rounding of an index's terms.
+	meanMax    float64
+	rel        float64
+	exp        algos.Expansion // scratch of CompareExact
+	sumA, sumB algos.Sum
 }
 
 // New returns a ScalarUCB policy.
@@ -88,6 +96,7 @@ func newPolicy(cfg algos.Config) *Policy {
 		scores:  make([]float64, cfg.N),
 		bonus:   make([]float64, cfg.N),
 		bonusAt: slices.Repeat([]int{-1}, cfg.N),
+		rel:     algos.ErrorBound(2*cfg.D+2, 1),
 	}
 }
 
@@ -120,6 +129,11 @@ func (p *Policy) Select(t int, slate []int) {
 			continue // the score of last round
 		}
 		b := p.bonus[i]
+		if fresh {
+			for _, mu := range m {
+				p.meanMax = max(p.meanMax, math.Abs(mu))
+			}
+		}
 		var s float64
 		if p.randW {
 			for l, mu := range m {
@@ -133,5 +147,51 @@ func (p *Policy) Select(t int, slate []int) {
 		}
 		p.scores[i] = s
 	}
-	algos.TopK(p.scores, slate)
+	// Each index is within rel·(Σ_ℓ w_ℓ·(|μ̂_ℓ| + β) + β) of the exact one
+	// (a sum of d products and the bonus, or of d products of sums, every
+	// operation rounded once), and Σ w = 1 up to rounding: at most
+	// rel·(2·(max|μ̂| + β_max)) with β_max that of one pull.
+	algos.TopKExact(p.scores, 0, float64(p.rel*2*(p.meanMax+math.Sqrt(p.c))), slate, p)
+}
+
+// CompareExact compares the indices of arms i and j in exact arithmetic on
+// w, μ̂ and β: w·μ̂_i + β_i (ScalarUCB), w·(μ̂_i + β_i) (ScalarUCB-RandW).
+func (p *Policy) CompareExact(i, j int) int {
+	x := p.exp.Reset()
+	p.addScore(x, i, 1)
+	p.addScore(x, j, -1)
+	if x.Ok() {
+		return x.Sign()
+	}
+	return p.exactScore(i, &p.sumA).Cmp(p.exactScore(j, &p.sumB))
+}
+
+// addScore adds sign·(arm i's index) (sign ±1) to x.
+func (p *Policy) addScore(x *algos.Expansion, i int, sign float64) {
+	b := sign * p.bonus[i]
+	for l, mu := range p.Mean[i] {
+		w := sign * p.w[l]
+		x.AddProduct(w, mu)
+		if p.randW {
+			x.AddProduct(p.w[l], b)
+		}
+	}
+	if !p.randW {
+		x.Add(b)
+	}
+}
+
+func (p *Policy) exactScore(i int, s *algos.Sum) *algos.Sum {
+	b := p.bonus[i]
+	s.Reset()
+	for l, mu := range p.Mean[i] {
+		s.AddProduct(p.w[l], mu)
+		if p.randW {
+			s.AddProduct(p.w[l], b)
+		}
+	}
+	if !p.randW {
+		s.Add(b)
+	}
+	return s
 }

@@ -241,8 +241,9 @@ func runOnce(cmd *cobra.Command, f runFlags) error {
 		return fmt.Errorf("k = %d (the setting's): slate size must be between 1 and n = %d; give --k", set.K, inst.N())
 	}
 	var params map[string]float64
+	etaScale := cfg.EtaScale
 	if a, ok := cfg.Algorithm(spec.Name); ok {
-		params = a.Params
+		params, etaScale = a.Params, cfg.EtaScaleOf(a)
 	}
 	at := "--d"
 	if f.instance != "" {
@@ -260,7 +261,7 @@ func runOnce(cmd *cobra.Command, f runFlags) error {
 	_, sum, err := algos.Run(algos.RunSpec{
 		Algo: spec.Name, Eta: f.eta, Params: params, Instance: inst,
 		K: set.K, T: set.T, Sigma: set.Sigma, Seed: f.seed,
-		MinPulls: cfg.MinPulls, Ref: ref, Window: cfg.Metrics.HVWindow,
+		MinPulls: cfg.MinPulls, Ref: ref, Window: cfg.Metrics.HVWindow, EtaScale: etaScale,
 	}, bench)
 	if err != nil {
 		return err
