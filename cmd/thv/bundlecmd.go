@@ -22,9 +22,11 @@ import (
 	"thv/pipeline/bundle"
 	"thv/pipeline/tempdir"
 	"thv/pipeline/userfile"
+	"thv/protocol"
+	"thv/protocol/config"
+	"thv/protocol/export"
+	"thv/protocol/export/report"
 	"thv/stages/compare"
-	"thv/stages/protocol"
-	"thv/stages/report"
 )
 
 // bundleImage writes the OCI image of this binary as an oci-archive and
@@ -64,7 +66,7 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 			if pf.params != "" {
 				var err error
 				name = filepath.Base(pf.params)
-				if data, err = userfile.ReadFile(pf.params, protocol.MaxParamsBytes); err != nil {
+				if data, err = userfile.ReadFile(pf.params, config.MaxParamsBytes); err != nil {
 					return err
 				}
 			}
@@ -80,7 +82,7 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 			if err != nil {
 				return err
 			}
-			if err := bundle.Current(proj.Project, status); err != nil {
+			if err := bundle.Current(proj.Project.Project, status); err != nil {
 				return err
 			}
 			// results/ is exported afresh from the store, so that it is
@@ -97,13 +99,13 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 			if err := copyReadings(proj.ResultsDir(), results); err != nil {
 				return err
 			}
-			proj.PreviousReport = filepath.Join(proj.ResultsDir(), protocol.ReportName) // its run block, if the same results
+			proj.PreviousReport = filepath.Join(proj.ResultsDir(), export.ReportName) // its run block, if the same results
 			proj.Run = reportRun("")
 			proj.Config.Outputs.Results = results
 			if _, err := proj.ExportResults(status); err != nil {
 				return fmt.Errorf("exporting results: %w", err)
 			}
-			drawn, err := protocol.DrawnResults(status)
+			drawn, err := export.DrawnResults(status)
 			if err != nil {
 				return err
 			}
@@ -118,7 +120,7 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 			version, published := buildVersion()
 			errw := cmd.ErrOrStderr()
 			start := time.Now()
-			sum, err := bundle.Write(cmd.Context(), proj.Project, out, bundle.Options{
+			sum, err := bundle.Write(cmd.Context(), proj.Project.Project, out, bundle.Options{
 				Protocol:  bundle.File{Path: name, Data: data},
 				Profile:   profile,
 				LockName:  filepath.Base(protocol.LockPath("", name, profile)),
@@ -131,7 +133,7 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 				Reproduce: fmt.Sprintf("thv repro --params %s --profile %s --store store", name, profile),
 				Verify:    "thv verify-bundle <this archive>",
 				Rebuild:   "cd source && CGO_ENABLED=0 go build -trimpath ./cmd/thv",
-				Report:    protocol.ReportName,
+				Report:    export.ReportName,
 				Judged:    described.Name(),
 				Progress:  phaseBar(errw, "bundle"),
 			})
@@ -379,8 +381,8 @@ func (c *bundleCheck) run(cmd *cobra.Command, ef *executorFlags, vf *verifyFlags
 		return rejected(fmt.Errorf("%s rejected: %w", file, err))
 	}
 	c.items.checked(bundle.CrateName, "the digests it gives agree with the manifest")
-	proj, err := protocol.Open(protocol.Options{
-		LoadOptions: protocol.LoadOptions{ParamsFile: filepath.Join(dir, params), Profile: lock.Profile},
+	proj, err := export.Open(protocol.Options{
+		LoadOptions: config.LoadOptions{ParamsFile: filepath.Join(dir, params), Profile: lock.Profile},
 		StoreDir:    filepath.Join(dir, bundle.StoreDir),
 		Dir:         dir,
 	})
@@ -434,15 +436,15 @@ func (c *bundleCheck) run(cmd *cobra.Command, ef *executorFlags, vf *verifyFlags
 		}
 		c.items.checked("results/", "every file the store's output, drawn from one (a figure's PNG), or the page those outputs give")
 		if run != nil {
-			c.items.notChecked("results/"+protocol.ReportName+"'s run block", runBlockText(*run))
+			c.items.notChecked("results/"+export.ReportName+"'s run block", runBlockText(*run))
 		}
-		for _, name := range protocol.ReadingsFiles {
+		for _, name := range export.ReadingsFiles {
 			if _, ok := manifest[bundle.ResultsDir+"/"+name]; ok {
 				c.items.notChecked(bundle.ResultsDir+"/"+name, "thv readings' output: the bundle holds its table, not its tasks, so the judgement across instances is the author's word")
 			}
 		}
 	}
-	if c.opt.NewExecutor, err = ef.verifier(proj); err != nil {
+	if c.opt.NewExecutor, err = ef.verifier(proj.Project); err != nil {
 		return usageError(err)
 	}
 	vf.printSample(text, c.opt, "thv verify-bundle "+file)
@@ -501,11 +503,11 @@ func reasonText(r string) string {
 
 // resultsAgree exports the results from the bundle's store and compares
 // them with the bundle's results/ (bundle.CheckResults), file by file as
-// protocol.SameResult does: copies of store objects byte for byte, the
+// export.SameResult does: copies of store objects byte for byte, the
 // figures' PNGs, drawn at export on whatever CPU wrote the bundle, through
 // the curves they name and their pixels. It returns a note per PNG drawn
 // elsewhere.
-func resultsAgree(proj *protocol.Project, status *pipeline.Report, dir string) (notes []string, run *report.Run, err error) {
+func resultsAgree(proj *export.Project, status *pipeline.Report, dir string) (notes []string, run *report.Run, err error) {
 	freshDir, err := tempdir.New("thv-verify-bundle-results-")
 	if err != nil {
 		return nil, nil, err
@@ -521,11 +523,11 @@ func resultsAgree(proj *protocol.Project, status *pipeline.Report, dir string) (
 	if _, err := proj.ExportResults(status); err != nil {
 		return nil, nil, err
 	}
-	notes, err = bundle.CheckResults(dir, fresh, protocol.SameResult)
+	notes, err = bundle.CheckResults(dir, fresh, export.SameResult)
 	if err != nil {
 		return nil, nil, err
 	}
-	page, err := os.ReadFile(filepath.Join(dir, bundle.ResultsDir, protocol.ReportName))
+	page, err := os.ReadFile(filepath.Join(dir, bundle.ResultsDir, export.ReportName))
 	if err == nil {
 		if r, err := report.ParseRun(page); err == nil {
 			run = &r
@@ -537,7 +539,7 @@ func resultsAgree(proj *protocol.Project, status *pipeline.Report, dir string) (
 // copyReadings copies the files thv readings writes into results/ from
 // the directory from to the directory to, those that are there.
 func copyReadings(from, to string) error {
-	for _, name := range protocol.ReadingsFiles {
+	for _, name := range export.ReadingsFiles {
 		b, err := userfile.ReadFile(filepath.Join(from, name), maxReadingsBytes)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

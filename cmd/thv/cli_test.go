@@ -22,7 +22,8 @@ import (
 	"thv/artifacts"
 	"thv/internal/testenv"
 	"thv/pipeline"
-	"thv/stages/protocol"
+	"thv/protocol"
+	"thv/protocol/config"
 )
 
 // execute runs a thv subcommand in-process and returns stdout and the error.
@@ -427,12 +428,12 @@ func TestProcessExecutorSameLock(t *testing.T) {
 }
 
 func tinyParams(t *testing.T) string {
-	return filepath.Join(moduleRoot(t), "stages", "protocol", "testdata", "tiny.yaml")
+	return filepath.Join(moduleRoot(t), "protocol", "testdata", "tiny.yaml")
 }
 
 func tinyPlan(t *testing.T) *pipeline.Plan {
 	t.Helper()
-	cfg, err := protocol.LoadConfig(protocol.LoadOptions{ParamsFile: tinyParams(t)})
+	cfg, err := config.Load(config.LoadOptions{ParamsFile: tinyParams(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +493,7 @@ func TestProjectCommands(t *testing.T) {
 	dir := t.TempDir()
 	thvRepro(t, bin, dir)
 	plan := tinyPlan(t)
-	cfg, _ := protocol.LoadConfig(protocol.LoadOptions{ParamsFile: tinyParams(t)})
+	cfg, _ := config.Load(config.LoadOptions{ParamsFile: tinyParams(t)})
 
 	var st struct {
 		Total int `json:"total"`

@@ -13,9 +13,10 @@ import (
 	"thv/artifacts"
 	"thv/pipeline"
 	"thv/pipeline/userfile"
+	"thv/protocol"
+	"thv/protocol/config"
 	"thv/stages/compare"
 	"thv/stages/formats"
-	"thv/stages/protocol"
 )
 
 func newCompareCommand() *cobra.Command {
@@ -89,14 +90,14 @@ wrong command line or an unreadable reference.`,
 			var report string
 			var verdict compare.Verdict
 			if reference == "" {
-				if rows, claims, err = storedComparison(proj, rep); err != nil {
+				if rows, claims, err = storedComparison(proj.Project, rep); err != nil {
 					return err
 				}
 				if verdict, _, err = proj.Verdict(rep); err != nil {
 					return err
 				}
 			} else {
-				if proj.Config.Instances.Mode == protocol.InstancesFixed {
+				if proj.Config.Instances.Mode == config.InstancesFixed {
 					one := ref.OneInstance() // as the compare stage judges it
 					ref = &one
 				}
@@ -109,16 +110,16 @@ wrong command line or an unreadable reference.`,
 				// makes a value not comparable is a difference from the
 				// paper's protocol, which its values need not be of).
 				proto.NotComparable, proto.Seeds, proto.PaperSeeds = nil, 0, 0
-				if rows, claims, err = compareWith(proj, rep, ref, proto); err != nil {
+				if rows, claims, err = compareWith(proj.Project, rep, ref, proto); err != nil {
 					return err
 				}
 				report = compare.Markdown(ref, proto, rows, claims)
-				verdict = compare.Verdict{Protocol: proto, Run: compare.Count(rows, claims), OneInstance: proj.Config.Instances.Mode == protocol.InstancesFixed,
+				verdict = compare.Verdict{Protocol: proto, Run: compare.Count(rows, claims), OneInstance: proj.Config.Instances.Mode == config.InstancesFixed,
 					Relative: ref.Tolerance.Relative, Band: ref.Tolerance.Percentile}
 			}
 			if output != "" || markdown {
 				if report == "" {
-					b, err := readOutput(proj, rep, protocol.CompareID, "compare.md")
+					b, err := readOutput(proj.Project, rep, protocol.CompareID, "compare.md")
 					if err != nil {
 						return err
 					}

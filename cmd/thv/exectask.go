@@ -11,7 +11,7 @@ import (
 
 	"thv/artifacts"
 	"thv/pipeline"
-	"thv/stages/protocol"
+	"thv/protocol"
 )
 
 func newExecTaskCommand() *cobra.Command {

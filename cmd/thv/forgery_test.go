@@ -18,8 +18,8 @@ import (
 	"testing"
 
 	"thv/pipeline/bundle"
-	"thv/stages/protocol"
-	"thv/stages/report"
+	"thv/protocol/export"
+	"thv/protocol/export/report"
 )
 
 // The forgery corpus of issue 19: each forgery is built here, from the
@@ -366,7 +366,7 @@ func readTree(t *testing.T, root string) map[string]string {
 		}
 		rel, _ := filepath.Rel(root, p)
 		b := must(os.ReadFile(p))
-		if rel == protocol.ReportName {
+		if rel == export.ReportName {
 			// The page's run block says what thv verify last showed:
 			// the results are the rest of it.
 			if b, err = report.WithRun(b, report.Run{}); err != nil {

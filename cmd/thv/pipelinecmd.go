@@ -16,7 +16,9 @@ import (
 
 	"thv/artifacts/remote"
 	"thv/pipeline"
-	"thv/stages/protocol"
+	"thv/protocol"
+	"thv/protocol/config"
+	"thv/protocol/export"
 )
 
 // projectFlags are shared by the commands that work on a project.
@@ -37,15 +39,15 @@ func (f *projectFlags) register(cmd *cobra.Command) {
 
 // open opens the project; readOnly commands never create or change the
 // store.
-func (f *projectFlags) open(readOnly bool) (*protocol.Project, error) {
+func (f *projectFlags) open(readOnly bool) (*export.Project, error) {
 	return f.openWith(protocol.Options{ReadOnly: readOnly})
 }
 
 // openWith opens the project with opt's options besides the flags'.
-func (f *projectFlags) openWith(opt protocol.Options) (*protocol.Project, error) {
-	opt.LoadOptions = protocol.LoadOptions{ParamsFile: f.params, Profile: f.profile, Set: f.set}
+func (f *projectFlags) openWith(opt protocol.Options) (*export.Project, error) {
+	opt.LoadOptions = config.LoadOptions{ParamsFile: f.params, Profile: f.profile, Set: f.set}
 	opt.StoreDir = f.store
-	return protocol.Open(opt)
+	return export.Open(opt)
 }
 
 // logger writes warnings as text lines on w.
@@ -96,14 +98,14 @@ completed, so the next repro resumes.`,
 				}
 			}
 			if jobs == 0 {
-				jobs = ef.defaultJobs(proj)
+				jobs = ef.defaultJobs(proj.Project)
 			}
 			errw := cmd.ErrOrStderr()
 			var prog *pipeline.Progress
 			if !dry {
 				prog = pipeline.NewProgress(errw, isTerminal(errw), jobs)
 			}
-			exec, image, err := ef.executor(proj)
+			exec, image, err := ef.executor(proj.Project)
 			if err != nil {
 				return err
 			}

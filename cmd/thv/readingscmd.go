@@ -18,9 +18,11 @@ import (
 	thvmodule "thv"
 	"thv/artifacts"
 	"thv/pipeline"
+	"thv/protocol"
+	"thv/protocol/config"
+	"thv/protocol/export"
 	"thv/stages/compare"
 	"thv/stages/formats"
-	"thv/stages/protocol"
 )
 
 func newReadingsCommand() *cobra.Command {
@@ -48,10 +50,10 @@ the claims.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opt := protocol.Options{
-				LoadOptions: protocol.LoadOptions{ParamsFile: pf.params, Profile: pf.profile, Set: pf.set},
+				LoadOptions: config.LoadOptions{ParamsFile: pf.params, Profile: pf.profile, Set: pf.set},
 				StoreDir:    pf.store,
 			}
-			base, err := protocol.LoadConfig(opt.LoadOptions)
+			base, err := config.Load(opt.LoadOptions)
 			if err != nil {
 				return err
 			}
@@ -124,13 +126,13 @@ the claims.`,
 				done++
 				// A reading runs once, or, with one fixed instance per cell,
 				// once per instance seed of the sweep.
-				cfg, err := protocol.LoadReading(opt.LoadOptions, &sweep, v)
+				cfg, err := config.LoadReading(opt.LoadOptions, &sweep, v)
 				if err != nil {
 					return err
 				}
-				runs, locks := []protocol.Reading{v}, []string{filepath.Join(locksDir, v.Name+".lock")}
+				runs, locks := []config.Reading{v}, []string{filepath.Join(locksDir, v.Name+".lock")}
 				var seeds []uint64
-				if cfg.Instances.Mode == protocol.InstancesFixed && len(sweep.InstanceSeeds) > 0 {
+				if cfg.Instances.Mode == config.InstancesFixed && len(sweep.InstanceSeeds) > 0 {
 					seeds, runs, locks = sweep.InstanceSeeds, nil, nil
 					for _, s := range seeds {
 						runs = append(runs, v.ForInstance(s))
@@ -233,7 +235,7 @@ the claims.`,
 				rows[i] = r.Summarize()
 				rows[i].Protocol, rows[i].ProtocolDigest = proto.Name(), base.ProtocolDigest()
 				if across == nil && len(r.Set) == 0 && r.InstanceSeeds > 0 {
-					across = r.Rows // the page's headline (protocol.AcrossFile)
+					across = r.Rows // the page's headline (export.AcrossFile)
 				}
 			}
 			pq, err := formats.EncodeReadings(rows)
@@ -244,10 +246,10 @@ the claims.`,
 			if err := writeIfChanged(filepath.Join(results, "readings.parquet"), pq); err != nil {
 				return err
 			}
-			if err := writeIfChanged(filepath.Join(results, protocol.ReadingsReport), []byte(report)); err != nil {
+			if err := writeIfChanged(filepath.Join(results, export.ReadingsReport), []byte(report)); err != nil {
 				return err
 			}
-			acrossPath := filepath.Join(results, protocol.AcrossFile)
+			acrossPath := filepath.Join(results, export.AcrossFile)
 			if across != nil {
 				b, err := formats.EncodeComparisons(across)
 				if err != nil {
@@ -291,7 +293,7 @@ func taskKey(rep *pipeline.Report, id string) string {
 	return ""
 }
 
-func readingNames(r protocol.Readings) []string {
+func readingNames(r config.Readings) []string {
 	var names []string
 	for _, v := range r.Variants {
 		names = append(names, v.Name)

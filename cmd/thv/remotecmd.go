@@ -13,7 +13,7 @@ import (
 	"thv/artifacts"
 	"thv/artifacts/remote"
 	"thv/pipeline"
-	"thv/stages/protocol"
+	"thv/protocol"
 )
 
 // remoteFlags select the remote store (artifacts/remote) and the keys of a
@@ -152,7 +152,7 @@ trusted key.`,
 			if rm == nil {
 				return errors.New("no remote: give --remote URL or set THV_REMOTE")
 			}
-			items, err := lockItems(proj)
+			items, err := lockItems(proj.Project)
 			if err != nil {
 				return err
 			}

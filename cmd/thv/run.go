@@ -12,7 +12,7 @@ import (
 	"thv/algos"
 	"thv/envs"
 	"thv/pipeline/userfile"
-	"thv/stages/protocol"
+	"thv/protocol/config"
 )
 
 type runFlags struct {
@@ -77,7 +77,7 @@ const maxInstanceBytes = 1 << 20
 // not given takes the setting's value, but one given as 0, a negative, NaN
 // or an infinity is an error naming the flag and the value, never a silent
 // fall-back to the default. The ceilings are the protocol's (the same
-// limits as params.yaml's settings, stages/protocol/limits.go).
+// limits as params.yaml's settings, protocol/config/limits.go).
 func checkRunFlags(cmd *cobra.Command, f runFlags) error {
 	changed := cmd.Flags().Changed
 	ints := []struct {
@@ -85,12 +85,12 @@ func checkRunFlags(cmd *cobra.Command, f runFlags) error {
 		v       int
 		min     int
 		what    string
-		ceiling protocol.Ceiling
+		ceiling config.Ceiling
 	}{
-		{"d", f.d, 2, "number of objectives", protocol.CeilingD},
-		{"n", f.n, 1, "number of arms", protocol.CeilingN},
-		{"k", f.k, 1, "slate size", protocol.CeilingK},
-		{"T", f.T, 1, "horizon", protocol.CeilingT},
+		{"d", f.d, 2, "number of objectives", config.CeilingD},
+		{"n", f.n, 1, "number of arms", config.CeilingN},
+		{"k", f.k, 1, "slate size", config.CeilingK},
+		{"T", f.T, 1, "horizon", config.CeilingT},
 	}
 	for _, c := range ints {
 		if !changed(c.flag) {
@@ -110,7 +110,7 @@ func checkRunFlags(cmd *cobra.Command, f runFlags) error {
 		return fmt.Errorf("--k %d: slate size must be between 1 and n = %d (--n)", f.k, f.n)
 	}
 	if changed("sigma") {
-		if err := protocol.CheckSigma("--sigma", f.sigma); err != nil {
+		if err := config.CheckSigma("--sigma", f.sigma); err != nil {
 			return err
 		}
 	}
@@ -163,13 +163,13 @@ func runOnce(cmd *cobra.Command, f runFlags) error {
 	if err := checkRunFlags(cmd, f); err != nil {
 		return err
 	}
-	cfg, err := protocol.LoadConfig(protocol.LoadOptions{ParamsFile: f.params, Profile: f.profile, Set: f.paramSets})
+	cfg, err := config.Load(config.LoadOptions{ParamsFile: f.params, Profile: f.profile, Set: f.paramSets})
 	if err != nil {
 		return err
 	}
 	changed := cmd.Flags().Changed
 	var inst *envs.Instance
-	var set protocol.Setting
+	var set config.Setting
 	geometry := f.geometry
 	if f.instance != "" {
 		file, err := userfile.Open(f.instance, maxInstanceBytes)
@@ -184,10 +184,10 @@ func runOnce(cmd *cobra.Command, f runFlags) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.instance, err)
 		}
-		if err := protocol.CeilingD.Check(f.instance+": d", inst.D()); err != nil {
+		if err := config.CeilingD.Check(f.instance+": d", inst.D()); err != nil {
 			return err
 		}
-		if err := protocol.CeilingN.Check(f.instance+": n", inst.N()); err != nil {
+		if err := config.CeilingN.Check(f.instance+": n", inst.N()); err != nil {
 			return err
 		}
 		var ok bool
@@ -248,7 +248,7 @@ func runOnce(cmd *cobra.Command, f runFlags) error {
 	if f.instance != "" {
 		at = f.instance
 	}
-	if err := protocol.CheckParams(spec, params, inst.D(), "algorithms."+spec.Name+".params", at); err != nil {
+	if err := config.CheckParams(spec, params, inst.D(), "algorithms."+spec.Name+".params", at); err != nil {
 		return err
 	}
 	ref := make([]float64, inst.D())

@@ -9,10 +9,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"thv/pipeline"
+	"thv/protocol"
 	"thv/stages/collect"
 	"thv/stages/figures"
 	"thv/stages/formats"
-	"thv/stages/protocol"
 	runstage "thv/stages/run"
 )
 
@@ -59,13 +59,13 @@ and the tests are the outputs of its summarize tasks, not recomputed.`,
 			}
 			switch {
 			case what == "summary" && len(args) <= 1:
-				return printSummary(cmd.OutOrStdout(), proj, rep)
+				return printSummary(cmd.OutOrStdout(), proj.Project, rep)
 			case what == "runs" && len(args) == 2:
-				return printRuns(cmd.OutOrStdout(), proj, rep, args[1])
+				return printRuns(cmd.OutOrStdout(), proj.Project, rep, args[1])
 			case what == "eta" && len(args) == 1:
-				return printEta(cmd.OutOrStdout(), proj, rep)
+				return printEta(cmd.OutOrStdout(), proj.Project, rep)
 			case what == "tests" && len(args) == 1:
-				return printTests(cmd.OutOrStdout(), proj, rep)
+				return printTests(cmd.OutOrStdout(), proj.Project, rep)
 			}
 			return fmt.Errorf("thv show %s: want summary, eta, tests or runs FILTER", strings.Join(args, " "))
 		},

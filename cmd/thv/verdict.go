@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"thv/pipeline"
+	"thv/protocol/export/report"
 	"thv/stages/compare"
-	"thv/stages/report"
 )
 
 // The verdict of thv verify and thv verify-bundle: what was checked, what

@@ -107,7 +107,7 @@ func (c *verifyRun) run(cmd *cobra.Command, pf *projectFlags, ef *executorFlags,
 	}
 	c.proto = &d
 	fmt.Fprintf(text, "protocol: %s\n", terminalText(d.Name()))
-	if c.opt.NewExecutor, err = ef.verifier(proj); err != nil {
+	if c.opt.NewExecutor, err = ef.verifier(proj.Project); err != nil {
 		return usageError(err)
 	}
 	errw := cmd.ErrOrStderr()
