@@ -22,6 +22,7 @@ all: build
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/thv
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/hv ./cmd/hv # thv hv, fast to start (cmd/hv)
 
 # repro and quick rebuild $(BIN) only when something it is built from
 # changed: `go build` finds that out itself, but in about half a second,

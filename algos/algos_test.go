@@ -3,6 +3,7 @@ package algos
 import (
 	"cmp"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -229,5 +230,111 @@ func TestBetterIsCompare(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// exactScores are exact values (rationals) behind computed scores.
+type exactScores []*big.Rat
+
+func (x exactScores) CompareExact(i, j int) int { return x[i].Cmp(x[j]) }
+
+// TestTopKExact: TopKExact on computed scores, each within its error bound
+// of an exact value, chooses what sorting by the exact values (lowest
+// index on exact ties) chooses, where TopK on the computed scores alone
+// often does not; scores far apart never reach the comparison.
+func TestTopKExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	const rel = 0x1p-45
+	differ := 0
+	for trial := 0; trial < 3000; trial++ {
+		n := 1 + rng.IntN(30)
+		k := 1 + rng.IntN(n)
+		exact := make(exactScores, n)
+		scores, errs := make([]float64, n), make([]float64, n)
+		for i := range n {
+			v := float64(rng.IntN(6)-2) / 3 // ties in exact arithmetic, negative values too
+			if rng.IntN(3) == 0 {
+				v = rng.NormFloat64()
+			}
+			exact[i] = new(big.Rat).SetFloat64(v)
+			// computed within the bound, as rounding leaves it
+			scores[i] = v * (1 + rel/4*(2*rng.Float64()-1))
+			errs[i] = rel * math.Abs(scores[i])
+		}
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return -exact[a].Cmp(exact[b]) })
+		got := make([]int, k)
+		TopKExact(scores, errs, got, exact)
+		if !slices.Equal(got, idx[:k]) {
+			t.Fatalf("trial %d: TopKExact %v, by exact values %v (scores %v)", trial, got, idx[:k], scores)
+		}
+		plain := make([]int, k)
+		TopK(scores, plain)
+		if !slices.Equal(plain, got) {
+			differ++
+		}
+	}
+	if differ < 100 {
+		t.Fatalf("TopK on the computed scores differed in %d trials only: the test draws too few ties", differ)
+	}
+}
+
+// TestCompareSums: the sign of Σa − Σb by expansions is math/big's, on
+// permutations (equal sums that the rounded sums often tell apart),
+// neighbours one ulp apart, cancelling terms of wide magnitude range.
+func TestCompareSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(33, 34))
+	for trial := 0; trial < 20000; trial++ {
+		n := 1 + rng.IntN(8)
+		a := make([]float64, n)
+		for j := range a {
+			a[j] = rng.NormFloat64() * math.Ldexp(1, rng.IntN(60)-30)
+		}
+		b := slices.Clone(a)
+		switch trial % 3 {
+		case 0:
+			rng.Shuffle(n, func(x, y int) { b[x], b[y] = b[y], b[x] })
+		case 1:
+			j := rng.IntN(n)
+			b[j] = math.Nextafter(b[j], math.Inf(2*rng.IntN(2)-1))
+		default:
+			b = append(b, -b[0]*0.5, -b[0]*0.5)
+		}
+		var x, y Sum
+		want := x.Reset().AddAll(a).Cmp(y.Reset().AddAll(b))
+		if got := CompareSums(a, b); got != want {
+			t.Fatalf("trial %d: CompareSums(%v, %v) = %d, want %d", trial, a, b, got, want)
+		}
+	}
+}
+
+// TestTopBySumExactTies: the overflowing layer's members are chosen by
+// their exact sums: arms whose coordinates are permutations of each other
+// tie (the lowest index wins), however the sums formed in coordinate order
+// differ.
+func TestTopBySumExactTies(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 36))
+	differ := 0
+	for trial := 0; trial < 2000; trial++ {
+		x, y, z := rng.Float64(), rng.Float64(), rng.Float64()
+		// One layer: the permutations are mutually non-dominated.
+		pts := [][]float64{{x, y, z}, {y, z, x}, {z, x, y}, {y, x, z}}
+		sums := make([]float64, len(pts))
+		CoordSums(pts, sums)
+		var l Layers
+		slate := make([]int, 1)
+		l.TopBySum(pts, slate)
+		if slate[0] != 0 {
+			t.Fatalf("trial %d: %v (sums %v): TopBySum %v, want [0]", trial, pts, sums, slate)
+		}
+		if slices.Max(sums) != sums[0] {
+			differ++
+		}
+	}
+	if differ == 0 {
+		t.Fatal("the rounded sums never differed: the test does not exercise the rule")
 	}
 }

@@ -95,6 +95,8 @@ type Layers struct {
 	stair  []stairPoint // d = 3: the staircase of the (y, z) seen so far
 
 	ranks rankSets // the rank sets of Peel for d ≥ 4 (ranks.go)
+
+	sums SumOrder // TopBySum's order of the overflowing layer's members
 }
 
 // sigThreshold is the archive size from which signatures pay for their
@@ -518,6 +520,9 @@ func (l *Layers) topBySum(points [][]float64, slate []int) {
 			return // only when len(slate) > len(points)
 		}
 		if got+len(layer) >= len(slate) {
+			// The layer is in visiting order, by computed sum; the
+			// members taken are those of largest exact sum.
+			l.sums.sort(points, l.sum, layer)
 			copy(slate[got:], layer)
 			return
 		}
@@ -546,8 +551,8 @@ func (l *Layers) maximalBySum(points [][]float64, enough int) []int {
 		if l.taken[i] {
 			continue
 		}
-		if len(layer) >= enough && sum[i] < sum[layer[enough-1]] {
-			break
+		if len(layer) >= enough && sum[i] < sum[layer[enough-1]] && !l.sums.near(points, sum, i, layer[enough-1]) {
+			break // below the enough-th member in exact arithmetic too
 		}
 		if l.hinted(points, i) {
 			continue
@@ -660,9 +665,10 @@ type FrontTracker struct {
 	// dep holds, per arm w, the set of dominated arms whose witness is w
 	// (dep[w·words : (w+1)·words], a bit per arm): the arms whose witness
 	// moved are read off it, in ascending order, instead of visiting all n.
-	dep   []uint64
-	words int
-	q     quantiser
+	dep    []uint64
+	words  int
+	q      quantiser
+	primed bool // a call has compared every vector since Reserve reset the copy
 }
 
 // quantiser packs vectors into signatures (see Layers) over a fixed range.
@@ -755,6 +761,7 @@ func (f *FrontTracker) Reserve(n, d int) {
 		return
 	}
 	f.n, f.d = n, d
+	f.primed = false
 	f.prev = make([]float64, n*d)
 	f.nd = make([]bool, n)
 	f.wit = make([]int, n)
@@ -779,7 +786,18 @@ func (f *FrontTracker) dominates(points [][]float64, m, i int) bool {
 
 // Size returns the number of vectors of points that no other vector
 // dominates (exact duplicates each count). Points must not contain NaN.
-func (f *FrontTracker) Size(points [][]float64) int {
+func (f *FrontTracker) Size(points [][]float64) int { return f.update(points, nil, true) }
+
+// SizeAfter is Size when only the vectors of moved (any order, repeats
+// allowed) can have changed since the last call, unless all is set: it
+// compares only those with its copy. The first call, and one after the
+// number or length of the vectors changed, compares every vector.
+func (f *FrontTracker) SizeAfter(points [][]float64, moved []int, all bool) int {
+	return f.update(points, moved, all)
+}
+
+// update is Size, comparing only the vectors of moved unless all is set.
+func (f *FrontTracker) update(points [][]float64, moved []int, all bool) int {
 	n := len(points)
 	d := 0
 	if n > 0 {
@@ -787,9 +805,29 @@ func (f *FrontTracker) Size(points [][]float64) int {
 	}
 	f.Reserve(n, d)
 	f.changed = f.changed[:0]
+	prev := f.prev[:n*d]
+	if !all && f.primed {
+		for _, i := range moved {
+			p, old := points[i][:d], prev[d*i:d*i+d:d*i+d]
+			for j, x := range p {
+				if x != old[j] {
+					f.change(i, p, old)
+					break
+				}
+			}
+		}
+		slices.Sort(f.changed) // the order a comparison of all would find them in
+	} else {
+		f.compareAll(points, prev, d)
+	}
+	f.primed = true
+	return f.settle(points)
+}
+
+// compareAll finds the changed vectors among all.
+func (f *FrontTracker) compareAll(points [][]float64, prev []float64, d int) {
 	// Changed vectors (compared with ==, as slices.Equal: −0 equals +0),
 	// unrolled for the paper's d = 2–5.
-	prev := f.prev[:n*d]
 	switch d {
 	case 2:
 		for i, p := range points {
@@ -830,6 +868,10 @@ func (f *FrontTracker) Size(points [][]float64) int {
 			}
 		}
 	}
+}
+
+// settle brings the front up to date with the changed vectors.
+func (f *FrontTracker) settle(points [][]float64) int {
 	if len(f.changed) == 0 {
 		return len(f.list)
 	}
@@ -880,10 +922,18 @@ func (f *FrontTracker) Size(points [][]float64) int {
 			}
 		}
 	}
-	// Changed arms, each in one pass over the list.
+	// Changed arms, each in one pass over the list. A changed arm that
+	// its witness still dominates stays dominated and needs no pass: a
+	// member it dominates is dominated by the witness too, and so by some
+	// non-dominated arm, whose own pass (if it changed) or whose presence
+	// on the front before (if not: then the member changed, and its own
+	// pass finds it) keeps the member out.
 	h := f.q.high
 	for _, c := range f.changed {
 		if !f.nd[c] {
+			if f.dominates(points, f.wit[c], c) {
+				continue
+			}
 			f.undep(f.wit[c], c)
 		}
 		f.nd[c] = true
@@ -1292,6 +1342,71 @@ func PickLargest(score []float64, cand, out []int) {
 		}
 		cand[a], cand[best] = cand[best], cand[a]
 		out[a] = cand[a]
+	}
+}
+
+// PickLargestSum is PickLargest on the coordinate sums of points (sums[i],
+// as CoordSums forms them) in exact arithmetic: the len(out) members of
+// cand of largest Σ_j points[i][j], in decreasing order, the lowest index
+// first among exactly equal sums. It reorders cand.
+func PickLargestSum(points [][]float64, sums []float64, cand, out []int, o *SumOrder) {
+	for a := range out {
+		best := a
+		for c := a + 1; c < len(cand); c++ {
+			if o.Before(points, sums, cand[c], cand[best]) {
+				best = c
+			}
+		}
+		cand[a], cand[best] = cand[best], cand[a]
+		out[a] = cand[a]
+	}
+}
+
+// SumOrder orders arms by the coordinate sums of their vectors in exact
+// arithmetic, larger first, the lower index first on exact ties: the sums
+// formed in coordinate order (CoordSums) decide unless they lie within
+// their rounding errors of each other; then the exact sums do
+// (CompareSums). Its zero value is ready.
+type SumOrder struct{}
+
+// Before reports whether arm i comes before arm j. Sums that are not
+// finite (a vector holding ±Inf) are taken as computed.
+func (o *SumOrder) Before(points [][]float64, sums []float64, i, j int) bool {
+	si, sj := sums[i], sums[j]
+	if math.Abs(si) <= math.MaxFloat64 && math.Abs(sj) <= math.MaxFloat64 && o.near(points, sums, i, j) {
+		c := CompareSums(points[i], points[j])
+		return c > 0 || c == 0 && i < j
+	}
+	return si > sj || si == sj && i < j
+}
+
+// near reports whether the computed sums of arms i and j may be equal or
+// in either order exactly: each is within ErrorBound(d, 1)·Σ_j |v_j| of
+// its exact value (d − 1 roundings, the first addition to +0 being exact).
+func (o *SumOrder) near(points [][]float64, sums []float64, i, j int) bool {
+	rel := ErrorBound(len(points[i]), 1)
+	return Near(sums[i], sums[j], rel*absSum(points[i]), rel*absSum(points[j]))
+}
+
+func absSum(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += math.Abs(x)
+	}
+	return s
+}
+
+// sort sorts arms (in order of computed sum, larger first, lower index on
+// equal sums) by Before: an insertion sort, which moves only members whose
+// computed sums are near ties.
+func (o *SumOrder) sort(points [][]float64, sums []float64, arms []int) {
+	for a := 1; a < len(arms); a++ {
+		x := arms[a]
+		b := a
+		for ; b > 0 && o.Before(points, sums, x, arms[b-1]); b-- {
+			arms[b] = arms[b-1]
+		}
+		arms[b] = x
 	}
 }
 

@@ -259,7 +259,8 @@ func TestLayersLargeFronts(t *testing.T) {
 }
 
 // TestTopBySumMatchesPeel: the early-stopping TopBySum chooses exactly the
-// set Peel followed by PickLargest on the coordinate sums chooses, on sets
+// set Peel followed by PickLargestSum (the coordinate sums in exact
+// arithmetic) chooses, on sets
 // with sum ties, duplicates and ulp-level dominance; TopBySumOf given those
 // sums fills the same slate in the same order, with a heap or (Kept) the
 // repaired order of its last call.
@@ -280,7 +281,8 @@ func TestTopBySumMatchesPeel(t *testing.T) {
 		full, over := a.Peel(pts, k)
 		want := slices.Clone(full)
 		rest := make([]int, k-len(full))
-		PickLargest(sums, slices.Clone(over), rest)
+		var o SumOrder
+		PickLargestSum(pts, sums, slices.Clone(over), rest, &o)
 		want = append(want, rest...)
 		got := make([]int, k)
 		b.TopBySum(pts, got)
@@ -687,7 +689,8 @@ func BenchmarkPeel(b *testing.B) {
 // arms of d = 2 or 3 (a reading's settings), k of them moving every round
 // by a running mean of rewards on a coarse grid (so exact ties, duplicates
 // and −0 are common), sometimes an arm moved onto another, and compares the
-// tracked front with the brute-force one every round.
+// tracked front with the brute-force one every round; half the trials tell
+// the tracker which arms moved (SizeAfter), as the policies do.
 func TestFrontTrackerBandit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 3))
 	for trial := range 40 {
@@ -704,8 +707,11 @@ func TestFrontTrackerBandit(t *testing.T) {
 			pts[i] = make([]float64, d)
 		}
 		var f FrontTracker
+		told := trial/4%2 == 1 // SizeAfter, told which arms moved
 		for round := range 300 {
+			var moved []int
 			for _, i := range rng.Perm(n)[:k] {
+				moved = append(moved, i)
 				count[i]++
 				for j := range d {
 					x := float64(rng.IntN(5)-1) / 4
@@ -716,11 +722,17 @@ func TestFrontTrackerBandit(t *testing.T) {
 				}
 			}
 			if rng.IntN(10) == 0 {
-				copy(pts[rng.IntN(n)], pts[rng.IntN(n)])
+				i := rng.IntN(n)
+				copy(pts[i], pts[rng.IntN(n)])
+				moved = append(moved, i)
 			}
 			front := bruteLayers(pts)[0]
-			if got := f.Size(pts); got != len(front) {
-				t.Fatalf("trial %d round %d: tracked front size %d, want %d", trial, round, got, len(front))
+			size := f.Size
+			if told {
+				size = func(pts [][]float64) int { return f.SizeAfter(pts, moved, false) }
+			}
+			if got := size(pts); got != len(front) {
+				t.Fatalf("trial %d round %d (told %v): tracked front size %d, want %d", trial, round, told, got, len(front))
 			}
 			checkDeps(t, &f, pts)
 			for i := range pts {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 
 	"thv/envs"
 	"thv/hv"
@@ -51,12 +52,13 @@ var InitTieRules = []string{InitTiesLowest, InitTiesRandom, InitTiesNumpy}
 // SimulateWith is Simulate with the initialisation's ties broken at random
 // from ties (nil: lowest index first).
 func SimulateWith(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64, ties *rand.Rand) (*Trace, error) {
-	return simulate(p, b, k, T, m0, ref, func(counts, slate []int) { fewestPulls(counts, slate, ties) })
+	return simulate(p, b, k, T, m0, ref, nil, func(counts, slate []int) { fewestPulls(counts, slate, ties) })
 }
 
 // simulate is Simulate with the initialisation's slates chosen by pick,
-// which fills slate with k arms of fewest pulls.
-func simulate(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64, pick func(counts, slate []int)) (*Trace, error) {
+// which fills slate with k arms of fewest pulls, and the volumes of slates
+// shared with other runs on the same instance through shared (nil: none).
+func simulate(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64, shared *SlateHVs, pick func(counts, slate []int)) (*Trace, error) {
 	inst := b.Instance()
 	n, d := inst.N(), inst.D()
 	if k < 1 || k > n {
@@ -80,7 +82,7 @@ func simulate(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64, pick func(c
 		rewards[a] = make([]float64, d)
 	}
 	seen := make([]int, n) // seen[i] == t marks arm i as used in round t
-	hvOf := newSlateHV(inst.Means, ref)
+	hvOf := newSlateHV(inst.Means, ref, shared)
 	initDone := false
 	for t := 1; t <= T; t++ {
 		if !initDone {
@@ -136,9 +138,11 @@ func numpyFewestPulls(counts, slate []int) {
 // newSlateHV memoises HV of sorted slates: after learning, policies replay
 // the same few slates, and the hypervolume of a slate never changes. A
 // slate of at most 6 arms below 1024 (the paper's) is keyed by its arms
-// packed into 10-bit fields of an integer, which the runtime's map hashes
-// without building a string; others by 3 bytes per arm.
-func newSlateHV(means [][]float64, ref []float64) func(sorted []int) float64 {
+// packed into 10-bit fields of an integer (packSlate), which the runtime's
+// map hashes without building a string; others by 3 bytes per arm. A
+// packed slate this run has not seen is looked up in shared, if given,
+// before its volume is computed.
+func newSlateHV(means [][]float64, ref []float64, shared *SlateHVs) func(sorted []int) float64 {
 	packed := map[uint64]float64{}
 	memo := map[string]float64{}
 	var calc hv.Calculator
@@ -154,19 +158,16 @@ func newSlateHV(means [][]float64, ref []float64) func(sorted []int) float64 {
 	var lastKey uint64 // the last packed slate (0: none) and its volume
 	var lastHV float64
 	return func(sorted []int) float64 {
-		if len(sorted) <= 6 && len(means) <= 1<<10-1 {
-			// Arm i is stored as i+1, so that slates of different sizes
-			// differ (a field of 0 is no arm).
-			var k uint64
-			for _, i := range sorted {
-				k = k<<10 | uint64(i+1)
-			}
+		if k, ok := packSlate(sorted, len(means)); ok {
 			if k == lastKey { // most rounds replay the last slate
 				return lastHV
 			}
 			v, ok := packed[k]
 			if !ok {
-				v = volume(sorted)
+				if v, ok = shared.lookup(k); !ok {
+					v = volume(sorted)
+					shared.store(k, v)
+				}
 				packed[k] = v
 			}
 			lastKey, lastHV = k, v
@@ -183,6 +184,98 @@ func newSlateHV(means [][]float64, ref []float64) func(sorted []int) float64 {
 		memo[string(key)] = v
 		return v
 	}
+}
+
+// packSlate packs a sorted slate of at most 6 arms of fewer than 1023 into
+// 10-bit fields, arm i as i+1 (so that slates of different sizes differ: a
+// field of 0 is no arm), and reports whether it could.
+func packSlate(sorted []int, n int) (uint64, bool) {
+	if len(sorted) > 6 || n > 1<<10-1 {
+		return 0, false
+	}
+	var k uint64
+	for _, i := range sorted {
+		k = k<<10 | uint64(i+1)
+	}
+	return k, true
+}
+
+// SlateHVs is a memo of HV(S) on the true means of one instance, shared
+// by the runs on it (the thousands of runs of a pass visit the same good
+// slates), safe for concurrent use. It holds slates packSlate packs, at
+// most maxShared of them: past that it only serves what it has.
+type SlateHVs struct {
+	means [][]float64
+	ref   []float64
+	mu    sync.Mutex
+	m     map[uint64]float64
+}
+
+// maxShared bounds a SlateHVs: about 40 bytes an entry.
+const maxShared = 1 << 18
+
+// NewSlateHVs returns an empty memo for the slates of means with reference
+// point ref (nil: the origin).
+func NewSlateHVs(means [][]float64, ref []float64) *SlateHVs {
+	return &SlateHVs{means: means, ref: ref, m: map[uint64]float64{}}
+}
+
+// serves reports whether the memo is for these means and reference point,
+// to the last bit.
+func (s *SlateHVs) serves(means [][]float64, ref []float64) bool {
+	if len(means) != len(s.means) {
+		return false
+	}
+	for i, m := range means {
+		if !bitsEqual(m, s.means[i]) {
+			return false
+		}
+	}
+	d := 0
+	if len(means) > 0 {
+		d = len(means[0])
+	}
+	return bitsEqual(orOrigin(ref, d), orOrigin(s.ref, d))
+}
+
+func orOrigin(ref []float64, d int) []float64 {
+	if ref == nil {
+		return make([]float64, d)
+	}
+	return ref
+}
+
+func bitsEqual(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for j, x := range a {
+		if math.Float64bits(x) != math.Float64bits(b[j]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *SlateHVs) lookup(k uint64) (float64, bool) {
+	if s == nil {
+		return 0, false
+	}
+	s.mu.Lock()
+	v, ok := s.m[k]
+	s.mu.Unlock()
+	return v, ok
+}
+
+func (s *SlateHVs) store(k uint64, v float64) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	if len(s.m) < maxShared {
+		s.m[k] = v
+	}
+	s.mu.Unlock()
 }
 
 // Alpha is the greedy approximation factor 1 − 1/e.

@@ -19,7 +19,7 @@ import (
 type Bandit struct {
 	inst    *Instance
 	sigma   float64
-	streams []*rand.Rand
+	streams []*rand.PCG
 	pulls   []int
 }
 
@@ -31,9 +31,9 @@ func NewBandit(inst *Instance, sigma float64, seed uint64) (*Bandit, error) {
 	if !(sigma >= 0) || math.IsInf(sigma, 0) {
 		return nil, fmt.Errorf("noise level sigma = %v: must be finite and ≥ 0", sigma)
 	}
-	b := &Bandit{inst: inst, sigma: sigma, streams: make([]*rand.Rand, inst.N()), pulls: make([]int, inst.N())}
+	b := &Bandit{inst: inst, sigma: sigma, streams: make([]*rand.PCG, inst.N()), pulls: make([]int, inst.N())}
 	for i := range b.streams {
-		b.streams[i] = NewStream(seed, "noise", uint64(i))
+		b.streams[i] = NewPCG(seed, "noise", uint64(i))
 	}
 	return b, nil
 }
@@ -52,7 +52,7 @@ func (b *Bandit) Pull(i int, out []float64) {
 	mu := b.inst.Means[i]
 	s := b.streams[i]
 	for j := range out {
-		x := mu[j] + float64(b.sigma*fmath.NormFloat64(s))
+		x := mu[j] + float64(b.sigma*fmath.NormFloat64PCG(s))
 		out[j] = clip01(x)
 	}
 	b.pulls[i]++

@@ -166,7 +166,7 @@ func (p *planner) run(s config.Setting, g string, a config.AlgoConfig, eta float
 			MinPulls: p.cfg.MinPullsOf(a), InitTies: p.cfg.InitTies, Reference: p.cfg.Reference, Window: p.cfg.Metrics.HVWindow,
 			RegretRounds: nonDefault(p.cfg.Metrics.RegretRounds, algos.RegretRoundRules),
 			BenchmarkD3:  benchmarkD3(s, p.cfg.Metrics.BenchmarkD3),
-			EtaScale:     etaScale(a, p.cfg.EtaScale),
+			EtaScale:     etaScale(a, p.cfg.EtaScaleOf(a)),
 		},
 		Roots: []string{code.root},
 		Cost:  float64(s.T) * float64(s.N) * float64(s.D) * code.cost,

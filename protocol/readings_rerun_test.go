@@ -15,7 +15,7 @@ func TestReadingsRerunOnlyTheirRuns(t *testing.T) {
 	dir := t.TempDir()
 	repro(t, tiny(t, dir, nil), pipeline.Options{})
 	for _, c := range []struct {
-		set    string
+		set    string               // --set values, separated by "; "
 		stale  func(id string) bool // which runs must be stale
 		reason string
 	}{
@@ -26,11 +26,15 @@ func TestReadingsRerunOnlyTheirRuns(t *testing.T) {
 		{"algorithms.THV-UCB={min_pulls: 2}", func(string) bool { return false }, ""},
 		{"algorithms.THV-UCB={min_pulls: 1}", func(id string) bool { return strings.Contains(id, "/THV-UCB/") }, "params changed: min_pulls 2 → 1"},
 		{"eta_scale=radius", func(id string) bool { return !strings.Contains(id, "/RandomK/") }, "params changed: eta_scale"},
+		{"algorithms.THV-UCB={eta_scale: variance}", func(string) bool { return false }, ""},
+		{"algorithms.THV-UCB={eta_scale: radius}", func(id string) bool { return strings.Contains(id, "/THV-UCB/") }, "params changed: eta_scale"},
+		{"algorithms.ScalarUCB={eta_scale: radius}", func(id string) bool { return strings.Contains(id, "/ScalarUCB/") }, "params changed: eta_scale"},
+		{"eta_scale=radius; algorithms.THV-UCB={eta_scale: variance}", func(id string) bool { return strings.Contains(id, "/ScalarUCB/") }, "params changed: eta_scale"},
 		{"metrics.benchmark_d3=hv_greedy", func(id string) bool { return strings.Contains(id, "/d3/") }, "params changed: benchmark_d3"},
 		{"metrics.regret_rounds=after_init", func(string) bool { return true }, "params changed: regret_rounds"},
 		{"init_ties=numpy_argsort", func(string) bool { return true }, "params changed: init_ties lowest_index → numpy_argsort"},
 	} {
-		st, err := tiny(t, dir, nil, c.set).Status(context.Background())
+		st, err := tiny(t, dir, nil, strings.Split(c.set, "; ")...).Status(context.Background())
 		if err != nil {
 			t.Fatalf("%s: %v", c.set, err)
 		}

@@ -90,3 +90,57 @@ func TestLearnersBeatRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedSlateVolumes: runs that share their slates' volumes (one
+// SlateHVs per instance, used by several runs at once) give the traces
+// and summaries of runs that do not; a memo of another instance or
+// reference point is refused.
+func TestSharedSlateVolumes(t *testing.T) {
+	in, err := envs.Generate(envs.Concave, 3, 30, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bench := algos.ComputeBenchmarks(in, 4, nil)
+	spec := func(algo string, seed uint64, hvs *algos.SlateHVs) algos.RunSpec {
+		return algos.RunSpec{Algo: algo, Eta: 0.1, Instance: in, K: 4, T: 400, Sigma: 0.05, Seed: seed, MinPulls: 2, Window: 50, HVs: hvs}
+	}
+	shared := algos.NewSlateHVs(in.Means, nil)
+	type result struct {
+		tr  *algos.Trace
+		sum algos.Summary
+	}
+	runs := []struct {
+		algo string
+		seed uint64
+	}{{"THV-UCB", 0}, {"ParetoUCB", 0}, {"THV-UCB", 1}, {"ScalarUCB", 2}, {"RandomK", 3}}
+	got := make([]result, len(runs))
+	done := make(chan int)
+	for r, run := range runs {
+		go func() {
+			tr, s, err := algos.Run(spec(run.algo, run.seed, shared), bench)
+			if err != nil {
+				t.Error(err)
+			}
+			got[r] = result{tr, s}
+			done <- r
+		}()
+	}
+	for range runs {
+		<-done
+	}
+	for r, run := range runs {
+		tr, s, err := algos.Run(spec(run.algo, run.seed, nil), bench)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[r].tr == nil || !slices.Equal(got[r].tr.HV, tr.HV) || got[r].sum != s {
+			t.Errorf("%s seed %d: shared volumes change the run", run.algo, run.seed)
+		}
+	}
+	other, _ := envs.Generate(envs.Concave, 3, 30, 3)
+	for _, hvs := range []*algos.SlateHVs{algos.NewSlateHVs(other.Means, nil), algos.NewSlateHVs(in.Means, []float64{0.1, 0, 0})} {
+		if _, _, err := algos.Run(spec("RandomK", 0, hvs), bench); err == nil {
+			t.Error("a memo of another instance or reference point is used")
+		}
+	}
+}

@@ -16,6 +16,7 @@ package chebyshev
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 
 	"thv/algos"
@@ -62,8 +63,13 @@ type Policy struct {
 	rng     *rand.Rand
 
 	scores []float64
+	errs   []float64 // bounds on the scores' rounding errors
 	nadir  []float64
 	front  algos.FrontTracker // the empirical Pareto front, kept between rounds
+
+	w          []float64 // the current Select's weights and bonus numerator
+	cNow       float64
+	ratA, ratB big.Rat // scratch of CompareExact
 }
 
 // New returns a ChebyshevUCB policy (Algorithm C2 of Mandow et al.): its
@@ -100,6 +106,7 @@ func newPolicy(cfg algos.Config, weights [][]float64) *Policy {
 		weights: weights,
 		rng:     cfg.Rand,
 		scores:  make([]float64, n),
+		errs:    make([]float64, n),
 		nadir:   make([]float64, d),
 	}
 	p.front.Reserve(n, d)
@@ -134,7 +141,12 @@ func Lattice(d, h int) [][]float64 {
 	return out
 }
 
-// Select plays the len(slate) arms of highest Chebyshev score.
+// Select plays the len(slate) arms of highest Chebyshev score, in exact
+// arithmetic on μ̂, β, w and z (the lowest index on exact ties): the
+// computed scores decide unless they lie within their rounding errors of
+// each other (CompareExact). An arm that sets the nadir in coordinate ℓ
+// scores at most w_ℓ·β_i there, exactly w_ℓ·β_i when that is its minimum:
+// such arms of equal counts tie, however U_i = μ̂_i + β_i was rounded.
 func (p *Policy) Select(t int, slate []int) {
 	w := p.weights[0]
 	c := p.c
@@ -142,9 +154,20 @@ func (p *Policy) Select(t int, slate []int) {
 		w = p.weights[p.rng.IntN(len(p.weights))]
 		c = 2 * p.eta * fmath.Log(float64(t))
 	}
+	p.w, p.cNow = w, c
 	z := p.nadir
-	nadir(&p.front, p.Mean, z)
-	count, scores := p.Count[:len(p.Mean)], p.scores[:len(p.Mean)]
+	moved, all := p.Observed()
+	nadir(&p.front, p.Mean, moved, all, z)
+	count, scores, errs := p.Count[:len(p.Mean)], p.scores[:len(p.Mean)], p.errs[:len(p.Mean)]
+	// Each computed score's distance to the exact one is at most
+	// kw·(|U_i|∞ + |z|∞): a term w_ℓ·((μ̂_ℓ + β) − z_ℓ) is formed by three
+	// roundings, the first two of values at most |U_ℓ| + |z_ℓ|, and the
+	// minimum of values each within e of its own is within e of theirs.
+	zmax, wmax := 0.0, 0.0
+	for l := range z {
+		zmax, wmax = max(zmax, math.Abs(z[l])), max(wmax, w[l])
+	}
+	kw := float64(algos.ErrorBound(3, 1) * wmax)
 	// Written out for d = 2, 3: the loop's operations in its order.
 	switch p.d {
 	case 2:
@@ -154,6 +177,7 @@ func (p *Policy) Select(t int, slate []int) {
 			m := m[:2]
 			s := min(math.Inf(1), w[0]*((m[0]+b)-z[0]))
 			scores[i] = min(s, w[1]*((m[1]+b)-z[1]))
+			errs[i] = kw * (max(math.Abs(m[0]), math.Abs(m[1])) + b + zmax)
 		}
 	case 3:
 		w, z := w[:3], z[:3]
@@ -163,29 +187,52 @@ func (p *Policy) Select(t int, slate []int) {
 			s := min(math.Inf(1), w[0]*((m[0]+b)-z[0]))
 			s = min(s, w[1]*((m[1]+b)-z[1]))
 			scores[i] = min(s, w[2]*((m[2]+b)-z[2]))
+			errs[i] = kw * (max(math.Abs(m[0]), math.Abs(m[1]), math.Abs(m[2])) + b + zmax)
 		}
 	default:
 		d := p.d
 		w, z := w[:d], z[:d]
 		for i, m := range p.Mean {
 			b := math.Sqrt(c / float64(max(1, count[i])))
-			s := math.Inf(1)
+			s, a := math.Inf(1), 0.0
 			for l, mu := range m[:d] {
 				u := mu + b
 				s = min(s, w[l]*(u-z[l]))
+				a = max(a, math.Abs(mu))
 			}
-			scores[i] = s
+			scores[i], errs[i] = s, kw*(a+b+zmax)
 		}
 	}
-	algos.TopK(p.scores, slate)
+	algos.TopKExact(p.scores, p.errs, slate, p)
+}
+
+// CompareExact compares the scores of arms i and j of the current Select
+// in exact arithmetic on μ̂, β, w and z.
+func (p *Policy) CompareExact(i, j int) int {
+	return p.exactScore(i, &p.ratA).Cmp(p.exactScore(j, &p.ratB))
+}
+
+// exactScore returns min_ℓ w_ℓ·(μ̂_iℓ + β_i − z_ℓ) exactly, in s.
+func (p *Policy) exactScore(i int, s *big.Rat) *big.Rat {
+	var b, x, y big.Rat
+	algos.Rat(&b, math.Sqrt(p.cNow/float64(max(1, p.Count[i]))))
+	for l, mu := range p.Mean[i] {
+		x.Add(algos.Rat(&x, mu), &b)
+		x.Sub(&x, algos.Rat(&y, p.nadir[l]))
+		x.Mul(&x, algos.Rat(&y, p.w[l]))
+		if l == 0 || x.Cmp(s) < 0 {
+			s.Set(&x)
+		}
+	}
+	return s
 }
 
 // nadir writes into z the coordinate-wise minimum of means over the
 // empirical Pareto front of means (the arms whose mean vector no other
-// arm's dominates), which f updates from the previous round's: between two
-// rounds only the k played arms change their means.
-func nadir(f *algos.FrontTracker, means [][]float64, z []float64) {
-	f.Size(means)
+// arm's dominates), which f updates from the previous round's: only the
+// arms of moved (all, if all is set) can have changed since.
+func nadir(f *algos.FrontTracker, means [][]float64, moved []int, all bool, z []float64) {
+	f.SizeAfter(means, moved, all)
 	for l := range z {
 		z[l] = math.Inf(1)
 	}

@@ -110,7 +110,7 @@ func TestNadir(t *testing.T) {
 	// the dominated arm first in index order.
 	var f algos.FrontTracker
 	z := make([]float64, 2)
-	nadir(&f, [][]float64{{1, 0}, {1, 1e-17}, {0.5, 0}}, z)
+	nadir(&f, [][]float64{{1, 0}, {1, 1e-17}, {0.5, 0}}, nil, false, z) // the first call compares all
 	if f.OnFront(0) || !f.OnFront(1) || f.OnFront(2) || !slices.Equal(z, []float64{1, 1e-17}) {
 		t.Fatalf("front %v %v %v nadir %v, want arm 1 only, [1 1e-17]", f.OnFront(0), f.OnFront(1), f.OnFront(2), z)
 	}
@@ -126,8 +126,10 @@ func TestNadir(t *testing.T) {
 		f.Reserve(n, d)
 		z := make([]float64, d)
 		for step := 0; step < 20; step++ {
+			var moved []int             // the arms that may have moved: repeats and unmoved arms too
 			for range 1 + rng.IntN(n) { // move a few arms
 				i := rng.IntN(n)
+				moved = append(moved, i, rng.IntN(n))
 				for l := range means[i] {
 					means[i][l] = float64(rng.IntN(grid)) / float64(grid-1)
 					if means[i][l] == 0 && rng.IntN(2) == 0 {
@@ -135,7 +137,7 @@ func TestNadir(t *testing.T) {
 					}
 				}
 			}
-			nadir(&f, means, z)
+			nadir(&f, means, moved, step%7 == 6, z)
 			want := naiveFront(means)
 			got := make([]bool, n)
 			for i := range got {
@@ -356,6 +358,76 @@ func TestScoresBitIdentical(t *testing.T) {
 			if math.Float64bits(p.scores[i]) != math.Float64bits(s) {
 				t.Fatalf("trial %d (d = %d): score %d = %v, want %v", trial, d, i, p.scores[i], s)
 			}
+		}
+	}
+}
+
+// TestRoundingMergedScoresDecideExactly: arm 1's UCB vector is one ulp
+// above arm 0's in the coordinate that sets both scores, so arm 1's score
+// is larger in exact arithmetic, but the product by w rounds both to the
+// same number. The exact rule plays arm 1; the computed scores with the
+// lowest index on their tie would play arm 0. Arms 2 and 3, on the front
+// too, keep the nadir at 0. States (and ChebyshevUCB's weights) are drawn
+// until the rounding merges the two scores.
+func TestRoundingMergedScoresDecideExactly(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, name := range names {
+		for trial := 0; ; trial++ {
+			if trial == 100000 {
+				t.Fatalf("%s: no scores merged by rounding found", name)
+			}
+			x := 0.2 + 0.6*rng.Float64()
+			prob := algos.Problem{N: 4, D: 3, K: 1, T: 1000}
+			p := build(t, name, prob, 0.01, rand.New(rand.NewPCG(uint64(trial), 1)))
+			setState(p, [][]float64{{x, 0.9, 0.9}, {math.Nextafter(x, 1), 0.8, 0.9}, {0.99, 0, 0}, {0, 0.95, 0.95}}, []int{1000, 1000, 1000, 1000})
+			slate := make([]int, 1)
+			p.Select(500, slate)
+			if p.scores[0] != p.scores[1] || p.CompareExact(1, 0) <= 0 {
+				continue // the rounding did not merge them, or the set-up differs
+			}
+			if slate[0] != 1 {
+				t.Fatalf("%s: scores %v (arm 1's larger exactly): Select = %v, want [1]", name, p.scores, slate)
+			}
+			break
+		}
+	}
+}
+
+// TestNadirSettersTie: arms 0, 1 and 2 each set the nadir in one
+// coordinate (a, b and 0.6), with equal counts, so each scores w_ℓ·β in
+// that coordinate, its minimum: equal in exact arithmetic wherever the
+// weights of those coordinates are (ChebyshevUCB+ always), a tie which
+// the rounding of μ̂ + β before z is subtracted splits. The exact rule
+// (the lowest index among the exactly largest) must be played; states are
+// drawn until the computed scores would play another arm.
+func TestNadirSettersTie(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, name := range names {
+		for trial := 0; ; trial++ {
+			if trial == 100000 {
+				t.Fatalf("%s: no state whose computed scores split the tie", name)
+			}
+			a, b := 0.05+0.3*rng.Float64(), 0.05+0.3*rng.Float64()
+			p := build(t, name, algos.Problem{N: 3, D: 3, K: 1, T: 1000}, 0.01, rand.New(rand.NewPCG(uint64(trial), 1)))
+			setState(p, [][]float64{{0.7, a, 0.99}, {0.8, 0.99, b}, {0.6, 0.95, 0.95}}, []int{1000, 1000, 1000})
+			slate := make([]int, 1)
+			p.Select(500, slate)
+			want, computed := 0, 0
+			for i := 1; i < 3; i++ {
+				if p.CompareExact(i, want) > 0 {
+					want = i
+				}
+				if p.scores[i] > p.scores[computed] {
+					computed = i
+				}
+			}
+			if computed == want || p.CompareExact(computed, want) != 0 {
+				continue // the computed scores choose the same, or the tie is not exact
+			}
+			if slate[0] != want {
+				t.Fatalf("%s: scores %v (arms %d and %d equal exactly): Select = %v, want [%d]", name, p.scores, want, computed, slate, want)
+			}
+			break
 		}
 	}
 }

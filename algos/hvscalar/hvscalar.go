@@ -12,6 +12,7 @@ package hvscalar
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 
@@ -57,13 +58,28 @@ type Policy struct {
 	gap    []float64 // n×d flat: U_iℓ − r_ℓ
 	gapAt  []int     // gapAt[i]: N_i when arm i's gap was computed (−1: never)
 	scores []float64
-	taken  []int // taken[i] == stamp: arm i is already in this round's slate
+	errs   []float64 // HVScalarUCB: bounds on the scores' rounding errors
+	taken  []int     // taken[i] == stamp: arm i is already in this round's slate
 	stamp  int
 
 	// HVScalarUCB+: per arm, a bound on its achievement for every
 	// direction (reach), and the arms by decreasing bound (byReach).
 	reach   []float64
 	byReach []int
+
+	// HVScalarUCB+: an arm provably below the best of a slot is not
+	// scored: thr[l] (valid when prove) bounds the gaps that prove it
+	// (thresholds, ruledOut).
+	thr   []float64
+	prove bool
+
+	// origin: r = 0, where the achievements' rounding errors are relative
+	// to them and the proofs of ruledOut and of the early stop hold; floor
+	// is errorFloor for the current λ.
+	origin bool
+	floor  float64
+
+	ratA, ratB big.Rat // scratch of CompareExact
 }
 
 // New returns an HVScalarUCB policy.
@@ -89,9 +105,11 @@ func newPolicy(cfg algos.Config, plus bool) *Policy {
 		gap:     make([]float64, n*d),
 		gapAt:   slices.Repeat([]int{-1}, n),
 		scores:  make([]float64, n),
+		errs:    make([]float64, n),
 		taken:   make([]int, n),
 		reach:   make([]float64, n),
 		byReach: make([]int, n),
+		thr:     make([]float64, d),
 	}
 	for i := range p.byReach {
 		p.byReach[i] = i
@@ -129,6 +147,7 @@ func Direction(rng *rand.Rand, lambda []float64) {
 // Select fills slate for round t.
 func (p *Policy) Select(t int, slate []int) {
 	d := p.d
+	p.origin = !slices.ContainsFunc(p.ref, func(r float64) bool { return r != 0 })
 	for i, m := range p.Mean {
 		// U_i moves only when arm i is observed (the standard bonus does
 		// not depend on t), and every observation counts: the k played
@@ -153,15 +172,114 @@ func (p *Policy) Select(t int, slate []int) {
 		return
 	}
 	Direction(p.rng, p.lambda)
+	// The scalarization s^d of s = max(0, achievement) is increasing in
+	// s, so the arms are ranked by s itself: the same order in exact
+	// arithmetic, without the power's roundings, which can make unequal
+	// scores equal.
+	floor := p.errorFloor()
 	for i := range p.scores {
-		s := max(0, p.achievement(i))
-		v := 1.0
-		for range d {
-			v *= s
-		}
-		p.scores[i] = v
+		a := max(0, p.achievement(i))
+		p.scores[i], p.errs[i] = a, achievementError*a+floor
 	}
-	algos.TopK(p.scores, slate)
+	algos.TopKExact(p.scores, p.errs, slate, p)
+}
+
+// achievementError bounds the relative error of a computed achievement
+// when r = 0: μ̂ + β and the quotient by λ are rounded once each, and the
+// minimum of values each within that error of its own is within it of
+// the exact minimum (twice, for the value it is taken from).
+var achievementError = algos.ErrorBound(4, 1)
+
+// errorFloor is what the rounding of (μ̂ + β) − r can add to an
+// achievement's error beyond achievementError when r ≠ 0: the first
+// rounding is relative to |U| and the subtraction's to |U| + |r|, not to
+// the difference; 0 when r = 0.
+func (p *Policy) errorFloor() float64 {
+	if p.origin {
+		return 0
+	}
+	umax, rmax, lmin := 0.0, 0.0, math.Inf(1)
+	for _, g := range p.gap {
+		umax = max(umax, math.Abs(g))
+	}
+	for l, r := range p.ref {
+		rmax, lmin = max(rmax, math.Abs(r)), min(lmin, p.lambda[l])
+	}
+	return achievementError * (umax + 2*rmax) / lmin
+}
+
+// CompareExact compares HVScalarUCB's scores max(0, achievement) of arms
+// i and j (HVScalarUCB+'s achievements) for the current λ in exact
+// arithmetic on μ̂, β, r and λ.
+func (p *Policy) CompareExact(i, j int) int {
+	a, b := p.exactAchievement(i, &p.ratA), p.exactAchievement(j, &p.ratB)
+	if !p.plus {
+		if a.Sign() < 0 {
+			a.SetInt64(0)
+		}
+		if b.Sign() < 0 {
+			b.SetInt64(0)
+		}
+	}
+	return a.Cmp(b)
+}
+
+// exactAchievement returns min_ℓ (μ̂_iℓ + β_i − r_ℓ)/λ_ℓ exactly, in s.
+func (p *Policy) exactAchievement(i int, s *big.Rat) *big.Rat {
+	var b, x, y big.Rat
+	algos.Rat(&b, math.Sqrt(p.c/float64(max(1, p.Count[i]))))
+	for l, mu := range p.Mean[i] {
+		x.Add(algos.Rat(&x, mu), &b)
+		x.Sub(&x, algos.Rat(&y, p.ref[l]))
+		x.Quo(&x, algos.Rat(&y, p.lambda[l]))
+		if l == 0 || x.Cmp(s) < 0 {
+			s.Set(&x)
+		}
+	}
+	return s
+}
+
+// thresholds sets, for the current λ, the thresholds below which a gap
+// proves an arm's achievement strictly below bar (ruledOut), if bar is far
+// enough from underflow and overflow for the proof to hold.
+func (p *Policy) thresholds(bar float64) {
+	p.prove = p.origin && bar >= 0x1p-300 && bar <= 0x1p300
+	if !p.prove {
+		return
+	}
+	for l, lam := range p.lambda {
+		// g_l ≤ fl(fl(bar·λ_l)·(1 − 2⁻⁴⁰)) gives g_l/λ_l < bar·(1 − 2⁻⁴¹):
+		// below bar, and below the exact value bar was computed for,
+		// whatever the roundings of either (achievementError).
+		p.thr[l] = float64(float64(bar*lam) * (1 - 0x1p-40))
+	}
+}
+
+// ruledOut reports whether the thresholds prove arm i's achievement
+// strictly below their bar, without dividing: its minimum is at most any
+// one of its quotients.
+func (p *Policy) ruledOut(i int) bool {
+	if !p.prove {
+		return false
+	}
+	d := p.d
+	for l, g := range p.gap[i*d : (i+1)*d] {
+		if g <= p.thr[l] {
+			return true
+		}
+	}
+	return false
+}
+
+// beats reports whether arm i, of computed achievement v, comes before arm
+// best, of computed achievement bestV, in exact arithmetic: a larger
+// achievement, or an equal one and a lower index.
+func (p *Policy) beats(i int, v float64, best int, bestV float64) bool {
+	if algos.Near(v, bestV, achievementError*math.Abs(v)+p.floor, achievementError*math.Abs(bestV)+p.floor) {
+		c := p.CompareExact(i, best)
+		return c > 0 || c == 0 && i < best
+	}
+	return v > bestV
 }
 
 // selectPlus assigns one arm per direction: slot j takes the arm of highest
@@ -173,15 +291,23 @@ func (p *Policy) selectPlus(slate []int) {
 	p.stamp++
 	for j := range slate {
 		Direction(p.rng, p.lambda)
+		p.floor = p.errorFloor()
 		best, bestV := -1, 0.0
+		p.prove = false
 		for _, i := range p.byReach {
 			if p.taken[i] == p.stamp {
 				continue
 			}
-			if best >= 0 && p.reach[i] < bestV {
-				break
+			if best >= 0 && p.origin && p.reach[i] < float64(bestV*(1-0x1p-40)) && bestV > 0 {
+				break // below by more than any rounding of bestV
 			}
-			if v := p.achievement(i); best < 0 || v > bestV || v == bestV && i < best {
+			if p.ruledOut(i) { // below bestV, exactly too: loses whatever its index
+				continue
+			}
+			if v := p.achievement(i); best < 0 || p.beats(i, v, best, bestV) {
+				if v != bestV {
+					p.thresholds(v)
+				}
 				best, bestV = i, v
 			}
 		}

@@ -3,6 +3,7 @@ package hvscalar
 import (
 	"cmp"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -109,7 +110,7 @@ func TestHVScalarUCBByHand(t *testing.T) {
 		Direction(twin, lam)
 		for i, m := range means {
 			s := max(0, min((m[0]+b-0.1)/lam[0], (m[1]+b-0.1)/lam[1]))
-			if want := s * s; math.Abs(p.scores[i]-want) > 1e-12*max(1, want) {
+			if want := s; math.Abs(p.scores[i]-want) > 1e-12*max(1, want) {
 				t.Fatalf("round %d: score of arm %d = %v, want %v", r, i, p.scores[i], want)
 			}
 		}
@@ -218,14 +219,15 @@ func TestAchievementBitIdentical(t *testing.T) {
 	}
 }
 
-// TestSelectPlusByReach: HVScalarUCB+ visiting arms by decreasing reach and
-// stopping early chooses what the plain loop over every arm in index order
+// TestSelectPlusByReach: HVScalarUCB+ visiting arms by decreasing reach,
+// stopping early and ruling arms out without dividing chooses what the
+// plain loop over every arm in index order, in exact arithmetic,
 // chooses (the same directions), over rounds of a bandit-like state with
 // equal means, duplicate arms, gaps ≤ 0 and a reference point; and reach
 // bounds every achievement it is meant to.
 func TestSelectPlusByReach(t *testing.T) {
 	rng := rand.New(rand.NewPCG(61, 62))
-	pruned := 0
+	pruned, ruled := 0, 0
 	for trial := range 400 {
 		d, n := 1+trial%5, 2+rng.IntN(60)
 		k := 1 + rng.IntN(min(n, 6))
@@ -282,7 +284,7 @@ func TestSelectPlusByReach(t *testing.T) {
 					if v > p.reach[i] {
 						t.Fatalf("trial %d: arm %d: achievement %v above its reach %v", trial, i, v, p.reach[i])
 					}
-					if best < 0 || v > bestV {
+					if best < 0 || refBeats(p, i, v, best, bestV) {
 						best, bestV = i, v
 					}
 				}
@@ -293,13 +295,79 @@ func TestSelectPlusByReach(t *testing.T) {
 						break
 					}
 				}
+				// Arms the visit reaches but rules out without dividing,
+				// by the best's own thresholds (it may find them earlier).
+				p.thresholds(bestV)
+				for i := range n {
+					if !taken[i] && p.reach[i] >= bestV && p.ruledOut(i) {
+						ruled++
+					}
+				}
 			}
 			if !slices.Equal(slate, want) {
 				t.Fatalf("trial %d round %d (d = %d, n = %d): by reach %v, every arm %v", trial, round, d, n, slate, want)
 			}
 		}
 	}
-	if pruned < 1000 {
-		t.Fatalf("the visit stopped early in %d slots: the test does not exercise it", pruned)
+	if pruned < 1000 || ruled < 1000 {
+		t.Fatalf("the visit stopped early in %d slots and could rule out %d arms: the test does not exercise both", pruned, ruled)
+	}
+}
+
+// refBeats is the exact rule, written apart from the policy's: arm i, of
+// computed achievement v, beats best if its achievement min_ℓ (μ̂_iℓ + β_i
+// − r_ℓ)/λ_ℓ is larger in exact arithmetic (math/big), or equal and
+// i < best; computed values more than 10⁻⁹ apart decide alone.
+func refBeats(p *Policy, i int, v float64, best int, bestV float64) bool {
+	if math.Abs(v-bestV) > 1e-9*(math.Abs(v)+math.Abs(bestV)) {
+		return v > bestV
+	}
+	exact := func(a int) *big.Rat {
+		var m *big.Rat
+		b := math.Sqrt(p.c / float64(max(1, p.Count[a])))
+		for l, mu := range p.Mean[a] {
+			q := new(big.Rat).Add(new(big.Rat).SetFloat64(mu), new(big.Rat).SetFloat64(b))
+			q.Sub(q, new(big.Rat).SetFloat64(p.ref[l]))
+			q.Quo(q, new(big.Rat).SetFloat64(p.lambda[l]))
+			if m == nil || q.Cmp(m) < 0 {
+				m = q
+			}
+		}
+		return m
+	}
+	c := exact(i).Cmp(exact(best))
+	return c > 0 || c == 0 && i < best
+}
+
+// TestRoundingMergedAchievementsDecideExactly: arm 1's UCB vector is one
+// ulp above arm 0's in every coordinate, so its achievement is larger in
+// exact arithmetic for every λ; the quotients by λ often round both to the
+// same number (and the power d of HVScalarUCB's scalarization more often
+// still). Both algorithms must play arm 1 every round; the computed values
+// with the lowest index on their tie would play arm 0 in those rounds.
+func TestRoundingMergedAchievementsDecideExactly(t *testing.T) {
+	for _, name := range names {
+		p := build(t, name, algos.Problem{N: 3, D: 3, K: 1, T: 1000}, 0.01, rand.New(rand.NewPCG(3, 4)))
+		m := []float64{0.41, 0.53, 0.67}
+		up := make([]float64, 3)
+		for l := range up {
+			up[l] = math.Nextafter(m[l], 1)
+		}
+		setState(p, [][]float64{m, up, {0.1, 0.1, 0.1}}, []int{1000, 1000, 1000})
+		merged := 0
+		slate := make([]int, 1)
+		for r := range 2000 {
+			p.Select(500+r, slate)
+			if slate[0] != 1 {
+				t.Fatalf("%s round %d: Select = %v, want [1] (achievements %v, %v)", name, r, slate, p.achievement(0), p.achievement(1))
+			}
+			if p.achievement(0) == p.achievement(1) {
+				merged++
+			}
+		}
+		if merged == 0 {
+			t.Fatalf("%s: the quotients never rounded to the same number: the test does not exercise the rule", name)
+		}
+		t.Logf("%s: %d of 2000 rounds with merged achievements", name, merged)
 	}
 }

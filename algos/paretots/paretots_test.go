@@ -359,3 +359,28 @@ func TestSelectDoesNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// TestEqualSumsByRoundingTieToLowestIndex: ParetoTS+ with a point-mass
+// posterior (σ = σ_prior = 0, θ = μ̂) on four arms whose means are
+// permutations of (x, y, z): one layer whose Σ_j θ_ij are equal in exact
+// arithmetic, while the sums formed in coordinate order differ in the last
+// bit, some above arm 0's. The lowest index, arm 0, must be taken.
+func TestEqualSumsByRoundingTieToLowestIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 30))
+	for trial := 0; ; trial++ {
+		if trial == 100000 {
+			t.Fatal("no permutation found whose sums differ")
+		}
+		x, y, z := 0.1+0.25*rng.Float64(), 0.4+0.25*rng.Float64(), 0.7+0.25*rng.Float64()
+		p := state(t, "ParetoTS+", 0, map[string]float64{"sigma_prior": 0}, [][]float64{{x, y, z}, {y, z, x}, {z, x, y}, {y, x, z}}, nil, 1)
+		slate := make([]int, 1)
+		p.Select(50, slate)
+		if slices.Max(p.sum[1:4]) <= p.sum[0] {
+			continue
+		}
+		if slate[0] != 0 {
+			t.Fatalf("sums %v (equal exactly): Select = %v, want [0]", p.sum[:4], slate)
+		}
+		return
+	}
+}

@@ -17,6 +17,7 @@ package paretoucb
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 
 	"thv/algos"
@@ -87,6 +88,15 @@ type Policy struct {
 	gap    []int64   // per overflow member: maximin distance's bits (farthest)
 	bound  []int     // positions of the overflow's boundary members (crowding)
 	flat   []float64 // U_i = flat[d·i : d·i+d], the backing of upper
+
+	// Exact decisions of near ties (algos.SumOrder for Σ_j U_ij): the arms
+	// folded into the maximin distances so far (farthest), the set the
+	// crowding distances are taken in, and scratch.
+	order   algos.SumOrder
+	folded  []int
+	crowdOf []int
+	fa, fb  big.Float
+	ra, rb  big.Rat
 }
 
 // New returns a policy with radius scale eta (1 for ParetoUCB) and
@@ -96,11 +106,12 @@ func New(cfg algos.Config, eta float64, tb TieBreak) *Policy {
 	p := &Policy{
 		Stats: algos.NewStats(n, d),
 		d:     d, eta: eta, tb: tb, rng: cfg.Rand,
-		upper: make([][]float64, n),
-		sum:   make([]float64, n),
-		dist:  make([]float64, n),
-		gap:   make([]int64, n),
-		bound: make([]int, 0, 2*d),
+		upper:  make([][]float64, n),
+		sum:    make([]float64, n),
+		dist:   make([]float64, n),
+		gap:    make([]int64, n),
+		folded: make([]int, 0, n),
+		bound:  make([]int, 0, 2*d),
 	}
 	if p.rng == nil {
 		p.rng = rand.New(rand.NewPCG(0, 0))
@@ -135,7 +146,8 @@ func Radius(eta float64, t, d, frontSize, pulls int) float64 {
 // Select builds U, takes whole Pareto layers of U while they fit and
 // resolves the overflowing layer with the policy's tie-break.
 func (p *Policy) Select(t int, slate []int) {
-	c := 2 * p.eta * logTerm(t, p.d, p.front.Size(p.Mean))
+	moved, all := p.Observed()
+	c := 2 * p.eta * logTerm(t, p.d, p.front.SizeAfter(p.Mean, moved, all))
 	// U_i and Σ_j U_ij, written out for d = 2–5 (the same operations in
 	// the same order: the sum starts from +0, which turns a −0 into +0).
 	count, sum := p.Count[:len(p.Mean)], p.sum[:len(p.Mean)]
@@ -222,6 +234,7 @@ func (p *Policy) farthest(chosen, layer, out []int) {
 	for c := range dist {
 		dist[c] = inf
 	}
+	p.folded = p.folded[:0]
 	last := -1 // the chosen arm whose distances are not folded in yet
 	for _, s := range chosen {
 		if last >= 0 {
@@ -233,19 +246,64 @@ func (p *Policy) farthest(chosen, layer, out []int) {
 		best := -1
 		if last < 0 {
 			for c, i := range layer {
-				if best < 0 || p.sum[i] > p.sum[layer[best]] ||
-					p.sum[i] == p.sum[layer[best]] && i < layer[best] {
+				if best < 0 || p.order.Before(p.upper, p.sum, i, layer[best]) {
 					best = c
 				}
 			}
 		} else {
-			best = p.fold(layer, dist, last)
+			best = p.breakTies(layer, dist, p.fold(layer, dist, last))
 		}
 		out[a] = layer[best]
 		dist[best] = -1 // taken (distances are ≥ 0)
 		last = layer[best]
 	}
 }
+
+// breakTies returns the member of layer, among those whose maximin
+// distance is best's to the bit, of largest exact maximin distance, the
+// lowest index on exact ties. A computed distance is the exact one
+// rounded (max and min are exact, |a − b| rounded once, rounding is
+// monotone), so only equal computed distances can be in another order, or
+// equal, exactly; those are compared with math/big.
+func (p *Policy) breakTies(layer []int, dist []int64, best int) int {
+	top := dist[best]
+	for c, x := range dist[:len(layer)] {
+		if x != top || c == best {
+			continue
+		}
+		if cmp := p.exactMaximin(layer[c], &p.fa).Cmp(p.exactMaximin(layer[best], &p.fb)); cmp > 0 || cmp == 0 && layer[c] < layer[best] {
+			best = c
+		}
+	}
+	return best
+}
+
+// exactMaximin returns, in z, arm i's minimum over the folded arms of its
+// ℓ∞ distance to them in U space, exactly.
+func (p *Policy) exactMaximin(i int, z *big.Float) *big.Float {
+	d := p.d
+	ui := p.flat[d*i : d*i+d]
+	var x, y, m big.Float
+	for a, s := range p.folded {
+		us := p.flat[d*s : d*s+d]
+		m.SetPrec(exactPrec).SetInt64(0)
+		for j := range ui {
+			x.SetPrec(exactPrec).SetFloat64(ui[j])
+			y.SetPrec(exactPrec).SetFloat64(us[j])
+			x.Sub(&x, &y).Abs(&x)
+			if x.Cmp(&m) > 0 {
+				m.Set(&x)
+			}
+		}
+		if a == 0 || m.Cmp(z) < 0 {
+			z.SetPrec(exactPrec).Set(&m)
+		}
+	}
+	return z
+}
+
+// exactPrec makes sums and differences of two floats exact (algos.Sum's).
+const exactPrec = 1 << 13
 
 // inf is the bit pattern of +Inf, the distance to nothing.
 const inf = int64(0x7ff0000000000000)
@@ -258,6 +316,7 @@ func gapBits(x float64) int64 { return int64(math.Float64bits(x) &^ (1 << 63)) }
 // distance, the lowest index on ties (−1 if all are taken). For d = 2–5
 // (the paper's settings) the distance is written out in the loop.
 func (p *Policy) fold(layer []int, dist []int64, s int) int {
+	p.folded = append(p.folded, s)
 	dist = dist[:len(layer)]
 	best, top := -1, int64(-1)
 	d := p.d
@@ -342,6 +401,7 @@ func (p *Policy) crowding(layer, out []int) {
 	}
 	dist := p.dist[:len(layer)]
 	p.crowd.Distance(p.upper, layer, dist)
+	p.crowdOf = layer
 	p.pickCrowded(layer, dist, out)
 }
 
@@ -351,17 +411,82 @@ func (p *Policy) crowding(layer, out []int) {
 func (p *Policy) pickCrowded(arms []int, dist []float64, out []int) {
 	for a := range out {
 		best := -1
-		for c, i := range arms {
+		for c := range arms {
 			if dist[c] < 0 {
 				continue
 			}
-			b := arms[max(best, 0)]
-			if best < 0 || dist[c] > dist[best] || dist[c] == dist[best] &&
-				(p.sum[i] > p.sum[b] || p.sum[i] == p.sum[b] && i < b) {
+			if best < 0 || p.crowdedBefore(arms, dist, c, best) {
 				best = c
 			}
 		}
 		out[a] = arms[best]
 		dist[best] = -1 // taken (distances are ≥ 0)
 	}
+	p.crowdOf = nil
+}
+
+// crowdedBefore reports whether arms[c] comes before arms[b] in exact
+// arithmetic: a larger crowding distance, or an equal one and a larger
+// Σ_j U_ij (SumOrder), or equal both and a lower index. Computed distances
+// decide unless they lie within their rounding errors of each other (each
+// interior member's a sum of d non-negative terms, each formed by three
+// roundings); then the exact distances do.
+func (p *Policy) crowdedBefore(arms []int, dist []float64, c, b int) bool {
+	x, y := dist[c], dist[b]
+	if x == y || !math.IsInf(x, 1) && !math.IsInf(y, 1) && algos.Near(x, y, crowdError(p.d)*x, crowdError(p.d)*y) {
+		cmp := 0
+		if x != y || !math.IsInf(x, 1) {
+			cmp = p.exactCrowding(arms, c, &p.ra).Cmp(p.exactCrowding(arms, b, &p.rb))
+		}
+		if cmp != 0 {
+			return cmp > 0
+		}
+		return p.order.Before(p.upper, p.sum, arms[c], arms[b])
+	}
+	return x > y
+}
+
+func crowdError(d int) float64 { return algos.ErrorBound(d+3, 1) }
+
+// exactCrowding returns, in z, the crowding distance of arms[c] within
+// p.crowdOf (the set the distances were computed in: Crowding.Distance's
+// members) in exact arithmetic on U; its callers compare finite ones only.
+func (p *Policy) exactCrowding(arms []int, c int, z *big.Rat) *big.Rat {
+	z.SetInt64(0)
+	i := arms[c]
+	members := p.crowdOf
+	var t, u, span big.Rat
+	for j := range p.d {
+		lo, hi, prev, next := -1, -1, -1, -1
+		vi := p.upper[i][j]
+		for _, m := range members {
+			v := p.upper[m][j]
+			if lo < 0 || v < p.upper[lo][j] || v == p.upper[lo][j] && m < lo {
+				lo = m
+			}
+			if hi < 0 || v > p.upper[hi][j] || v == p.upper[hi][j] && m > hi {
+				hi = m
+			}
+			if m == i {
+				continue
+			}
+			if v < vi || v == vi && m < i { // before i in (value, index) order
+				if prev < 0 || v > p.upper[prev][j] || v == p.upper[prev][j] && m > prev {
+					prev = m
+				}
+			} else if next < 0 || v < p.upper[next][j] || v == p.upper[next][j] && m < next {
+				next = m
+			}
+		}
+		if prev < 0 || next < 0 {
+			return z.SetInt64(1 << 62) // a boundary member: +Inf, beyond any finite distance
+		}
+		span.Sub(algos.Rat(&span, p.upper[hi][j]), algos.Rat(&t, p.upper[lo][j]))
+		if span.Sign() <= 0 {
+			continue
+		}
+		t.Sub(algos.Rat(&t, p.upper[next][j]), algos.Rat(&u, p.upper[prev][j]))
+		z.Add(z, t.Quo(&t, &span))
+	}
+	return z
 }

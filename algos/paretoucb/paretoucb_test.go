@@ -351,10 +351,40 @@ func TestSelectDoesNotAllocate(t *testing.T) {
 		t0 := 301
 		if a := testing.AllocsPerRun(20, func() {
 			p.Mean[t0%150][0] += 1e-3 // as after an observation
+			p.Touch(t0 % 150)
 			p.Select(t0, slate)
 			t0++
 		}); a != 0 {
 			t.Errorf("%s: Select allocates %v times per call", name, a)
+		}
+	}
+}
+
+// TestEqualSumsByRoundingTieToLowestIndex: four arms with the same count
+// and means that are permutations of (x, y, z) form one Pareto layer whose
+// members all have the same Σ_j U_ij in exact arithmetic; the sums formed
+// in coordinate order differ in the last bit, some above arm 0's. Every
+// tie-break by Σ_j U_ij must take arm 0: ParetoUCB+'s, ParetoUCB-Div's
+// first pick, and ParetoUCB-Crowd's among members of equal (infinite)
+// crowding distance.
+func TestEqualSumsByRoundingTieToLowestIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	for _, name := range family[1:] {
+		for trial := 0; ; trial++ {
+			if trial == 100000 {
+				t.Fatalf("%s: no permutation found whose sums differ", name)
+			}
+			x, y, z := 0.1+0.25*rng.Float64(), 0.4+0.25*rng.Float64(), 0.7+0.25*rng.Float64()
+			p := state(t, name, 0.01, [][]float64{{x, y, z}, {y, z, x}, {z, x, y}, {y, x, z}}, nil, 1)
+			slate := make([]int, 1)
+			p.Select(100, slate)
+			if slices.Max(p.sum[1:4]) <= p.sum[0] {
+				continue // the rounded sums put arm 0 first anyway
+			}
+			if slate[0] != 0 {
+				t.Fatalf("%s: sums %v (equal exactly): Select = %v, want [0]", name, p.sum[:4], slate)
+			}
+			break
 		}
 	}
 }

@@ -58,6 +58,13 @@ type Policy struct {
 	// recomputed each round.
 	bonus   []float64
 	bonusAt []int
+
+	// errs[i] bounds the rounding error of scores[i]: rel times the sum
+	// of its terms' magnitudes, for a sum of d products and the bonus (or
+	// of d products of sums), each rounded once.
+	errs       []float64
+	rel        float64
+	sumA, sumB algos.Sum // scratch of CompareExact
 }
 
 // New returns a ScalarUCB policy.
@@ -88,6 +95,8 @@ func newPolicy(cfg algos.Config) *Policy {
 		scores:  make([]float64, cfg.N),
 		bonus:   make([]float64, cfg.N),
 		bonusAt: slices.Repeat([]int{-1}, cfg.N),
+		errs:    make([]float64, cfg.N),
+		rel:     algos.ErrorBound(2*cfg.D+2, 1),
 	}
 }
 
@@ -120,18 +129,44 @@ func (p *Policy) Select(t int, slate []int) {
 			continue // the score of last round
 		}
 		b := p.bonus[i]
-		var s float64
+		var s, a float64 // the index, and the sum of its terms' magnitudes
 		if p.randW {
 			for l, mu := range m {
-				s += float64(p.w[l] * (mu + b))
+				x := float64(p.w[l] * (mu + b))
+				s += x
+				a += float64(p.w[l] * (math.Abs(mu) + b)) // the magnitudes μ̂ + β is rounded from
 			}
 		} else {
 			for l, mu := range m {
-				s += float64(p.w[l] * mu)
+				x := float64(p.w[l] * mu)
+				s += x
+				a += math.Abs(x)
 			}
 			s += b
+			a += b
 		}
-		p.scores[i] = s
+		p.scores[i], p.errs[i] = s, p.rel*a
 	}
-	algos.TopK(p.scores, slate)
+	algos.TopKExact(p.scores, p.errs, slate, p)
+}
+
+// CompareExact compares the indices of arms i and j in exact arithmetic on
+// w, μ̂ and β: w·μ̂_i + β_i (ScalarUCB), w·(μ̂_i + β_i) (ScalarUCB-RandW).
+func (p *Policy) CompareExact(i, j int) int {
+	return p.exactScore(i, &p.sumA).Cmp(p.exactScore(j, &p.sumB))
+}
+
+func (p *Policy) exactScore(i int, s *algos.Sum) *algos.Sum {
+	b := p.bonus[i]
+	s.Reset()
+	for l, mu := range p.Mean[i] {
+		s.AddProduct(p.w[l], mu)
+		if p.randW {
+			s.AddProduct(p.w[l], b)
+		}
+	}
+	if !p.randW {
+		s.Add(b)
+	}
+	return s
 }

@@ -146,3 +146,58 @@ func TestSelectAllocFree(t *testing.T) { algotest.CheckSelectAllocFree(t, names,
 func BenchmarkSelect(b *testing.B) {
 	algotest.BenchmarkRuns(b, names, 0.3)
 }
+
+// TestEqualIndicesByRoundingTieToLowestIndex: arms 1 and 2 have the same
+// count and means that are permutations of each other, so ScalarUCB's
+// indices w·μ̂ + β with w = 1/d are equal in exact arithmetic, while the
+// sums formed in coordinate order differ in the last bit and make arm 2's
+// larger. The lowest index, arm 1, must be played.
+func TestEqualIndicesByRoundingTieToLowestIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 52))
+	for trial := 0; ; trial++ {
+		if trial == 100000 {
+			t.Fatal("no permutation found whose sums differ the right way")
+		}
+		x, y, z := rng.Float64(), rng.Float64(), rng.Float64()
+		p := build(t, "ScalarUCB", algos.Problem{N: 3, D: 3, K: 1, T: 1000}, 0.01, rand.New(rand.NewPCG(1, 1)))
+		setState(p, [][]float64{{0, 0, 0}, {x, y, z}, {y, z, x}}, []int{1000, 1000, 1000})
+		slate := make([]int, 1)
+		p.Select(500, slate)
+		if !(p.scores[2] > p.scores[1]) {
+			continue
+		}
+		if slate[0] != 1 {
+			t.Fatalf("indices %v (arms 1 and 2 equal exactly): Select = %v, want [1]", p.scores, slate)
+		}
+		return
+	}
+}
+
+// TestRoundingMergedIndicesDecideExactly: ScalarUCB-RandW, arm 1's means one
+// ulp above arm 0's in every coordinate, so its index w·U is larger in
+// exact arithmetic for every w; the sums often round both to the same
+// number. Arm 1 must be played every round.
+func TestRoundingMergedIndicesDecideExactly(t *testing.T) {
+	p := build(t, "ScalarUCB-RandW", algos.Problem{N: 3, D: 3, K: 1, T: 1000}, 0.01, rand.New(rand.NewPCG(3, 4)))
+	m := []float64{0.41, 0.53, 0.67}
+	up := make([]float64, 3)
+	for l := range up {
+		up[l] = math.Nextafter(m[l], 1)
+	}
+	setState(p, [][]float64{m, up, {0.1, 0.1, 0.1}}, []int{1000, 1000, 1000})
+	merged := 0
+	slate := make([]int, 1)
+	for r := range 2000 {
+		p.Select(500+r, slate)
+		if slate[0] != 1 {
+			t.Fatalf("round %d: Select = %v, want [1] (indices %v)", r, slate, p.scores)
+		}
+		if p.scores[0] == p.scores[1] {
+			merged++
+		}
+	}
+	if merged == 0 {
+		t.Fatal("the indices never rounded to the same number: the test does not exercise the rule")
+	}
+	t.Logf("%d of 2000 rounds with merged indices", merged)
+}

@@ -14,7 +14,8 @@ import (
 // TestGainBitIdentical: the unrolled d = 2, 3, 4, 5 gains and the loop over shifted
 // corners (gainLoop) both equal the textbook formula (plainGain) bitwise,
 // with exact ties (coordinates on a grid), sides ≤ 0 and a reference point
-// other than the origin.
+// other than the origin; and so does a gain continued from the gain given
+// a prefix of the set (gainFrom), as greedy's later steps continue them.
 func TestGainBitIdentical(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	vec := func(d int) []float64 {
@@ -44,17 +45,29 @@ func TestGainBitIdentical(t *testing.T) {
 		var ts terms
 		ts.init(d, ref)
 		var set [][]float64
-		for s := rng.IntN(6); s > 0; s-- {
+		u := vec(d)
+		size := rng.IntN(6)
+		prefix := rng.IntN(size + 1)
+		var partial float64 // the gain given the first prefix arms of set
+		for s := size; s > 0; s-- {
+			if len(set) == prefix {
+				partial = ts.gain(u)
+			}
 			set = append(set, vec(d))
 			ts.add(set[len(set)-1])
 		}
-		u := vec(d)
+		if prefix == size {
+			partial = ts.gain(u)
+		}
 		want := plainGain(set, u, ref)
 		if got := ts.gain(u); math.Float64bits(got) != math.Float64bits(want) {
 			t.Fatalf("trial %d (d=%d, %d terms): gain %v, textbook %v", trial, d, len(ts.signs), got, want)
 		}
-		if got := ts.gainLoop(box(u, ref), u); math.Float64bits(got) != math.Float64bits(want) {
+		if got := ts.gainLoop(box(u, ref), u, 0); math.Float64bits(got) != math.Float64bits(want) {
 			t.Fatalf("trial %d (d=%d, %d terms): gainLoop %v, textbook %v", trial, d, len(ts.signs), got, want)
+		}
+		if got := ts.gainFrom(partial, u, 1<<prefix-1); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("trial %d (d=%d, %d terms): gain continued after %d arms %v, textbook %v", trial, d, len(ts.signs), prefix, got, want)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package thvucb
 import (
 	"math"
 	"slices"
+
+	"thv/algos"
 )
 
 // terms holds the inclusion–exclusion terms of the slate S chosen so far: for
@@ -79,29 +81,37 @@ func (ts *terms) add(u []float64) {
 // S (2^|S| − 1 of them, 31 for |S| = 5). Each box is formed side by side in
 // coordinate order and the terms are subtracted in a fixed order, so equal
 // inputs give equal gains to the last bit, as greedy's ties require.
-func (ts *terms) gain(u []float64) float64 {
-	g := box(u, ts.ref)
-	if len(ts.signs) == 0 {
+func (ts *terms) gain(u []float64) float64 { return ts.gainFrom(box(u, ts.ref), u, 0) }
+
+// gainFrom continues a gain: g is the running sum after the first from
+// terms (box(u) for from = 0), and the terms from there on are subtracted.
+// Terms are only ever appended (add), so the gain of u given a prefix of S
+// continued over the terms S added since is the gain given S to the last
+// bit: the same subtractions of the same values in the same order.
+func (ts *terms) gainFrom(g float64, u []float64, from int) float64 {
+	if from == len(ts.signs) {
 		return g
 	}
 	switch ts.d {
 	case 2:
-		return ts.gain2(g, u)
+		return ts.gain2(g, u, from)
 	case 3:
-		return ts.gain3(g, u)
+		return ts.gain3(g, u, from)
 	case 4:
-		return ts.gain4(g, u)
+		return ts.gain4(g, u, from)
 	case 5:
-		return ts.gain5(g, u)
+		return ts.gain5(g, u, from)
 	}
-	return ts.gainLoop(g, u)
+	return ts.gainLoop(g, u, from)
 }
 
-// gainLoop subtracts the terms from g = box(u) in the plain way, any d.
-func (ts *terms) gainLoop(g float64, u []float64) float64 {
+// gainLoop subtracts the terms from the from-th on from g in the plain
+// way, any d.
+func (ts *terms) gainLoop(g float64, u []float64, from int) float64 {
 	d := ts.d
 	v := ts.shift(u)
-	for t, sign := range ts.signs {
+	for t := from; t < len(ts.signs); t++ {
+		sign := ts.signs[t]
 		m := ts.corners[t*d : (t+1)*d]
 		b := 1.0
 		for j, x := range v {
@@ -117,9 +127,9 @@ func (ts *terms) gainLoop(g float64, u []float64) float64 {
 	return g
 }
 
-// gain5 is gain for d = 5 (the paper's largest setting), unrolled: the same
-// values as gainLoop to the last bit (TestGainBitIdentical).
-func (ts *terms) gain5(g float64, u []float64) float64 {
+// gain5 is gainFrom for d = 5 (the paper's largest setting), unrolled: the
+// same values as gainLoop to the last bit (TestGainBitIdentical).
+func (ts *terms) gain5(g float64, u []float64, from int) float64 {
 	r := ts.ref[:5]
 	v0, v1, v2, v3, v4 := u[0]-r[0], u[1]-r[1], u[2]-r[2], u[3]-r[3], u[4]-r[4]
 	if !(v0 > 0 && v1 > 0 && v2 > 0 && v3 > 0 && v4 > 0) {
@@ -128,7 +138,7 @@ func (ts *terms) gain5(g float64, u []float64) float64 {
 	if !ts.positive {
 		// Some corner is not above r (an arm clipped to the reference
 		// point): the plain loop, which tests every term.
-		return ts.gainLoop(g, u)
+		return ts.gainLoop(g, u, from)
 	}
 	// Every corner and u are above r, so every minimum is > 0 and no term
 	// needs the test: a third of the work per term.
@@ -137,8 +147,8 @@ func (ts *terms) gain5(g float64, u []float64) float64 {
 	// one, to the bit, without the builtin's NaN and signed-zero handling
 	// (five instructions a coordinate against two).
 	b0, b1, b2, b3, b4 := math.Float64bits(v0), math.Float64bits(v1), math.Float64bits(v2), math.Float64bits(v3), math.Float64bits(v4)
-	bits := ts.bits[:len(ts.signs)*5]
-	for t, sign := range ts.signs {
+	bits := ts.bits[from*5 : len(ts.signs)*5]
+	for t, sign := range ts.signs[from:] {
 		m := bits[t*5 : t*5+5 : t*5+5]
 		c0 := math.Float64frombits(min(m[0], b0))
 		c1 := math.Float64frombits(min(m[1], b1))
@@ -153,34 +163,34 @@ func (ts *terms) gain5(g float64, u []float64) float64 {
 // gain2, gain3 and gain4 are gain5 for the paper's other settings (the
 // d = 2, 3 ones are most of a reading's THV-UCB runs): the same values as
 // gainLoop to the last bit (TestGainBitIdentical).
-func (ts *terms) gain2(g float64, u []float64) float64 {
+func (ts *terms) gain2(g float64, u []float64, from int) float64 {
 	r := ts.ref[:2]
 	v0, v1 := u[0]-r[0], u[1]-r[1]
 	if !(v0 > 0 && v1 > 0) {
 		return g
 	}
 	if !ts.positive {
-		return ts.gainLoop(g, u)
+		return ts.gainLoop(g, u, from)
 	}
-	corners := ts.corners[:len(ts.signs)*2]
-	for t, sign := range ts.signs {
+	corners := ts.corners[from*2 : len(ts.signs)*2]
+	for t, sign := range ts.signs[from:] {
 		m := corners[t*2 : t*2+2 : t*2+2]
 		g -= float64(sign * (min(m[0], v0) * min(m[1], v1)))
 	}
 	return g
 }
 
-func (ts *terms) gain3(g float64, u []float64) float64 {
+func (ts *terms) gain3(g float64, u []float64, from int) float64 {
 	r := ts.ref[:3]
 	v0, v1, v2 := u[0]-r[0], u[1]-r[1], u[2]-r[2]
 	if !(v0 > 0 && v1 > 0 && v2 > 0) {
 		return g
 	}
 	if !ts.positive {
-		return ts.gainLoop(g, u)
+		return ts.gainLoop(g, u, from)
 	}
-	corners := ts.corners[:len(ts.signs)*3]
-	for t, sign := range ts.signs {
+	corners := ts.corners[from*3 : len(ts.signs)*3]
+	for t, sign := range ts.signs[from:] {
 		m := corners[t*3 : t*3+3 : t*3+3]
 		c0 := min(m[0], v0)
 		c1 := min(m[1], v1)
@@ -190,18 +200,18 @@ func (ts *terms) gain3(g float64, u []float64) float64 {
 	return g
 }
 
-func (ts *terms) gain4(g float64, u []float64) float64 {
+func (ts *terms) gain4(g float64, u []float64, from int) float64 {
 	r := ts.ref[:4]
 	v0, v1, v2, v3 := u[0]-r[0], u[1]-r[1], u[2]-r[2], u[3]-r[3]
 	if !(v0 > 0 && v1 > 0 && v2 > 0 && v3 > 0) {
 		return g
 	}
 	if !ts.positive {
-		return ts.gainLoop(g, u)
+		return ts.gainLoop(g, u, from)
 	}
 	b0, b1, b2, b3 := math.Float64bits(v0), math.Float64bits(v1), math.Float64bits(v2), math.Float64bits(v3)
-	bits := ts.bits[:len(ts.signs)*4]
-	for t, sign := range ts.signs {
+	bits := ts.bits[from*4 : len(ts.signs)*4]
+	for t, sign := range ts.signs[from:] {
 		m := bits[t*4 : t*4+4 : t*4+4]
 		c0 := math.Float64frombits(min(m[0], b0))
 		c1 := math.Float64frombits(min(m[1], b1))
@@ -210,6 +220,16 @@ func (ts *terms) gain4(g float64, u []float64) float64 {
 		g -= float64(sign * (((c0 * c1) * c2) * c3))
 	}
 	return g
+}
+
+// errorScale bounds the rounding error of gain(u) (or a gain continued to
+// the same terms) per unit of box(u): the gain is formed by subtracting
+// m = len(signs) terms from box(u), each term a product of d sides formed
+// with one rounding each, each at most box(u) (its box lies inside u's),
+// and each partial sum at most (m + 1)·box(u) in magnitude.
+func (ts *terms) errorScale() float64 {
+	m := len(ts.signs)
+	return algos.ErrorBound(2*ts.d+m+1, m+1)
 }
 
 // Gain returns the optimistic marginal gain HV(S ∪ {u}) − HV(S) of the

@@ -2,8 +2,12 @@ package thvucb
 
 import (
 	"math"
+	"math/big"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
+
+	"thv/algos"
 )
 
 // lazyGreedy is the per-arm state of the lazy greedy selection.
@@ -20,15 +24,29 @@ type lazyGreedy struct {
 	key    []float64 // key[i] + R_i: upper bound on arm i's gain at this step
 	gain   []float64 // exact gain, current when gainAt[i] == the step's stamp
 	gainAt []int64
+	// zeroAt[i] is the step at which arm i was found dominated
+	// (slateDominates): from there on, in the same greedy call, its gain
+	// is exactly 0.
+	zeroAt []int64
+	// gainOf[i] is how many inclusion–exclusion terms gain[i] has
+	// subtracted; a gain of an earlier step of the same greedy call
+	// (gainAt[i] ≥ first) is continued from there (terms.gainFrom).
+	gainOf []int
+	first  int64       // the stamp of step 0 of the current greedy call
 	out    []bool      // chosen or pruned in this greedy call
 	evals  int         // exact gains computed in the current step
 	pruned []candidate // arms pruned in this greedy call, with their last keys
 	total  int64       // exact gains computed over the policy's life (for tests and benchmarks)
+
+	errScale      float64 // the step's gains' error bounds per unit of box (terms.errorScale)
+	exactCompares int64   // near ties decided in exact arithmetic (for tests)
+	ratA, ratB    big.Rat // their scratch
 }
 
 func (g *lazyGreedy) init(n int) {
-	g.key, g.gain = make([]float64, n), make([]float64, n)
+	g.key, g.gain, g.zeroAt = make([]float64, n), make([]float64, n), make([]int64, n)
 	g.gainAt, g.out = make([]int64, n), make([]bool, n)
+	g.gainOf = make([]int, n)
 }
 
 // stepCache remembers, per prefix set S of a greedy step, the bounds that
@@ -151,6 +169,7 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 	g, c := &p.lazy, &p.steps
 	k := len(slate)
 	g.call++
+	g.first = g.call * int64(k+1)
 	p.ie.reset()
 	c.sorted = c.sorted[:0]
 	clear(g.out)
@@ -160,21 +179,17 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 		g.key[i] = v + g.slack - p.riseAt[i]
 	}
 	var hash uint64
-	full := 0 // how many of the first arms chosen have u = (1, …, 1)
+	full := false // some arm chosen has u = (1, …, 1)
 	for j := 0; j < k; j++ {
 		stamp := g.call*int64(k+1) + int64(j)
 		g.evals = 0
+		g.errScale = p.ie.errorScale()
 		best := -1
-		if j > 0 && full >= max(1, j-1) {
-			// Every gain is exactly 0 (see zeroGains): the literal
-			// algorithm takes the lowest index left in A_t.
+		if full {
+			// With clipping every u ≤ (1, …, 1), so every gain is exactly
+			// 0 (dominated): the literal algorithm takes the lowest index
+			// left in A_t.
 			if best = p.lowest(prune); best < 0 {
-				return false
-			}
-		} else if j == 3 && full == 1 && p.prob.D == 3 && len(p.ie.signs) == 7 {
-			// Only the first arm is full: every gain is formed from two
-			// boxes (see twoBoxGain), computed for every arm left.
-			if best = p.twoBoxBest(prune); best < 0 {
 				return false
 			}
 		} else {
@@ -205,9 +220,7 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 				p.store(cached, hash, best)
 			}
 		}
-		if full == j && p.clip && isFull(p.upper[best]) {
-			full++
-		}
+		full = full || p.clip && isFull(p.upper[best])
 		slate[j] = best
 		g.exclude(best, false)
 		p.ie.add(p.upper[best])
@@ -276,7 +289,7 @@ func (p *Policy) bestGain(stamp int64, cached *stepEntry, ceil float64) int {
 	}
 	for i, v := range keys {
 		if v+rise[i] >= bar {
-			if bar >= ceil && i > best {
+			if bar >= ceil && i > best && isFull(p.upper[best]) {
 				break // a tie at most, and best has the lower index
 			}
 			best, bar = p.challenge(i, best, bar, stamp)
@@ -315,96 +328,165 @@ func isFull(u []float64) bool {
 	return true
 }
 
-// zeroGains: with clipping every u_i ≤ (1, …, 1). If the first m − 1 arms
-// of S (m = |S| ≥ 2), or all of them, are at (1, …, 1), the exact gain of
-// every u given S, as terms.gain forms it, is exactly 0, not merely up to
-// rounding. Every term box(min(u, corner_T)) is then B = box(u) if
-// s_m ∉ T and X = box(min(u, u_{s_m})) if s_m ∈ T, the very same bits (the
-// minima and products are formed alike). The terms of the first m − 1 arms
-// come first with signs +, −, …, + and subtract from B in turn: B, 0, B,
-// …, 0. Their twins with s_m alternate −, +, …, −: 0, X, 0, …, X. The term
-// {s_m} (+) last: X − X = 0. Every step is exact (x − x = 0, 0 + x = x).
-// If all m arms are at (1, …, 1), X = B and the same holds for m = 1.
-
-// twoBoxGain: at d = 3 with S = (s₁, s₂, s₃) and only u_{s₁} at (1, …, 1),
-// terms.gain's value for u is fl(fl(fl(X₃ − X₂₃) + X₂₃) − X₃), where
-// X₃ = box(min(u, u_{s₃})) and X₂₃ = box(min(u, u_{s₂} ∧ u_{s₃})) are
-// its terms {s₃} and {s₂, s₃} as it forms them. Its terms come in the
-// order {s₁} +, {s₁,s₂} −, {s₂} +, {s₁,s₃} −, {s₁,s₂,s₃} +, {s₂,s₃} −,
-// {s₃} + (terms.add), and a corner with s₁ is the corner without it to
-// the last bit (min(1 − r, x − r) = x − r for x ≤ 1, rounding being
-// monotone), so the terms are B, X₂, X₂, X₃, X₂₃, X₂₃, X₃ with B = box(u),
-// its start. The running sum is then exactly B − B = +0, +0 + X₂ = X₂,
-// X₂ − X₂ = +0, +0 + X₃ = X₃ (x − x = +0, 0 + x = x), then X₃ − X₂₃,
-// + X₂₃, − X₃ as above. If u is not above r in some coordinate, the gain
-// is box(u) = +0, and so is the formula (X₃ = X₂₃ = +0).
-func (ts *terms) twoBoxGain(u []float64) float64 {
-	r := ts.ref[:3]
-	v0, v1, v2 := u[0]-r[0], u[1]-r[1], u[2]-r[2]
-	if !(v0 > 0 && v1 > 0 && v2 > 0) {
-		return box(u, ts.ref)
-	}
-	x3 := ts.term3(ts.corners[18:21:21], v0, v1, v2)
-	x23 := ts.term3(ts.corners[15:18:18], v0, v1, v2)
-	g := float64(x3 - x23)
-	g = float64(g + x23)
-	return float64(g - x3)
-}
-
-// term3 is one term of gain3 (or of gainLoop, which gives 0 when a minimum
-// is not > 0) for v = u − r > 0: the same value to the last bit.
-func (ts *terms) term3(m []float64, v0, v1, v2 float64) float64 {
-	c0, c1, c2 := min(m[0], v0), min(m[1], v1), min(m[2], v2)
-	if !(c0 > 0 && c1 > 0 && c2 > 0) {
-		return 0
-	}
-	return float64((c0 * c1) * c2)
-}
-
-// twoBoxBest is the step of twoBoxGain: the arm left of largest gain,
-// lowest index on ties, not confidently dominated if prune (−1 if none).
-// It neither reads nor writes bounds: the step is exact.
-func (p *Policy) twoBoxBest(prune bool) int {
-	g := &p.lazy
-	for {
-		best, bar := -1, 0.0
-		for i, out := range g.out {
-			if out {
-				continue
-			}
-			p.refresh(i)
-			if v := p.ie.twoBoxGain(p.upper[i]); best < 0 || v > bar {
-				best, bar = i, v
-			}
-		}
-		if best < 0 || !prune || !p.dominated(best) {
-			return best
-		}
-		g.exclude(best, true)
-	}
-}
-
 // challenge evaluates arm i exactly and returns it with its gain if it beats
 // best, whose gain is bar (ties to the lower index), else best and bar.
 func (p *Policy) challenge(i, best int, bar float64, stamp int64) (int, float64) {
-	if gi := p.exact(i, stamp); gi > bar || gi == bar && i < best {
+	if gi := p.exact(i, stamp); p.beats(i, gi, best, bar) {
 		return i, gi
 	}
 	return best, bar
 }
 
-// exact returns arm i's gain at the current step (stamp), computing it once.
+// beats reports whether arm i, of computed gain gi, comes before arm best,
+// of computed gain bar, at the current step: a larger gain in exact
+// arithmetic, or an equal one and a lower index. The computed gains decide
+// unless they are within their error bounds of each other; then the exact
+// gains do (exactGain), unless the two UCB vectors are the same.
+func (p *Policy) beats(i int, gi float64, best int, bar float64) bool {
+	g := &p.lazy
+	if algos.Near(gi, bar, g.errorBound(i, p.boxes), g.errorBound(best, p.boxes)) {
+		return p.beatsExactly(i, gi, best, bar)
+	}
+	return gi > bar
+}
+
+// beatsExactly is beats for a near tie.
+func (p *Policy) beatsExactly(i int, gi float64, best int, bar float64) bool {
+	g := &p.lazy
+	if slices.Equal(p.upper[i], p.upper[best]) || g.zeroAt[i] >= g.first && g.zeroAt[best] >= g.first {
+		return gi > bar || gi == bar && i < best // the same gain, computed alike
+	}
+	g.exactCompares++
+	switch c := p.exactGain(i, &g.ratA).Cmp(p.exactGain(best, &g.ratB)); {
+	case c != 0:
+		return c > 0
+	default:
+		return i < best
+	}
+}
+
+// exact returns arm i's gain at the current step (stamp), computing it once:
+// exactly 0 if u_i is weakly dominated by the UCB vector of an arm already
+// in the slate (its box then lies inside that arm's) or not above the
+// reference point in every coordinate (its box is empty), and otherwise,
+// when it is positive in exact arithmetic, the inclusion–exclusion sum, with
+// the bound on that sum's rounding error in err[i].
 func (p *Policy) exact(i int, stamp int64) float64 {
 	g := &p.lazy
 	if g.gainAt[i] != stamp {
-		g.gainAt[i] = stamp
 		p.refresh(i)
-		g.gain[i] = p.ie.gain(p.upper[i])
+		u := p.upper[i]
+		switch {
+		case g.zeroAt[i] >= g.first:
+			// Dominated at an earlier step of this call: the slate only
+			// grew.
+		case g.gainAt[i] >= g.first:
+			// Evaluated at an earlier step of this call, on this very u_i
+			// (made current once per Select): continued.
+			g.gain[i] = p.ie.gainFrom(g.gain[i], u, g.gainOf[i])
+		default:
+			g.gain[i] = p.ie.gain(u)
+		}
+		// A gain that is exactly 0 is computed within its error bound of
+		// 0; only then can u_i be dominated, and the test decides.
+		if g.zeroAt[i] >= g.first || math.Abs(g.gain[i]) <= g.errScale*p.boxes[i] && p.slateDominates(i) {
+			if g.zeroAt[i] < g.first {
+				g.zeroAt[i] = stamp
+			}
+			g.gain[i] = 0
+		}
+		g.gainAt[i] = stamp
+		g.gainOf[i] = len(p.ie.signs)
 		g.key[i] = min(g.key[i], g.gain[i]+g.slack-p.rise.now[i])
 		g.evals++
 		g.total++
 	}
 	return g.gain[i]
+}
+
+// slateDominates reports whether the gain of arm i (its current u_i) given
+// the slate chosen so far is exactly 0: u_i ≤ u_s for some arm s of the
+// slate, or u_i not strictly above the reference point in some coordinate.
+// For boxes anchored at the reference point this is the only way:
+// otherwise u_i's own corner, with a neighbourhood of positive volume, lies
+// outside every box of the slate. The boxes filter: a positive box has
+// every side positive, and u ≤ v gives box(u) ≤ box(v), rounding being
+// monotone.
+func (p *Policy) slateDominates(i int) bool {
+	u, b := p.upper[i], p.boxes[i]
+	if !(b > 0) {
+		for j, r := range p.prob.Ref {
+			if !(u[j] > r) {
+				return true
+			}
+		}
+	}
+	for _, s := range p.steps.sorted {
+		if b <= p.boxes[s] && weaklyBelow(u, p.upper[s]) {
+			return true
+		}
+	}
+	return false
+}
+
+// errorBound bounds the rounding error of arm i's gain at the current
+// step: 0 for a gain that is exactly 0, else the bound for an
+// inclusion–exclusion sum of the step's terms (terms.errorBound).
+func (g *lazyGreedy) errorBound(i int, boxes []float64) float64 {
+	if g.zeroAt[i] >= g.first {
+		return 0
+	}
+	return g.errScale * boxes[i]
+}
+
+// weaklyBelow reports whether u ≤ v coordinate-wise.
+func weaklyBelow(u, v []float64) bool {
+	v = v[:len(u)]
+	for j, x := range u {
+		if x > v[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// exactGain returns, in z, arm i's gain given the slate chosen so far in
+// exact arithmetic on the floats u_i, u_s and r: inclusion–exclusion over
+// the subsets of the slate, with math/big's rationals. Slow, and called
+// only for near ties (beats).
+func (p *Policy) exactGain(i int, z *big.Rat) *big.Rat {
+	u, ref, set := p.upper[i], p.prob.Ref, p.steps.sorted
+	z.SetInt64(0)
+	if p.slateDominates(i) {
+		return z
+	}
+	var term, side, r big.Rat
+	corner := make([]float64, len(u))
+	for mask := 0; mask < 1<<len(set); mask++ {
+		copy(corner, u)
+		for b, s := range set {
+			if mask>>b&1 == 1 {
+				for j, v := range p.upper[s] {
+					corner[j] = min(corner[j], v)
+				}
+			}
+		}
+		term.SetInt64(1)
+		for j, c := range corner {
+			side.Sub(side.SetFloat64(c), r.SetFloat64(ref[j]))
+			if side.Sign() <= 0 {
+				term.SetInt64(0)
+				break
+			}
+			term.Mul(&term, &side)
+		}
+		if bits.OnesCount(uint(mask))%2 == 0 {
+			z.Add(z, &term)
+		} else {
+			z.Sub(z, &term)
+		}
+	}
+	return z
 }
 
 // candidate is an arm with a bound.

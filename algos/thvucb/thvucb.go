@@ -2,12 +2,15 @@
 // UCB boxes, safe pruning of confidently dominated arms, and greedy slate
 // construction on optimistic marginal hypervolume gains.
 //
-// Select returns exactly the slate of the literal algorithm (every gain of
-// every remaining arm evaluated at every greedy step, lowest index on ties)
-// but evaluates few gains exactly: a lazy greedy keeps upper bounds on the
-// gains, carried across rounds through bounds on how far each arm's box can
-// have moved since, and a gain is evaluated exactly by inclusion–exclusion
-// over the chosen arms only when its bound could win. Even the UCB
+// Select returns exactly the slate of the literal algorithm in exact
+// arithmetic (every gain of every remaining arm evaluated at every greedy
+// step, lowest index on ties; a gain is exactly 0 when the arm's UCB
+// vector is weakly below one already chosen, and near ties of the computed
+// gains are decided on the exact ones) but evaluates few gains at all: a
+// lazy greedy keeps upper bounds on the gains, carried across rounds
+// through bounds on how far each arm's box can have moved since, and a
+// gain is evaluated by inclusion–exclusion over the chosen arms only when
+// its bound could win. Even the UCB
 // vectors are computed only for the arms greedy looks at closely (about a
 // third at d = 5); the others are bounded through the same drift bounds.
 package thvucb

@@ -1,8 +1,10 @@
 package thvucb
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -21,14 +23,69 @@ func newPolicy(t *testing.T, n, d, k, T int, eta float64) *Policy {
 	})
 }
 
-// reference implements Algorithm 1's selection literally: build A_t in full,
-// fall back to [n] if |A_t| < k, then plain greedy on the UCB vectors of A_t:
-// every candidate's gain evaluated at every step, the largest taken, lowest
-// index on ties. Gains use the policy's own Gain, whose agreement with
-// hv.Contribution is tested separately (TestGainMatchesHV), so that exact
-// ties compare equal in both. The UCB vectors of every arm are computed
-// afresh for the round of the last Select, without touching the policy's own.
+// reference implements Algorithm 1's selection literally, in exact
+// arithmetic: build A_t in full, fall back to [n] if |A_t| < k, then plain
+// greedy on the UCB vectors of A_t: every candidate's gain evaluated at
+// every step, the largest taken, lowest index on ties. A gain is exactly 0
+// when u is weakly below a chosen vector or not above the reference point
+// (boxes nest); gains whose floating-point values (plainGain) lie within
+// 10⁻⁹ of each other, relative to their boxes, are compared exactly
+// (refExactGain, math/big). The UCB vectors of every arm are computed
+// afresh for the round of the last Select, without touching the policy's
+// own.
 func reference(p *Policy, k int) []int {
+	upper, cand := candidates(p, k)
+	ref := p.prob.Ref
+	used := map[int]bool{}
+	var chosen [][]float64
+	var slate []int
+	gain := func(u []float64) (float64, bool) { // the value, and whether it is exactly 0
+		for j := range u {
+			if !(u[j] > ref[j]) {
+				return 0, true
+			}
+		}
+		for _, s := range chosen {
+			if weaklyBelowAll(u, s) {
+				return 0, true
+			}
+		}
+		return plainGain(chosen, u, ref), false
+	}
+	for len(slate) < k {
+		best, bestGain, bestZero := -1, 0.0, false
+		for _, i := range cand {
+			if used[i] {
+				continue
+			}
+			g, zero := gain(upper[i])
+			if best < 0 {
+				best, bestGain, bestZero = i, g, zero
+				continue
+			}
+			var c int // the sign of gain_i − gain_best in exact arithmetic
+			switch {
+			case zero && bestZero:
+			case math.Abs(g-bestGain) > 1e-9*(box(upper[i], ref)+box(upper[best], ref)):
+				c = cmp.Compare(g, bestGain)
+			default:
+				c = refExactGain(chosen, upper[i], ref).Cmp(refExactGain(chosen, upper[best], ref))
+			}
+			if c > 0 {
+				best, bestGain, bestZero = i, g, zero
+			}
+		}
+		used[best] = true
+		slate = append(slate, best)
+		chosen = append(chosen, upper[best])
+	}
+	return slate
+}
+
+// candidates returns the UCB vectors of the round of the last Select,
+// computed afresh, and A_t: the arms no other arm's lower bound confidently
+// dominates, or all arms if fewer than k.
+func candidates(p *Policy, k int) (upper [][]float64, cand []int) {
 	upper, lower := freshVectors(p)
 	n := len(upper)
 	below := func(u []float64, j int) bool {
@@ -39,7 +96,6 @@ func reference(p *Policy, k int) []int {
 		}
 		return true
 	}
-	var cand []int
 	for i := 0; i < n; i++ {
 		dom := false
 		for j := 0; j < n; j++ {
@@ -58,28 +114,55 @@ func reference(p *Policy, k int) []int {
 			cand = append(cand, i)
 		}
 	}
-	p.ie.reset()
-	used := map[int]bool{}
-	var out []int
-	for len(out) < k {
-		best, bestGain := -1, math.Inf(-1)
-		for _, i := range cand {
-			if used[i] {
-				continue
-			}
-			if g := p.Gain(upper[i]); g > bestGain {
-				best, bestGain = i, g
-			}
-		}
-		used[best] = true
-		out = append(out, best)
-		p.ie.add(upper[best])
-	}
-	return out
+	return upper, cand
 }
 
-// freshVectors returns u_i and L_i of every arm for the round of the last
-// Select, computed from the statistics as the policy computes them.
+// weaklyBelowAll reports whether u ≤ s coordinate-wise.
+func weaklyBelowAll(u, s []float64) bool {
+	for j := range u {
+		if u[j] > s[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// refExactGain is HV(set ∪ {u}) − HV(set) for boxes anchored at ref, in
+// exact arithmetic on the floats: inclusion–exclusion over the subsets of
+// set with math/big's rationals, written here apart from the policy's.
+func refExactGain(set [][]float64, u, ref []float64) *big.Rat {
+	vol := func(c []float64) *big.Rat {
+		v := big.NewRat(1, 1)
+		for j := range c {
+			side := new(big.Rat).Sub(new(big.Rat).SetFloat64(c[j]), new(big.Rat).SetFloat64(ref[j]))
+			if side.Sign() <= 0 {
+				return new(big.Rat)
+			}
+			v.Mul(v, side)
+		}
+		return v
+	}
+	g := new(big.Rat)
+	for mask := 0; mask < 1<<len(set); mask++ {
+		c := slices.Clone(u)
+		odd := false
+		for b, s := range set {
+			if mask>>b&1 == 1 {
+				odd = !odd
+				for j := range c {
+					c[j] = min(c[j], s[j])
+				}
+			}
+		}
+		if odd {
+			g.Sub(g, vol(c))
+		} else {
+			g.Add(g, vol(c))
+		}
+	}
+	return g
+}
+
 func freshVectors(p *Policy) (upper, lower [][]float64) {
 	n, d := p.prob.N, p.prob.D
 	upper, lower = make([][]float64, n), make([][]float64, n)
@@ -441,136 +524,137 @@ func TestStaleLowerBoundsOnlyFilter(t *testing.T) {
 	}
 }
 
-// TestZeroGainsExact: with the first m − 1 arms of S at (1, …, 1) (or all
-// m), terms.gain returns exactly 0 for every u ≤ (1, …, 1), as greedy's
-// shortcut for such steps assumes (zeroGains in greedy.go); and with only
-// the first m − 2 there, it does not always (so the rule cannot be loosened).
-func TestZeroGainsExact(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 9))
-	loose := 0
-	for trial := 0; trial < 200000; trial++ {
-		d := 2 + rng.IntN(4)
-		m := 1 + rng.IntN(5)
-		ref := make([]float64, d)
-		for j := range ref {
-			ref[j] = []float64{0, 0, 0.1 * rng.Float64()}[rng.IntN(3)]
+// TestDominatedGainIsZero: the gain of u given a set of vectors is exactly
+// 0 (refExactGain) if and only if u is weakly below one of them or not
+// above the reference point in some coordinate (slateDominates), on
+// vectors with ties, coordinates at 1 and at the reference point.
+func TestDominatedGainIsZero(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	zeros := 0
+	for trial := 0; trial < 20000; trial++ {
+		d, m := 2+rng.IntN(4), rng.IntN(5)
+		p := newPolicy(t, m+1, d, m+1, 100, 0.1)
+		if trial%3 == 0 {
+			for j := range p.prob.Ref {
+				p.prob.Ref[j] = 0.25 * float64(rng.IntN(2))
+			}
 		}
-		full := m - 1
-		if m == 1 || rng.IntN(4) == 0 {
-			full = m
-		}
-		random := func() []float64 {
-			u := make([]float64, d)
-			for j := range u {
-				switch rng.IntN(4) {
-				case 0:
-					u[j] = 1
-				default:
-					u[j] = rng.Float64()
+		vec := func() []float64 {
+			v := make([]float64, d)
+			for j := range v {
+				v[j] = float64(rng.IntN(5)) / 4
+				if rng.IntN(3) == 0 {
+					v[j] = rng.Float64()
 				}
 			}
-			return u
+			return v
 		}
-		var ts terms
-		ts.init(d, ref)
-		for s := 0; s < m; s++ {
-			if s < full {
-				ts.add([]float64{1, 1, 1, 1, 1}[:d])
-			} else {
-				ts.add(random())
-			}
+		var set [][]float64
+		p.steps.sorted = p.steps.sorted[:0]
+		for s := range m {
+			copy(p.upper[s], vec())
+			set = append(set, p.upper[s])
+			p.steps.sorted = append(p.steps.sorted, s)
 		}
-		if g := ts.gain(random()); math.Float64bits(g) != 0 {
-			t.Fatalf("d=%d m=%d full=%d: gain %g, want exactly 0", d, m, full, g)
+		u := vec()
+		zero := refExactGain(set, u, p.prob.Ref).Sign() == 0
+		copy(p.upper[m], u)
+		p.boxes[m] = box(u, p.prob.Ref)
+		for s := range m {
+			p.boxes[s] = box(p.upper[s], p.prob.Ref)
 		}
-		if m >= 3 { // one full arm fewer: some gains are not exactly 0
-			ts.reset()
-			ts.add([]float64{1, 1, 1, 1, 1}[:d])
-			for s := 1; s < m; s++ {
-				ts.add(random())
-			}
-			if ts.gain(random()) != 0 {
-				loose++
-			}
+		if got := p.slateDominates(m); got != zero {
+			t.Fatalf("trial %d: u %v, set %v, ref %v: slateDominates %v, exact gain 0: %v", trial, u, set, p.prob.Ref, got, zero)
+		}
+		if zero {
+			zeros++
 		}
 	}
-	if loose == 0 {
-		t.Fatal("with only the first m − 2 arms at (1, …, 1), every gain was 0: the test draws no informative cases")
+	if zeros < 1000 {
+		t.Fatalf("only %d zero gains drawn", zeros)
 	}
 }
 
-// TestTwoBoxGainBitIdentical: with only the first of three arms at
-// (1, 1, 1), twoBoxGain is terms.gain to the last bit (d = 3), on vectors
-// with coordinates at 1, at or below the reference point, ulp neighbours
-// and small boxes, so that the rounding residues (0 < X₂₃ < X₃/2) occur;
-// it fails if the formula is simplified to 0.
-func TestTwoBoxGainBitIdentical(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 11))
-	residues := 0
-	for trial := 0; trial < 300000; trial++ {
-		ref := make([]float64, 3)
-		for j := range ref {
-			ref[j] = []float64{0, 0, 0.1 * rng.Float64()}[rng.IntN(3)]
+// TestDominatedGainsTieToLowestIndex: once an arm's UCB vector is weakly
+// below one already in the slate, its gain is exactly 0, and among such
+// arms the lowest index wins, although their inclusion–exclusion sums leave
+// residues of rounding (±10⁻¹⁷) that would choose another. States are
+// drawn until some round's literal greedy on the computed sums (argmax,
+// lowest index on equal sums) differs from the exact rule.
+func TestDominatedGainsTieToLowestIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	differ := 0
+	for trial := 0; trial < 3000 && differ < 20; trial++ {
+		const n, d, k = 10, 3, 4
+		p := newPolicy(t, n, d, k, 1000, 0.001)
+		for i := range n {
+			p.Count[i] = 1000
+			for j := range d {
+				p.Mean[i][j] = float64(1+rng.IntN(6)) / 8 * (1 + 1e-3*rng.Float64())
+			}
 		}
-		random := func() []float64 {
-			u := make([]float64, 3)
-			for j := range u {
-				switch rng.IntN(8) {
-				case 0:
-					u[j] = 1
-				case 1:
-					u[j] = ref[j] // a box of 0
-				case 2:
-					u[j] = ref[j] * rng.Float64()
-				case 3:
-					u[j] = math.Nextafter(1, 0)
-				case 4:
-					u[j] = ref[j] + 1e-3*rng.Float64() // small
-				default:
-					u[j] = rng.Float64()
+		slate := make([]int, k)
+		p.Select(500, slate)
+		if want := reference(p, k); !slices.Equal(slate, want) {
+			t.Fatalf("trial %d: Select = %v, Algorithm 1 = %v", trial, slate, want)
+		}
+		// The literal greedy on the computed sums.
+		upper, cand := candidates(p, k)
+		var set [][]float64
+		used := make([]bool, n)
+		var float []int
+		for range k {
+			best, bar := -1, math.Inf(-1)
+			for _, i := range cand {
+				if g := plainGain(set, upper[i], p.prob.Ref); !used[i] && g > bar {
+					best, bar = i, g
 				}
 			}
-			return u
+			used[best] = true
+			float = append(float, best)
+			set = append(set, upper[best])
 		}
-		var ts terms
-		ts.init(3, ref)
-		ts.add([]float64{1, 1, 1})
-		ts.add(random())
-		ts.add(random())
-		u := random()
-		want, got := ts.gain(u), ts.twoBoxGain(u)
-		if math.Float64bits(got) != math.Float64bits(want) {
-			t.Fatalf("ref %v, S %v, u %v: twoBoxGain %g, gain %g", ref, ts.corners, u, got, want)
-		}
-		if want != 0 {
-			residues++
+		if !slices.Equal(float, slate) {
+			differ++
 		}
 	}
-	if residues == 0 {
-		t.Fatal("no gain other than 0 drawn: the test does not exercise the rounding residues")
+	if differ == 0 {
+		t.Fatal("no state where rounding residues would decide: the test does not exercise the rule")
 	}
-	t.Logf("%d non-zero gains", residues)
+	t.Logf("%d states where the computed sums would choose another slate", differ)
 }
 
-// TestTwoBoxStepPrunes: the two-box step (only the first arm full, d = 3,
-// the fourth arm) skips the arm of largest gain when it is confidently
-// dominated. Arm 0 is full and chosen first, arms 1 and 2 follow (every
-// gain 0: the lowest index), and at the last step arm 3, the lowest index
-// of gain 0, is dominated by arm 4's lower bound: Algorithm 1 takes arm 4.
-func TestTwoBoxStepPrunes(t *testing.T) {
-	p := New(algos.Config{Problem: algos.Problem{N: 7, D: 3, K: 4, T: 1000}, Eta: 1, Params: map[string]float64{"clip": 1}})
-	means := [][]float64{{0.5, 0.5, 0.5}, {0.5, 0.3, 0.7}, {0.3, 0.7, 0.5}, {0.1, 0.1, 0.1}, {0.6, 0.6, 0.6}, {0.7, 0.5, 0.3}, {0.6, 0.3, 0.6}}
-	for i, m := range means {
-		copy(p.Mean[i], m)
-		p.Count[i] = 1000
-	}
-	p.Count[0] = 1 // u_0 = (1, 1, 1)
-	slate := make([]int, 4)
-	p.Select(500, slate)
-	if want := reference(p, 4); !slices.Equal(slate, want) {
-		t.Fatalf("Select = %v, Algorithm 1 = %v", slate, want)
-	}
-	if !slices.Equal(slate, []int{0, 1, 2, 4}) {
-		t.Fatalf("Select = %v: the case is not the one meant (want [0 1 2 4])", slate)
+// TestEqualGainsByRoundingTieToLowestIndex: arms 1 and 2 have UCB vectors
+// that are permutations of each other, so their boxes (the gains of the
+// first step) are equal in exact arithmetic, while the products formed in
+// coordinate order differ in the last bit and make arm 2's larger. The
+// exact rule takes arm 1, the lower index; the computed products would
+// take arm 2.
+func TestEqualGainsByRoundingTieToLowestIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	for trial := 0; ; trial++ {
+		if trial == 100000 {
+			t.Fatal("no permutation found whose products differ the right way")
+		}
+		x, y, z := 0.3+0.5*rng.Float64(), 0.3+0.5*rng.Float64(), 0.3+0.5*rng.Float64()
+		p := newPolicy(t, 3, 3, 1, 1000, 0.001)
+		p.Count[0], p.Count[1], p.Count[2] = 1000, 1000, 1000
+		copy(p.Mean[0], []float64{0.1, 0.1, 0.1})
+		copy(p.Mean[1], []float64{x, y, z})
+		copy(p.Mean[2], []float64{y, z, x})
+		upper, _ := freshVectors(p)
+		a, b := box(upper[1], p.prob.Ref), box(upper[2], p.prob.Ref)
+		if !(b > a) {
+			continue
+		}
+		slate := make([]int, 1)
+		p.Select(500, slate)
+		if slate[0] != 1 {
+			t.Fatalf("u_1 = %v, u_2 = %v (boxes %v < %v, equal exactly): Select = %v, want [1]", upper[1], upper[2], a, b, slate)
+		}
+		if refExactGain(nil, upper[1], p.prob.Ref).Cmp(refExactGain(nil, upper[2], p.prob.Ref)) != 0 {
+			t.Fatal("set-up: the boxes differ exactly")
+		}
+		return
 	}
 }

@@ -368,6 +368,22 @@ func TestVariatesFollowRand(t *testing.T) {
 	}
 }
 
+// TestNormFloat64PCG: NormFloat64PCG on a PCG gives NormFloat64's values
+// on a rand.Rand over an equal PCG, bit for bit, and leaves the two
+// generators in step, over enough draws to reach the tails many times.
+func TestNormFloat64PCG(t *testing.T) {
+	p, q := rand.NewPCG(9, 10), rand.NewPCG(9, 10)
+	r := rand.New(q)
+	for i := range 2000000 {
+		if x, y := NormFloat64PCG(p), NormFloat64(r); math.Float64bits(x) != math.Float64bits(y) {
+			t.Fatalf("draw %d: %v, NormFloat64 gives %v", i, x, y)
+		}
+		if i%100000 == 0 && p.Uint64() != q.Uint64() {
+			t.Fatalf("generators out of step after %d draws", i)
+		}
+	}
+}
+
 // TestSameBitsEverywhere pins a digest of many results of every function.
 // The digests were computed on amd64; CI runs this test cross-compiled for
 // arm64 under qemu (make crossarch), where the standard library's functions

@@ -25,6 +25,9 @@ type AlgoConfig struct {
 	// MinPulls is this algorithm's own m0, a reading (docs/fidelity.md);
 	// 0: the protocol's min_pulls, shared by all algorithms.
 	MinPulls int `mapstructure:"min_pulls"`
+	// EtaScale is how η enters this algorithm's confidence radius
+	// (algos.EtaScales); "": the protocol's eta_scale.
+	EtaScale string `mapstructure:"eta_scale"`
 }
 
 // Config is the validated experiment protocol.
@@ -52,7 +55,8 @@ type Config struct {
 	// (algos.InitTieRules): lowest_index, random or numpy_argsort.
 	InitTies string `mapstructure:"init_ties"`
 	// EtaScale is how η enters the confidence radii (algos.EtaScales):
-	// variance (inside the root, as printed) or radius (multiplying it).
+	// variance (inside the root, as printed) or radius (multiplying it);
+	// an algorithm may have its own (AlgoConfig.EtaScale).
 	EtaScale  string  `mapstructure:"eta_scale"`
 	Reference float64 `mapstructure:"reference"`
 	Metrics   struct {
@@ -96,6 +100,15 @@ const (
 	InstancesPerSeed = "per_seed"
 	InstancesFixed   = "fixed"
 )
+
+// EtaScaleOf is how η enters algorithm a's radius: its own reading, else
+// the protocol's.
+func (c *Config) EtaScaleOf(a AlgoConfig) string {
+	if a.EtaScale != "" {
+		return a.EtaScale
+	}
+	return c.EtaScale
+}
 
 // MinPullsOf is the m0 of algorithm a: its own, else the protocol's.
 func (c *Config) MinPullsOf(a AlgoConfig) int {

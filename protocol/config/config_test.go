@@ -279,6 +279,10 @@ func TestLoadConfigBadInput(t *testing.T) {
 		{name: "param nan", yaml: with("params: {delta: 0, clip: 1}", "params: {delta: .nan, clip: 1}"), want: "algorithms[0].params.delta = .nan: want a finite number"},
 		{name: "param string", yaml: with("params: {delta: 0, clip: 1}", "params: {delta: 0, clip: yes}"), want: `algorithms[0].params.clip = "yes": want a number, got a string`},
 		{name: "confidence 1", yaml: with("confidence: 0.95", "confidence: 1"), want: "statistics.confidence = 1: must be in (0, 1)"},
+		{name: "eta_scale unknown", yaml: with("{name: ScalarUCB, eta: [0.1, 1.0]}", "{name: ScalarUCB, eta: [0.1, 1.0], eta_scale: root}"), want: `algorithms[1 (ScalarUCB)].eta_scale = "root": want one of [variance radius] (or none: the protocol's eta_scale)`},
+		{name: "eta_scale without eta", yaml: with("{name: RandomK}", "{name: RandomK, eta_scale: radius}"), want: "algorithms[2 (RandomK)].eta_scale: RandomK has no η parameter; remove eta_scale"},
+		{name: "eta_scale number", yaml: with("{name: ScalarUCB, eta: [0.1, 1.0]}", "{name: ScalarUCB, eta: [0.1, 1.0], eta_scale: 2}"), want: "algorithms[1].eta_scale = 2: want a string, got a number"},
+		{name: "set eta_scale", yaml: tiny, set: []string{"algorithms.THV-UCB={eta_scale: radii}"}, want: `algorithms[0 (THV-UCB)].eta_scale = "radii": want one of [variance radius] (or none: the protocol's eta_scale)`},
 		{name: "name not a string", yaml: with("{name: RandomK}", "{name: 7}"), want: "algorithms[2].name = 7: want a string, got a number"},
 		{name: "long token clipped", yaml: with("reference: 0.0", "reference: "+strings.Repeat("9", 100000)+".5e999"), want: `reference = "9999999999999999999999999999999999999999"…: want a number, got a string`},
 		// Profiles.

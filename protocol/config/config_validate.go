@@ -151,6 +151,13 @@ func (c *Config) normalize() error {
 				return fmt.Errorf("algorithms[%s].min_pulls = %d: settings.%s.T = %d is shorter than its forced initialisation (%d rounds)", key, m0, s.Name, s.T, algos.InitRounds(s.N, s.K, m0))
 			}
 		}
+		switch {
+		case a.EtaScale == "":
+		case !spec.UsesEta:
+			return fmt.Errorf("algorithms[%s].eta_scale: %s has no η parameter; remove eta_scale", key, spec.Name)
+		case !slices.Contains(algos.EtaScales, a.EtaScale):
+			return fmt.Errorf("algorithms[%s].eta_scale = %q: want one of %v (or none: the protocol's eta_scale)", key, a.EtaScale, algos.EtaScales)
+		}
 		if spec.UsesEta && len(a.Eta) == 0 {
 			return fmt.Errorf("algorithms[%s].eta: %s has η: give its grid, e.g. [0.01, 0.1, 0.3, 1.0]", key, spec.Name)
 		}
@@ -247,7 +254,7 @@ func checkSeeds(key string, seeds []uint64) error {
 
 // checkName refuses a name of section that is not of readingName's form.
 func checkName(section, name string) error {
-	if !readingName.MatchString(name) {
+	if !readingName().MatchString(name) {
 		return fmt.Errorf("%s: the name %q: want lower-case letters, digits, '.', '_', '+', '-', at most 64, starting with a letter or digit (a name becomes a task ID, a file name and text in Markdown and on a terminal)", section, clipN(name, 80))
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Readings is the readings sweep of params.yaml (thv readings,
@@ -39,7 +40,11 @@ func (v Reading) ForInstance(s uint64) Reading {
 }
 
 // readingName is what a reading's name may be: it names its lock file.
-var readingName = regexp.MustCompile(`^[a-z0-9][a-z0-9._+-]{0,63}$`)
+// Compiled on first use: its {0,63} expands to some 800 allocations,
+// which every thv command would pay at start (thv hv included).
+var readingName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[a-z0-9][a-z0-9._+-]{0,63}$`)
+})
 
 // check validates the section against the protocol: names unique and
 // usable as file names, settings known, overrides of the form key=value
@@ -58,7 +63,7 @@ func (r *Readings) check(c *Config) error {
 	seen := map[string]bool{}
 	for i, v := range r.Variants {
 		switch {
-		case !readingName.MatchString(v.Name):
+		case !readingName().MatchString(v.Name):
 			return fmt.Errorf("readings.variants[%d].name = %q: want lower-case letters, digits, '.', '_', '+', '-' (it names a lock file)", i, v.Name)
 		case seen[v.Name]:
 			return fmt.Errorf("readings.variants[%d].name = %q: given twice", i, v.Name)

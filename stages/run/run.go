@@ -41,10 +41,12 @@ type Params struct {
 	EtaScale     string `json:"eta_scale,omitempty"`
 }
 
-// The decoded inputs of earlier tasks of this process (memo.go).
+// The decoded inputs of earlier tasks of this process, and the volumes
+// of the slates their runs visited (memo.go).
 var (
-	instances  memo[formats.Instance]
-	benchmarks memo[formats.Benchmark]
+	instances    memo[formats.Instance]
+	benchmarks   memo[formats.Benchmark]
+	slateVolumes volumes
 )
 
 // Run simulates one run on input "instance" (formats.Instance) against
@@ -64,11 +66,13 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 		return nil, err
 	}
 	inst := envs.Instance(fi) // algos.Run validates it
+	ref := slices.Repeat([]float64{p.Reference}, inst.D())
 	tr, s, err := algos.Run(algos.RunSpec{
 		Algo: p.Algo, Eta: p.Eta, Params: p.Params, Instance: &inst,
 		K: p.K, T: p.T, Sigma: p.Sigma, Seed: p.Seed, MinPulls: p.MinPulls, InitTies: p.InitTies,
-		Ref: slices.Repeat([]float64{p.Reference}, inst.D()), Window: p.Window,
+		Ref: ref, Window: p.Window,
 		RegretRounds: p.RegretRounds, BenchmarkD3: p.BenchmarkD3, EtaScale: p.EtaScale,
+		HVs: slateVolumes.of(in["instance"], &inst, ref),
 	}, algos.Benchmarks(bench))
 	if err != nil {
 		return nil, err
