@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/trace"
+	"slices"
 	"strings"
 
 	"thv/artifacts"
@@ -66,7 +67,7 @@ func Open(opt Options) (*Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	suffix, err := config.OverrideSuffix(opt.LoadOptions, cfg)
+	suffix, err := overrideSuffix(opt.LoadOptions, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +84,7 @@ func Open(opt Options) (*Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.paper = opt.ParamsFile == "" && cfg.Profile == "paper" && len(opt.Set) == 0 && !config.EnvOverrides(os.Environ())
+	p.paper = opt.ParamsFile == "" && cfg.Profile == "paper" && len(opt.Set) == 0 && !envOverrides(os.Environ())
 	return p, nil
 }
 
@@ -96,15 +97,53 @@ func (p *Project) Describe() (compare.Protocol, error) {
 	return p.Config.Describe()
 }
 
+// A lock belongs to its protocol: thv.lock is the paper's, and no override
+// may rewrite it. Overrides (--set, THV_* variables) that change the
+// protocol's values make another protocol, whose lock (and readings'
+// locks) are named after it: thv.set-1a2b3c4d.lock, by the first digits of
+// its ProtocolDigest. Overrides that change nothing the results depend on
+// (outputs.results, the executors' settings, the readings sweep's
+// section) keep the lock.
+
+// overrideSuffix is ".set-" and 8 hex digits of cfg's ProtocolDigest when
+// opt's overrides change the values of its params file and profile, else
+// "".
+func overrideSuffix(opt config.LoadOptions, cfg *config.Config) (string, error) {
+	if len(opt.Set) == 0 && !envOverrides(os.Environ()) {
+		return "", nil
+	}
+	base, err := config.Load(config.LoadOptions{ParamsFile: opt.ParamsFile, Profile: opt.Profile, Environ: []string{}})
+	if err != nil {
+		return "", err
+	}
+	digest := cfg.ProtocolDigest()
+	if base.ProtocolDigest() == digest {
+		return "", nil
+	}
+	return ".set-" + strings.TrimPrefix(digest, "sha256:")[:8], nil
+}
+
+// envOverrides reports a set THV_* variable that may override a key of
+// the protocol (one not in config.OtherVariables).
+func envOverrides(env []string) bool {
+	for _, kv := range env {
+		name, val, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "THV_") && val != "" && !slices.Contains(config.OtherVariables, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // ReadingsLockDir is where thv readings keeps its readings' locks for the
 // protocol opt loads: <results>/readings, or, when overrides change the
-// protocol, <results>/readings.set-<digits> (config.OverrideSuffix).
+// protocol, <results>/readings.set-<digits> (overrideSuffix).
 func ReadingsLockDir(opt config.LoadOptions, results string) (string, error) {
 	cfg, err := config.Load(opt)
 	if err != nil {
 		return "", err
 	}
-	suffix, err := config.OverrideSuffix(opt, cfg)
+	suffix, err := overrideSuffix(opt, cfg)
 	if err != nil {
 		return "", err
 	}

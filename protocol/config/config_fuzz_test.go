@@ -14,54 +14,52 @@ import (
 var fuzzProfiles = []string{"", "quick", "short", "x"}
 
 // viperKeyLimit matches the errors of the limits on viper's keys
-// (maxParamsKeys, maxKeyDepth), which the former loader did not have.
+// (maxParamsKeys, maxKeyDepth), which the oracle does not have.
 var viperKeyLimit = regexp.MustCompile(`: line \d+: (a key more than \d+ levels deep|more than \d+ keys) .*the limit on a params file$`)
 
 // FuzzLoadConfig: on any params file, profile and --set overrides (one or
-// more, NUL-separated) the loader
-// never panics and returns either an error of bounded length, the same
-// twice, or a Config that is valid (every number finite and in range). Its
-// verdict is the former loader's (legacyLoad, the decoder of the YAML node
-// tree that viper's layering replaced), and a Config it accepts is exactly
-// the one the former loader gives. The one exception: the limits on
-// viper's keys refuse what the former loader accepted (a file of more than
-// 16,384 keys, or keys more than 16 levels deep).
+// more, NUL-separated) the loader never panics and returns either an
+// error of bounded length, the same twice, or a Config that is valid
+// (checkConfig: every number finite and in range), the same twice. Its
+// decoding agrees with the oracle's (oracleLoad, which shares no code
+// with it): both decode the input or neither does, to the same Config.
+// The one exception: the limits on viper's keys refuse what the oracle
+// decodes (a file of more than 16,384 keys, or keys more than 16 levels
+// deep).
 func FuzzLoadConfig(f *testing.F) {
 	f.Add(thv.DefaultParams, uint8(0), "")
 	f.Add(thv.DefaultParams, uint8(1), "settings.d3.T=300")
 	f.Add([]byte(tinyYAML(f)), uint8(2), "")
 	f.Add([]byte(tinyYAML(f)), uint8(0), "seeds=[-1]")
 	f.Fuzz(func(t *testing.T, src []byte, profile uint8, set string) {
-		opt := LoadOptions{Profile: fuzzProfiles[int(profile)%len(fuzzProfiles)]}
+		opt := LoadOptions{Profile: fuzzProfiles[int(profile)%len(fuzzProfiles)], Environ: []string{}}
 		if set != "" {
 			opt.Set = strings.Split(set, "\x00") // several --set, NUL-separated
 		}
-		cfg, err := loadConfig(src, "p.yaml", opt, noEnv)
-		if err != nil {
-			if n := len(err.Error()); n > 4096 {
-				t.Fatalf("error of %d bytes: %.200s…", n, err)
+		cfg, err := load(src, "p.yaml", opt)
+		again, errAgain := load(src, "p.yaml", opt)
+		switch {
+		case err != nil && len(err.Error()) > 4096:
+			t.Fatalf("error of %d bytes: %.200s…", len(err.Error()), err)
+		case err != nil && (errAgain == nil || errAgain.Error() != err.Error()):
+			t.Fatalf("second load: %v; first: %v", errAgain, err)
+		case err != nil:
+		case errAgain != nil || fmt.Sprintf("%#v", *again) != fmt.Sprintf("%#v", *cfg):
+			t.Fatalf("second load differs: %v", errAgain)
+		default:
+			if err := checkConfig(cfg); err != nil {
+				t.Fatalf("accepted an invalid Config: %v", err)
 			}
-			if _, again := loadConfig(src, "p.yaml", opt, noEnv); again == nil || again.Error() != err.Error() {
-				t.Fatalf("second load: %v; first: %v", again, err)
-			}
-			if _, old := legacyLoad(src, "p.yaml", opt, noEnv.lookup); old == nil && !viperKeyLimit.MatchString(err.Error()) {
-				t.Fatalf("refused (%v), but the former loader accepts it", err)
-			}
-			return
 		}
-		if err := checkConfig(cfg); err != nil {
-			t.Fatalf("accepted an invalid Config: %v", err)
-		}
-		again, err := loadConfig(src, "p.yaml", opt, noEnv)
-		if err != nil || fmt.Sprintf("%#v", *again) != fmt.Sprintf("%#v", *cfg) {
-			t.Fatalf("second load differs: %v", err)
-		}
-		old, err := legacyLoad(src, "p.yaml", opt, noEnv.lookup)
-		if err != nil {
-			t.Fatalf("accepted, but the former loader says: %v", err)
-		}
-		if got, want := fmt.Sprintf("%#v", *cfg), fmt.Sprintf("%#v", *old); got != want {
-			t.Fatalf("Config differs from the former loader's:\n got %s\nwant %s", got, want)
+		got, err := layered(src, "p.yaml", opt)
+		want, wantErr := oracleLoad(src, opt, nil)
+		switch {
+		case err != nil && wantErr == nil && !viperKeyLimit.MatchString(err.Error()):
+			t.Fatalf("refused (%v), but the oracle decodes it", err)
+		case err == nil && wantErr != nil:
+			t.Fatalf("decoded, but the oracle refuses it: %#v", *got)
+		case err == nil && fmt.Sprintf("%#v", *got) != fmt.Sprintf("%#v", *want):
+			t.Fatalf("Config differs from the oracle's:\n got %#v\nwant %#v", *got, *want)
 		}
 	})
 }

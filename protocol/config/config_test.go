@@ -23,21 +23,38 @@ func tinyYAML(t testing.TB) string {
 	return string(b)
 }
 
-// noEnv is an environment without THV_* variables.
-var noEnv environ
+// loadConfig is load with the THV_* variables of env only.
+func loadConfig(src []byte, name string, opt LoadOptions, env []string) (*Config, error) {
+	opt.Environ = append([]string{}, env...) // not nil: not the process's
+	return load(src, name, opt)
+}
 
-func envOf(kv ...string) environ {
-	var e environ
+// noEnv is an environment without THV_* variables.
+var noEnv []string
+
+func envOf(kv ...string) []string {
+	var e []string
 	for i := 0; i+1 < len(kv); i += 2 {
 		e = append(e, kv[i]+"="+kv[i+1])
 	}
 	return e
 }
 
-// TestLoadConfigAsBefore: every params file, profile and override loads to
-// exactly the Config the former loader gives (legacyLoadConfig, the
-// decoder of the YAML node tree that viper's layering replaced), and the
-// paper's values are there.
+// oracleEnviron is the process's THV_* variables by name, for oracleLoad.
+func oracleEnviron() map[string]string {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "THV_") {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// TestLoadConfigAsBefore: every params file, profile and override loads,
+// and decodes to exactly the Config of the tests' second opinion
+// (oracleLoad, sharing no code with the loader), and the paper's values
+// are there.
 func TestLoadConfigAsBefore(t *testing.T) {
 	withExecutors := filepath.Join(t.TempDir(), "tiny.yaml")
 	if err := os.WriteFile(withExecutors, []byte(tinyYAML(t)+"executors:\n  slurm: {partition: short, time: \"30\", cpus_per_task: 2.0}\n"), 0o644); err != nil {
@@ -87,16 +104,24 @@ func TestLoadConfigAsBefore(t *testing.T) {
 				t.Setenv(c.env[i], c.env[i+1])
 			}
 			opt := LoadOptions{ParamsFile: c.file, Profile: c.profile, Set: c.set}
-			got, err := Load(opt)
+			if _, err := Load(opt); err != nil {
+				t.Fatal(err)
+			}
+			src, name := thv.DefaultParams, "embedded"
+			if c.file != "" {
+				src, _ = os.ReadFile(c.file)
+				name = c.file
+			}
+			got, err := layered(src, name, opt)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := legacyLoadConfig(opt)
+			want, err := oracleLoad(src, opt, oracleEnviron())
 			if err != nil {
-				t.Fatal(err)
+				t.Fatal("the oracle refuses it")
 			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("Config differs from the former loader's:\n got %#v\nwant %#v", *got, *want)
+			if g, w := fmt.Sprintf("%#v", *got), fmt.Sprintf("%#v", *want); g != w {
+				t.Errorf("Config differs from the oracle's:\n got %s\nwant %s", g, w)
 			}
 		})
 	}
@@ -248,6 +273,8 @@ func TestLoadConfigBadInput(t *testing.T) {
 		{name: "fractional seed", yaml: with("seeds: [0, 1]", "seeds: [0, 1.5]"), want: "seeds[1] = 1.5: want an integer ≥ 0"},
 		{name: "seed above 2^64", yaml: with("seeds: [0, 1]", "seeds: [18446744073709551616]"), want: "seeds[0] = 18446744073709551616: out of range: write an integer of at most 18446744073709551615, without exponent or fraction"},
 		{name: "seed 1e20", yaml: with("seeds: [0, 1]", "seeds: [1e20]"), want: "seeds[0] = 1e20: out of range: write an integer of at most 18446744073709551615, without exponent or fraction"},
+		{name: "seed 1e19", yaml: with("seeds: [0, 1]", "seeds: [1e19]"), want: "seeds[0] = 1e19: out of range: write an integer of at most 18446744073709551615, without exponent or fraction"},
+		{name: "seed 2^53+2", yaml: with("seeds: [0, 1]", "seeds: [9007199254740994.0]"), want: "seeds[0] = 9007199254740994.0: out of range: write an integer of at most 18446744073709551615, without exponent or fraction"},
 		{name: "seed string", yaml: with("seeds: [0, 1]", `seeds: ["0"]`), want: `seeds[0] = "0": want an integer ≥ 0, got a string`},
 		{name: "seeds not a list", yaml: with("seeds: [0, 1]", "seeds: 3"), want: "seeds = 3: want a list, got a number"},
 		{name: "T fraction", yaml: withD3("T: 3000.5, sigma: 0.035"), want: "settings.d3.T = 3000.5: want an integer"},
@@ -324,7 +351,7 @@ func TestLoadConfigBadInput(t *testing.T) {
 				t.Fatalf("accepted; want %q", c.want)
 			}
 			msg := err.Error()
-			for _, prefix := range []string{"p.yaml (profile " + cmp(c.profile, "paper") + "): ", "p.yaml: "} {
+			for _, prefix := range []string{"p.yaml (profile " + cmpOr(c.profile, "paper") + "): ", "p.yaml: "} {
 				msg = strings.TrimPrefix(msg, prefix)
 			}
 			if msg != c.want {
@@ -334,7 +361,7 @@ func TestLoadConfigBadInput(t *testing.T) {
 	}
 }
 
-func cmp(s, def string) string {
+func cmpOr(s, def string) string {
 	if s == "" {
 		return def
 	}
@@ -455,19 +482,12 @@ func TestViperKeyLimits(t *testing.T) {
 	}
 }
 
-// BenchmarkLoadConfig: the paper's protocol, as every thv command loads it
-// (viper's layering), and as the former loader did.
+// BenchmarkLoadConfig: the paper's protocol, as every thv command loads
+// it.
 func BenchmarkLoadConfig(b *testing.B) {
-	for _, c := range []struct {
-		name string
-		load func(LoadOptions) (*Config, error)
-	}{{"viper", Load}, {"former", legacyLoadConfig}} {
-		b.Run(c.name, func(b *testing.B) {
-			for b.Loop() {
-				if _, err := c.load(LoadOptions{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+	for b.Loop() {
+		if _, err := Load(LoadOptions{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"thv"
 )
 
 // The page's protocol line (protocol/export/report): a digest of the protocol's
@@ -155,7 +153,7 @@ func listText(items []string) string {
 // paperConfig is the paper's protocol: the embedded params.yaml, with no
 // profile and no override (THV_* variables included).
 var paperConfig = sync.OnceValues(func() (*Config, error) {
-	return loadConfig(thv.DefaultParams, "embedded params.yaml", LoadOptions{}, nil)
+	return Load(LoadOptions{Environ: []string{}})
 })
 
 var paperValues = sync.OnceValues(func() (map[string]string, error) {
