@@ -8,6 +8,8 @@ import (
 	"thv/protocol/config"
 	"thv/stages/figures"
 	"thv/stages/formats"
+	"thv/stages/run"
+	"thv/stages/summarize"
 )
 
 // addFigure adds the trajectory figure of setting s. Which algorithms it
@@ -16,7 +18,7 @@ import (
 // is known only from the statistics, so the task waits for sum and then
 // depends on the trajectories of those algorithms' final runs.
 func (p *planner) addFigure(s config.Setting, sum *pipeline.Task) {
-	f := &pipeline.Task{ID: FiguresID(s.Name), Kind: figures.Kind, Trigger: sum, TriggerOutput: "cells"}
+	f := &pipeline.Task{ID: FiguresID(s.Name), Kind: figures.Kind, Trigger: sum, TriggerOutput: string(summarize.Cells)}
 	f.Expand = func(_ *pipeline.Plan, cellsBlob []byte) error {
 		cells, err := formats.DecodeCells(cellsBlob)
 		if err != nil {
@@ -36,7 +38,7 @@ func (p *planner) addFigure(s config.Setting, sum *pipeline.Task) {
 					if err != nil {
 						return err
 					}
-					f.Deps = append(f.Deps, pipeline.Dep{Name: figures.TrajectoryInputName(g, a.Name, seed), From: r, Output: "trajectory"})
+					f.Deps = append(f.Deps, dep(figures.TrajectoryInputName(g, a.Name, seed), r, run.Trajectory))
 				}
 			}
 			params.Panels = append(params.Panels, panel)

@@ -42,13 +42,14 @@ func SelectID(setting, geometry, algo string) string {
 }
 
 // CollectID is the task that collects algo's final runs (at η*) on a
-// setting and geometry: its output "final" holds one summary per seed.
+// setting and geometry: its output collect.Final holds one summary per
+// seed.
 func CollectID(setting, geometry, algo string) string {
 	return "collect/" + setting + "/" + geometry + "/" + algo
 }
 
-// SummarizeID is the task of a setting's statistics: its outputs "cells"
-// and "tests".
+// SummarizeID is the task of a setting's statistics: its outputs
+// summarize.Cells and summarize.Tests.
 func SummarizeID(setting string) string { return "summarize/" + setting }
 
 // FiguresID is the task of a setting's trajectory figure.

@@ -2,9 +2,11 @@ package protocol
 
 import (
 	"io/fs"
+	"strings"
 	"sync"
 
 	"thv"
+	"thv/artifacts"
 	"thv/pipeline"
 	"thv/pipeline/codeid"
 	"thv/stages/benchmark"
@@ -14,22 +16,48 @@ import (
 	"thv/stages/figures"
 	"thv/stages/instance"
 	"thv/stages/run"
+	"thv/stages/stage"
 	"thv/stages/summarize"
 	"thv/stages/tables"
 )
 
-// kindList is the paper's stage kinds. Only names and functions: the code
-// a kind runs is derived from the package that defines its Run function.
+// kindList is the paper's stage kinds: their names, functions and what
+// each declares it reads and writes. The code a kind runs is derived from
+// the package that defines its Run function.
 var kindList = []pipeline.Kind{
-	{Name: instance.Kind, Run: instance.Run},
-	{Name: benchmark.Kind, Run: benchmark.Run},
-	{Name: run.Kind, Run: run.Run},
-	{Name: etaselect.Kind, Run: etaselect.Run},
-	{Name: collect.Kind, Run: collect.Run},
-	{Name: summarize.Kind, Run: summarize.Run},
-	{Name: figures.Kind, Run: figures.Run},
-	{Name: tables.Kind, Run: tables.Run},
-	{Name: compare.Kind, Run: compare.Run},
+	kind(instance.Kind, instance.Run, instance.Declared),
+	kind(benchmark.Kind, benchmark.Run, benchmark.Declared),
+	kind(run.Kind, run.Run, run.Declared),
+	kind(etaselect.Kind, etaselect.Run, etaselect.Declared),
+	kind(collect.Kind, collect.Run, collect.Declared),
+	kind(summarize.Kind, summarize.Run, summarize.Declared),
+	kind(figures.Kind, figures.Run, figures.Declared),
+	kind(tables.Kind, tables.Run, tables.Declared),
+	kind(compare.Kind, compare.Run, compare.Declared),
+}
+
+// declared is every kind's declaration, by kind name.
+var declared = map[string]stage.Declaration{}
+
+// kind is the registration of a kind with its declaration.
+func kind(name string, run pipeline.Func, d stage.Declaration) pipeline.Kind {
+	declared[name] = d
+	k := pipeline.Kind{Name: name, Run: run, Reads: []string{}, Outputs: []string{}}
+	for _, r := range d.Reads {
+		k.Reads = append(k.Reads, string(r))
+	}
+	for _, o := range d.Outputs {
+		k.Outputs = append(k.Outputs, string(o.Name))
+	}
+	return k
+}
+
+// Declared returns what the kind called name declares it reads and
+// writes: the export copies to results/ the outputs it declares there,
+// and the page and thv show say what each holds.
+func Declared(name string) (stage.Declaration, bool) {
+	d, ok := declared[name]
+	return d, ok
 }
 
 // Kinds returns the stage kinds of the paper's pipeline with the code
@@ -74,4 +102,29 @@ func CodeFingerprint() (string, error) {
 	}
 	c.SourcesInBinary = true
 	return codeid.New(c).Fingerprint()
+}
+
+// An OutputDoc is an output of a task with what its kind declares it
+// holds.
+type OutputDoc struct {
+	Task, Name, Doc string
+	Digest          artifacts.Digest
+}
+
+// Outputs lists the outputs of rep's up-to-date tasks whose ID contains
+// filter, each with what its kind's declaration says of it: thv show
+// outputs, for any kind.
+func Outputs(rep *pipeline.Report, filter string) []OutputDoc {
+	var out []OutputDoc
+	for _, r := range rep.Results {
+		if !strings.Contains(r.Task.ID, filter) || (r.Status != pipeline.Cached && r.Status != pipeline.Executed) {
+			continue
+		}
+		d := declared[r.Task.Kind]
+		for _, o := range r.Outputs {
+			decl, _ := d.Output(o.Name)
+			out = append(out, OutputDoc{Task: r.Task.ID, Name: o.Name, Doc: decl.DocOf(o.Name), Digest: o.Digest})
+		}
+	}
+	return out
 }

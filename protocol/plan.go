@@ -14,6 +14,7 @@ import (
 	"thv/stages/formats"
 	"thv/stages/instance"
 	"thv/stages/run"
+	"thv/stages/stage"
 	"thv/stages/summarize"
 	"thv/stages/tables"
 )
@@ -56,7 +57,7 @@ func NewPlan(cfg *config.Config) (*pipeline.Plan, error) {
 				if err != nil {
 					return nil, err
 				}
-				sum.Deps = append(sum.Deps, pipeline.Dep{Name: summarize.CellInputName(g, a.Name), From: c, Output: "final"})
+				sum.Deps = append(sum.Deps, dep(summarize.CellInputName(g, a.Name), c, collect.Final))
 			}
 		}
 		sum.Params = summarize.Params{
@@ -67,8 +68,8 @@ func NewPlan(cfg *config.Config) (*pipeline.Plan, error) {
 		summaries[s.Name] = sum
 		p.addFigure(s, sum)
 		tablesTask.Deps = append(tablesTask.Deps,
-			pipeline.Dep{Name: tables.CellsInputName(s.Name), From: sum, Output: "cells"},
-			pipeline.Dep{Name: tables.TestsInputName(s.Name), From: sum, Output: "tests"})
+			dep(tables.CellsInputName(s.Name), sum, summarize.Cells),
+			dep(tables.TestsInputName(s.Name), sum, summarize.Tests))
 		tp.Settings = append(tp.Settings, settingInfo(s, cfg))
 	}
 	tp.Geometries, tp.Confidence = cfg.Geometries, cfg.Statistics.Confidence
@@ -102,16 +103,23 @@ func (p *planner) addCompare(reference []byte, summaries map[string]*pipeline.Ta
 	params := compare.Params{Reference: *ref, Vocabulary: vocabulary, FinalRegret: p.cfg.Metrics.FinalRegret, OneInstance: p.cfg.Instances.Mode == config.InstancesFixed, Protocol: proto}
 	for _, s := range p.cfg.SortedSettings() {
 		params.Settings = append(params.Settings, s.Name)
-		t.Deps = append(t.Deps, pipeline.Dep{Name: compare.CellsInputName(s.Name), From: summaries[s.Name], Output: "cells"})
+		t.Deps = append(t.Deps, dep(compare.CellsInputName(s.Name), summaries[s.Name], summarize.Cells))
 	}
 	for _, c := range ref.Cells {
 		if from, ok := p.plan.Task(CollectID(c.Setting, c.Geometry, c.Algorithm)); ok {
-			t.Deps = append(t.Deps, pipeline.Dep{Name: compare.FinalInputName(c.Setting, c.Geometry, c.Algorithm), From: from, Output: "final"})
+			t.Deps = append(t.Deps, dep(compare.FinalInputName(c.Setting, c.Geometry, c.Algorithm), from, collect.Final))
 		}
 	}
 	t.Params = params
 	p.plan.Add(t)
 	return nil
+}
+
+// dep is the input of role (a member of a role a kind declares) from
+// output out of task from, typed so that a role cannot stand for an
+// output: CheckPlan checks both against the kinds' declarations.
+func dep(role string, from *pipeline.Task, out stage.OutputName) pipeline.Dep {
+	return pipeline.Dep{Name: role, From: from, Output: string(out)}
 }
 
 func settingInfo(s config.Setting, cfg *config.Config) formats.Setting {
@@ -140,7 +148,7 @@ func (p *planner) benchmark(s config.Setting, g string, seed uint64) *pipeline.T
 		ID:     id,
 		Kind:   benchmark.Kind,
 		Params: benchmark.Params{K: s.K, Reference: p.cfg.Reference},
-		Deps:   []pipeline.Dep{{Name: "instance", From: inst, Output: "instance"}},
+		Deps:   []pipeline.Dep{dep(string(benchmark.InstanceRole), inst, instance.Instance)},
 	})
 }
 
@@ -171,8 +179,8 @@ func (p *planner) run(s config.Setting, g string, a config.AlgoConfig, eta float
 		Roots: []string{code.root},
 		Cost:  float64(s.T) * float64(s.N) * float64(s.D) * code.cost,
 		Deps: []pipeline.Dep{
-			{Name: "instance", From: inst, Output: "instance"},
-			{Name: "benchmark", From: bench, Output: "benchmark"},
+			dep(string(run.InstanceRole), inst, instance.Instance),
+			dep(string(run.BenchmarkRole), bench, benchmark.Benchmarks),
 		},
 	}), nil
 }
@@ -235,11 +243,11 @@ func (p *planner) addAlgorithm(s config.Setting, g string, a config.AlgoConfig) 
 			if err != nil {
 				return nil, err
 			}
-			sel.Deps = append(sel.Deps, pipeline.Dep{Name: etaselect.RunInputName(eta, seed), From: r, Output: "summary"})
+			sel.Deps = append(sel.Deps, dep(etaselect.RunInputName(eta, seed), r, run.Summary))
 		}
 	}
 	p.plan.Add(sel)
-	c := &pipeline.Task{ID: collectID, Kind: collect.Kind, Trigger: sel, TriggerOutput: "selection"}
+	c := &pipeline.Task{ID: collectID, Kind: collect.Kind, Trigger: sel, TriggerOutput: string(etaselect.Selection)}
 	c.Expand = func(_ *pipeline.Plan, selection []byte) error {
 		eta, err := etaselect.SelectedEta(selection)
 		if err != nil {
@@ -259,7 +267,7 @@ func (p *planner) fillCollect(c *pipeline.Task, s config.Setting, g string, a co
 		if err != nil {
 			return err
 		}
-		c.Deps = append(c.Deps, pipeline.Dep{Name: collect.SeedInputName(seed), From: r, Output: "summary"})
+		c.Deps = append(c.Deps, dep(collect.SeedInputName(seed), r, run.Summary))
 	}
 	return nil
 }

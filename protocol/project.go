@@ -16,6 +16,7 @@ import (
 	"thv/pipeline"
 	"thv/protocol/config"
 	"thv/stages/compare"
+	"thv/stages/stage"
 )
 
 // Project is the paper's protocol bound to a store and its lock file.
@@ -326,4 +327,28 @@ func (p *Project) removeAbandonedTemps() {
 	for _, sub := range []string{"", "tables", "figures"} {
 		artifacts.RemoveAbandonedTemps(filepath.Join(p.ResultsDir(), sub), "")
 	}
+}
+
+// Output reads output name of task id from the store if the task is up
+// to date in rep (ok false otherwise).
+func (p *Project) Output(rep *pipeline.Report, id string, name stage.OutputName) (b []byte, ok bool, err error) {
+	outs, ok := rep.Outputs(id)
+	if !ok {
+		return nil, false, nil
+	}
+	d, ok := outs.Get(string(name))
+	if !ok {
+		return nil, true, fmt.Errorf("%s has no output %q", id, name)
+	}
+	b, err = p.Store.Get(d)
+	return b, true, err
+}
+
+// ReadOutput is Output of a task that must be up to date.
+func (p *Project) ReadOutput(rep *pipeline.Report, id string, name stage.OutputName) ([]byte, error) {
+	b, ok, err := p.Output(rep, id, name)
+	if !ok {
+		return nil, fmt.Errorf("%s is not up to date: run thv repro with the same protocol first", id)
+	}
+	return b, err
 }

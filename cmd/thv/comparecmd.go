@@ -15,8 +15,10 @@ import (
 	"thv/pipeline/userfile"
 	"thv/protocol"
 	"thv/protocol/config"
+	"thv/stages/collect"
 	"thv/stages/compare"
 	"thv/stages/formats"
+	"thv/stages/summarize"
 )
 
 func newCompareCommand() *cobra.Command {
@@ -119,7 +121,7 @@ wrong command line or an unreadable reference.`,
 			}
 			if output != "" || markdown {
 				if report == "" {
-					b, err := readOutput(proj.Project, rep, protocol.CompareID, "compare.md")
+					b, err := proj.ReadOutput(rep, protocol.CompareID, compare.Report)
 					if err != nil {
 						return err
 					}
@@ -301,7 +303,7 @@ func writeCompareJSON(w io.Writer, v compare.Verdict, rows []formats.Comparison,
 
 // storedComparison reads the outputs of the up-to-date compare task.
 func storedComparison(proj *protocol.Project, rep *pipeline.Report) ([]formats.Comparison, []formats.ClaimCheck, error) {
-	b, err := readOutput(proj, rep, protocol.CompareID, "comparison.parquet")
+	b, err := proj.ReadOutput(rep, protocol.CompareID, compare.Comparison)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -309,7 +311,7 @@ func storedComparison(proj *protocol.Project, rep *pipeline.Report) ([]formats.C
 	if err != nil {
 		return nil, nil, err
 	}
-	if b, err = readOutput(proj, rep, protocol.CompareID, "claims.parquet"); err != nil {
+	if b, err = proj.ReadOutput(rep, protocol.CompareID, compare.Claims); err != nil {
 		return nil, nil, err
 	}
 	claims, err := formats.DecodeClaims(b)
@@ -321,7 +323,7 @@ func storedComparison(proj *protocol.Project, rep *pipeline.Report) ([]formats.C
 func storedResults(proj *protocol.Project, rep *pipeline.Report) (compare.Results, error) {
 	res := compare.Results{}
 	for _, s := range proj.Config.SortedSettings() {
-		b, err := readOutput(proj, rep, protocol.SummarizeID(s.Name), "cells")
+		b, err := proj.ReadOutput(rep, protocol.SummarizeID(s.Name), summarize.Cells)
 		if err != nil {
 			return nil, err
 		}
@@ -341,7 +343,7 @@ func compareWith(proj *protocol.Project, rep *pipeline.Report, ref *compare.Refe
 	}
 	finals := map[string][]formats.Summary{}
 	for _, c := range ref.Cells {
-		b, ok, err := storedOutput(proj, rep, protocol.CollectID(c.Setting, c.Geometry, c.Algorithm), "final")
+		b, ok, err := proj.Output(rep, protocol.CollectID(c.Setting, c.Geometry, c.Algorithm), collect.Final)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -170,7 +170,7 @@ func (p *Project) reportPage(rep *pipeline.Report, files []resultFile) (report.P
 	}
 	for _, f := range files {
 		rel := filepath.ToSlash(filepath.Join(f.sub, f.name))
-		pg.Files = append(pg.Files, report.ResultFile{Path: rel, What: describeResult(f.name, p.Config.Proposed())})
+		pg.Files = append(pg.Files, report.ResultFile{Path: rel, What: f.what})
 	}
 	pg.Files = append(pg.Files, report.ResultFile{Path: "README.md", What: "the index of these files, with the digest of the curves each PNG is drawn from"})
 	if pg.Readings, err = p.reportReadings(pg.Compare); err != nil {
@@ -245,7 +245,7 @@ func input[T any](p *Project, r *pipeline.Result, byID map[string]*pipeline.Resu
 		if !ok {
 			return zero, fmt.Errorf("input %s: task %s is not up to date", name, d.From.ID)
 		}
-		return output(p, from, d.Output, decode)
+		return output(p, from, stage.OutputName(d.Output), decode)
 	}
 	if len(r.Task.Deps) == 0 {
 		// A pass served by the no-op certificate (pipeline/noop.go) has
@@ -284,9 +284,9 @@ func recordedInput[T any](p *Project, r *pipeline.Result, name string, decode fu
 }
 
 // output reads output name of r from the store (verified), decoded.
-func output[T any](p *Project, r *pipeline.Result, name string, decode func([]byte) (T, error)) (T, error) {
+func output[T any](p *Project, r *pipeline.Result, name stage.OutputName, decode func([]byte) (T, error)) (T, error) {
 	var zero T
-	d, ok := r.Outputs.Get(name)
+	d, ok := r.Outputs.Get(string(name))
 	if !ok {
 		return zero, fmt.Errorf("%s has no output %s", r.Task.ID, name)
 	}
@@ -324,10 +324,10 @@ func (p *Project) reportCompare(r *pipeline.Result) (*report.Comparison, error) 
 		return nil, err
 	}
 	c := &report.Comparison{Params: cp}
-	if c.Rows, err = output(p, r, "comparison.parquet", formats.DecodeComparisons); err != nil {
+	if c.Rows, err = output(p, r, compare.Comparison, formats.DecodeComparisons); err != nil {
 		return nil, err
 	}
-	if c.Claims, err = output(p, r, "claims.parquet", formats.DecodeClaims); err != nil {
+	if c.Claims, err = output(p, r, compare.Claims, formats.DecodeClaims); err != nil {
 		return nil, err
 	}
 	return c, nil
