@@ -79,6 +79,13 @@ func newKinds(sources fs.FS, embedded bool) (*pipeline.Kinds, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A build from a bundle's vendored source/ records no module hashes:
+	// they are go.sum's, as compiled in.
+	gosum, err := fs.ReadFile(thv.Module, "go.sum")
+	if err != nil {
+		return nil, err
+	}
+	c.Modules = codeid.WithGoSumHashes(c.Modules, gosum)
 	c.SourcesInBinary = embedded
 	return pipeline.NewKinds(codeid.New(c), kindList...)
 }

@@ -37,9 +37,9 @@ var bundleImage = imageArchive
 func newBundleCommand() *cobra.Command {
 	var pf projectFlags
 	var out string
-	var noImage bool
+	var noImage, noVendor bool
 	cmd := &cobra.Command{
-		Use:   "bundle -o FILE [--no-image]",
+		Use:   "bundle -o FILE [--no-image] [--no-vendor]",
 		Short: "Write one archive with everything needed to check the reproduction bit for bit",
 		Long: `Write a deterministic tar.gz holding the protocol file, the lock, results/,
 a store with every artifact the lock's tasks output (store/), the module's
@@ -117,26 +117,29 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 			if err != nil {
 				return err
 			}
+			// source/ builds offline: its modules are vendored.
+			var vendor fs.FS
+			if !noVendor {
+				vendorDir, err := tempdir.New("thv-bundle-vendor-")
+				if err != nil {
+					return err
+				}
+				defer vendorDir.Remove()
+				dir := filepath.Join(vendorDir.Path(), "vendor")
+				if err := bundle.Vendor(cmd.Context(), thvmodule.Module, thvModulePath(), []string{thvModulePath() + "/cmd/thv"}, dir); err != nil {
+					return fmt.Errorf("%w (or bundle without vendored modules: --no-vendor)", err)
+				}
+				vendor = os.DirFS(dir)
+			}
 			version, published := buildVersion()
+			opt := bundleOptions(name, profile, described.Name())
+			opt.Protocol.Data = data
+			opt.Results, opt.Drawn, opt.Source, opt.Vendor, opt.Image = os.DirFS(results), drawn, thvmodule.Module, vendor, image
+			opt.Tool.Version, opt.Tool.GoVersion, opt.Published = version, runtime.Version(), published
 			errw := cmd.ErrOrStderr()
+			opt.Progress = phaseBar(errw, "bundle")
 			start := time.Now()
-			sum, err := bundle.Write(cmd.Context(), proj.Project.Project, out, bundle.Options{
-				Protocol:  bundle.File{Path: name, Data: data},
-				Profile:   profile,
-				LockName:  filepath.Base(protocol.LockPath("", name, profile)),
-				Results:   os.DirFS(results),
-				Drawn:     drawn,
-				Source:    thvmodule.Module,
-				Image:     image,
-				Tool:      bundle.Tool{Name: "thv", Version: version, GoVersion: runtime.Version()},
-				Published: published,
-				Reproduce: fmt.Sprintf("thv repro --params %s --profile %s --store store", name, profile),
-				Verify:    "thv verify-bundle <this archive>",
-				Rebuild:   "cd source && CGO_ENABLED=0 go build -trimpath ./cmd/thv",
-				Report:    export.ReportName,
-				Judged:    described.Name(),
-				Progress:  phaseBar(errw, "bundle"),
-			})
+			sum, err := bundle.Write(cmd.Context(), proj.Project.Project, out, opt)
 			if err != nil {
 				return err
 			}
@@ -151,6 +154,7 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 	}
 	pf.register(cmd)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the bundle file to write (tar.gz)")
+	cmd.Flags().BoolVar(&noVendor, "no-vendor", false, "leave the vendored modules out of source/ (about 9 MB smaller): building thv from source/ then needs the module proxy")
 	cmd.Flags().BoolVar(&noImage, "no-image", false, "leave the OCI image out (15 MB smaller): the image is published for running the tasks in containers, never run by verify-bundle")
 	return cmd
 }
@@ -268,7 +272,7 @@ run.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if useBinary {
 				return usageError(errors.New("--use-bundle-binary was removed: a bundle's own thv would run a forger's code on this machine, and a forger's binary agrees with its forgery, so its verdict proves nothing; " +
-					"build thv from the bundle's source/ instead (thv verify-bundle FILE --dir DIR; review DIR/source, then cd DIR/source && CGO_ENABLED=0 go build -trimpath ./cmd/thv) and verify with that build"))
+					"build thv from the bundle's source/ instead (thv verify-bundle FILE --dir DIR; review DIR/source, then " + rebuildIn("DIR") + ") and verify with that build"))
 			}
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			text := out
@@ -366,9 +370,16 @@ func (c *bundleCheck) run(cmd *cobra.Command, ef *executorFlags, vf *verifyFlags
 	if err != nil {
 		return rejected(fmt.Errorf("%s rejected: %w", file, err))
 	}
+	if err := bundle.CheckLockSize(dir, lockName); err != nil {
+		return rejected(fmt.Errorf("%s rejected: %w", file, err))
+	}
 	lock, err := pipeline.ReadLock(filepath.Join(dir, lockName))
 	if err != nil {
 		return rejected(fmt.Errorf("%s rejected: %w", file, err))
+	}
+	sourceChecks, err := checkBundleSource(dir, lock)
+	if err != nil {
+		return rejected(fmt.Errorf("%s rejected: %w: a thv built from it would not compute the lock's keys", file, err))
 	}
 	protocolData, err := os.ReadFile(filepath.Join(dir, params))
 	if err != nil {
@@ -377,10 +388,6 @@ func (c *bundleCheck) run(cmd *cobra.Command, ef *executorFlags, vf *verifyFlags
 	if err := noOverrides(protocolData); err != nil {
 		return usageError(err)
 	}
-	if err := bundle.CheckCrate(dir, manifest); err != nil {
-		return rejected(fmt.Errorf("%s rejected: %w", file, err))
-	}
-	c.items.checked(bundle.CrateName, "the digests it gives agree with the manifest")
 	proj, err := export.Open(protocol.Options{
 		LoadOptions: config.LoadOptions{ParamsFile: filepath.Join(dir, params), Profile: lock.Profile},
 		StoreDir:    filepath.Join(dir, bundle.StoreDir),
@@ -416,13 +423,18 @@ func (c *bundleCheck) run(cmd *cobra.Command, ef *executorFlags, vf *verifyFlags
 			continue // a dispute is reported, and settled, by Verify
 		}
 		if strings.Contains(r.Reason, "code changed") {
-			return notChecked(fmt.Errorf("this thv was built from other code than the bundle's thv (task %s: %s), so it computes other keys and cannot check the bundle's artifacts: "+
-				"build thv from the bundle's source/ (thv verify-bundle FILE --dir DIR; review DIR/source, then cd DIR/source && CGO_ENABLED=0 go build -trimpath ./cmd/thv) and verify with that build", terminalText(r.Task.ID), terminalText(r.Reason)))
+			return notChecked(fmt.Errorf("this thv was built from other code than the bundle's thv (task %s: %s), so it computes other keys and cannot check the bundle's artifacts; "+
+				"the bundle's source/ is the code its lock records, so it is this thv's code that differs: "+
+				"build thv from the bundle's source/ (thv verify-bundle FILE --dir DIR; review DIR/source, then %s) and verify with that build", terminalText(r.Task.ID), terminalText(r.Reason), rebuildIn("DIR")))
 		}
 		if r.Status == pipeline.Waiting && len(status.Disputes) > 0 {
 			continue // downstream of a dispute
 		}
 		return rejected(fmt.Errorf("%s rejected: task %s is not up to date in the bundle's own store (%s%s): the bundle is not self-consistent", file, terminalText(r.Task.ID), r.Status, terminalText(reasonText(r.Reason))))
+	}
+	contents, err := checkBundleContents(proj.Project, status, dir, manifest, params)
+	if err != nil {
+		return rejected(fmt.Errorf("%s rejected: %w", file, err))
 	}
 	if len(status.Disputes) == 0 {
 		notes, run, err := resultsAgree(proj, status, dir)
@@ -455,7 +467,7 @@ func (c *bundleCheck) run(cmd *cobra.Command, ef *executorFlags, vf *verifyFlags
 		return notChecked(err)
 	}
 	c.rep = rep
-	printVerify(text, rep, false, d.Name())
+	printVerify(text, rep, false, d.ShortName(3))
 	if !rep.OK() {
 		switch {
 		case len(rep.Store.Problems) > 0:
@@ -469,6 +481,8 @@ func (c *bundleCheck) run(cmd *cobra.Command, ef *executorFlags, vf *verifyFlags
 		}
 		return rejected(fmt.Errorf("%s rejected: %d tasks did not reproduce; first: %s", file, countTasks(rep.Mismatches), terminalText(rep.Mismatches[0].String())))
 	}
+	c.items.add(contents...)
+	c.items.add(sourceChecks...)
 	c.items.checked(bundle.StoreDir+"/", "every object re-hashed, every index entry resolved")
 	c.items.checked(lockName, "every record compared with the store's index entry for its key")
 	if rep.Complete() {
@@ -489,7 +503,7 @@ func (c *bundleCheck) run(cmd *cobra.Command, ef *executorFlags, vf *verifyFlags
 		return nil
 	}
 	c.verdict = fmt.Sprintf("bundle verified: this thv re-executed all %d tasks of %s (%s) from its recorded inputs and got the lock's bytes for every output; its results/ are those outputs",
-		rep.Tasks(), file, terminalText(d.Name()))
+		rep.Tasks(), file, terminalText(d.ShortName(3)))
 	fmt.Fprintln(text, c.verdict)
 	return nil
 }

@@ -123,7 +123,7 @@ completed, so the next repro resumes.`,
 			}
 			start := time.Now()
 			rep, err := proj.Repro(cmd.Context(), pipeline.Options{Jobs: jobs, DryRun: dry, Progress: prog, Executor: exec, Logger: logger(errw), Image: image, Remote: pipelineRemote(rm)})
-			if rerr := finishRemote(rm, errw); rerr != nil {
+			if rerr := finishRemote(rm, errw, rf.require); rerr != nil {
 				defer func() { err = errors.Join(err, rerr) }() // after the run's own report: local work is kept
 			}
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"thv/pipeline"
+	"thv/pipeline/bundle"
 	"thv/protocol/export/report"
 	"thv/stages/compare"
 )
@@ -29,9 +30,10 @@ var outcomeCode = map[string]int{outcomeVerified: exitVerified, outcomeRejected:
 
 // checkItem is one thing a verdict says it checked, or did not.
 type checkItem struct {
-	Item   string `json:"item"`
-	Status string `json:"status"` // "checked" or "not checked"
-	Reason string `json:"reason"` // how it was checked, or why not
+	Item   string   `json:"item"`
+	Status string   `json:"status"`          // "checked" or "not checked"
+	Reason string   `json:"reason"`          // how it was checked, or why not
+	Files  []string `json:"files,omitempty"` // the files Item stands for, where it names several
 }
 
 // checkList gathers the items of a verdict, in the order they were met.
@@ -44,6 +46,22 @@ func (l *checkList) checked(item, how string) {
 func (l *checkList) notChecked(item, why string) {
 	*l = append(*l, checkItem{Item: item, Status: "not checked", Reason: why})
 }
+
+// add appends a bundle's account: a part re-executed or re-derived is
+// checked, and says which.
+func (l *checkList) add(checks ...bundle.Check) {
+	for _, c := range checks {
+		it := checkItem{Item: c.Item, Status: "checked", Reason: c.Status + ": " + c.Reason, Files: c.Files}
+		if c.Status == bundle.NotChecked {
+			it.Status, it.Reason = "not checked", c.Reason
+		}
+		*l = append(*l, it)
+	}
+}
+
+// maxListedFiles is how many files of an item the text prints (--json
+// lists them all).
+const maxListedFiles = 10
 
 // print writes the list: what was checked, then what was not.
 func (l checkList) print(w io.Writer) {
@@ -58,6 +76,13 @@ func (l checkList) print(w io.Writer) {
 				first = false
 			}
 			fmt.Fprintf(w, "  %s: %s\n", terminalText(it.Item), terminalText(it.Reason))
+			for i, f := range it.Files {
+				if i == maxListedFiles {
+					fmt.Fprintf(w, "    … and %d more (--dir DIR keeps them to read)\n", len(it.Files)-i)
+					break
+				}
+				fmt.Fprintf(w, "    %s\n", terminalText(f))
+			}
 		}
 	}
 }

@@ -22,7 +22,9 @@ import (
 
 // Options say what a bundle holds besides the project's store and lock.
 type Options struct {
-	Protocol File   // the protocol file the project was planned from, e.g. params.yaml
+	// Protocol is the protocol file the project was planned from, e.g.
+	// params.yaml; the bundle holds its canonical form (CanonicalProtocol).
+	Protocol File
 	Profile  string // the protocol's profile
 	LockName string // the lock's name in the bundle (the one the protocol's name implies)
 	// Results are the exported results (tables, figures), put under
@@ -35,6 +37,9 @@ type Options struct {
 	Drawn map[string]artifacts.Digest
 	// Source is the module's source, put under source/; nil: none.
 	Source fs.FS
+	// Vendor is the vendored modules that let Source build offline (see
+	// Vendor), put under source/vendor/; nil: none.
+	Vendor fs.FS
 	// Image writes the OCI image of the running binary as an oci-archive
 	// tarball and returns its manifest digest ("sha256:…"); nil: the
 	// bundle holds no image, and its crate says so.
@@ -131,6 +136,11 @@ func Write(ctx context.Context, p *pipeline.Project, out string, opt Options) (*
 	if err := sameLock(p, lockBytes, work.Path()); err != nil {
 		return nil, err
 	}
+	protocol, err := CanonicalProtocol(opt.Protocol.Data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", opt.Protocol.Path, err)
+	}
+	opt.Protocol.Data = protocol
 	b := &builder{}
 	for _, f := range []File{opt.Protocol, {opt.LockName, lockBytes}} {
 		if err := b.addData(f.Path, f.Data, 0o644); err != nil {
@@ -140,7 +150,7 @@ func Write(ctx context.Context, p *pipeline.Project, out string, opt Options) (*
 	for _, sub := range []struct {
 		fsys fs.FS
 		dir  string
-	}{{opt.Results, ResultsDir}, {opt.Source, SourceDir}} {
+	}{{opt.Results, ResultsDir}, {opt.Source, SourceDir}, {opt.Vendor, SourceDir + "/" + VendorDir}} {
 		if err := b.addFS(sub.fsys, sub.dir); err != nil {
 			return nil, err
 		}
@@ -283,9 +293,54 @@ type storeContents struct {
 	format  map[artifacts.Digest]string // media type, from the first bytes
 }
 
+// storeFile is one file of a bundle's store: an object a task of the lock
+// output (its first output of that digest, in plan order) or a task's
+// index entry.
+type storeFile struct {
+	path   string // in the bundle
+	task   string
+	object bool
+	digest artifacts.Digest // an object's
+	output string           // an object's output name
+	key    artifacts.Key    // an index entry's
+}
+
+// storeVersion is the store's VERSION file in a bundle.
+const storeVersion = StoreDir + "/VERSION"
+
+// storeFiles lists the files of the store of a bundle of p's lock, VERSION
+// aside: per task of the plan, each output object not listed before, then
+// the task's index entry. Writing a bundle and checking one list the same.
+func storeFiles(p *pipeline.Project, status *pipeline.Report) []storeFile {
+	var out []storeFile
+	seen := map[artifacts.Digest]bool{}
+	for _, r := range status.Results {
+		rec, ok := p.Lock.Record(r.Task.ID)
+		if !ok {
+			continue // Current refuses such a lock before a bundle is written
+		}
+		for _, o := range rec.Outputs { // sorted by name, as an index entry's
+			if seen[o.Digest] {
+				continue
+			}
+			seen[o.Digest] = true
+			out = append(out, storeFile{path: objectBundlePath(o.Digest), task: rec.ID, object: true, digest: o.Digest, output: o.Name})
+		}
+		h := rec.Key.Hex()
+		out = append(out, storeFile{path: StoreDir + "/index/" + h[:2] + "/" + h + ".json", task: rec.ID, key: rec.Key})
+	}
+	return out
+}
+
+// objectBundlePath is the bundle path of a store object.
+func objectBundlePath(d artifacts.Digest) string {
+	h := d.Hex()
+	return StoreDir + "/objects/" + h[:2] + "/" + h
+}
+
 // addStore adds the store's VERSION, every output object of the lock's
 // tasks (read through Store.Get, which verifies it) and each task's index
-// entry.
+// entry, after checking that each entry is the lock's record.
 func (b *builder) addStore(p *pipeline.Project, status *pipeline.Report) (*storeContents, error) {
 	st := &storeContents{size: map[artifacts.Digest]int64{}, format: map[artifacts.Digest]string{}}
 	root := p.Store.Root()
@@ -293,18 +348,10 @@ func (b *builder) addStore(p *pipeline.Project, status *pipeline.Report) (*store
 	if err != nil {
 		return nil, err
 	}
-	if err := b.addData(StoreDir+"/VERSION", version, 0o644); err != nil {
+	if err := b.addData(storeVersion, version, 0o644); err != nil {
 		return nil, err
 	}
-	addEntry := func(k artifacts.Key) error {
-		h := k.Hex()
-		rel := path.Join("index", h[:2], h+".json")
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
-		if err != nil {
-			return err
-		}
-		return b.addData(path.Join(StoreDir, rel), data, 0o644)
-	}
+	entries := map[string]artifacts.Entry{}
 	for _, r := range status.Results {
 		rec, _ := p.Lock.Record(r.Task.ID)
 		e, ok, err := p.Store.GetEntry(rec.Key)
@@ -321,25 +368,30 @@ func (b *builder) addStore(p *pipeline.Project, status *pipeline.Report) (*store
 			if d, _ := rec.Outputs.Get(o.Name); d != o.Digest {
 				return nil, fmt.Errorf("task %s: output %s: the lock records %s, the store's index %s: run thv repro first, then bundle", r.Task.ID, o.Name, d, o.Digest)
 			}
-			if _, done := st.size[o.Digest]; done {
-				continue
-			}
-			st.size[o.Digest] = o.Size
-			st.format[o.Digest] = sniff(p.Store.ObjectPath(o.Digest), o.Name)
-			rel, err := filepath.Rel(root, p.Store.ObjectPath(o.Digest))
+		}
+		entries[rec.ID] = e
+	}
+	for _, f := range storeFiles(p, status) {
+		if !f.object {
+			h := f.key.Hex()
+			data, err := os.ReadFile(filepath.Join(root, "index", h[:2], h+".json"))
 			if err != nil {
 				return nil, err
 			}
-			d := o.Digest
-			b.items = append(b.items, &item{
-				path: path.Join(StoreDir, filepath.ToSlash(rel)), size: o.Size, sum: d, mode: 0o444,
-				open: func() ([]byte, error) { return p.Store.Get(d) },
-			})
-			st.objects++
+			if err := b.addData(f.path, data, 0o644); err != nil {
+				return nil, err
+			}
+			continue
 		}
-		if err := addEntry(rec.Key); err != nil {
-			return nil, err
-		}
+		o, _ := entries[f.task].Output(f.output)
+		st.size[f.digest] = o.Size
+		st.format[f.digest] = sniff(p.Store.ObjectPath(f.digest), f.output)
+		d := f.digest
+		b.items = append(b.items, &item{
+			path: f.path, size: o.Size, sum: d, mode: 0o444,
+			open: func() ([]byte, error) { return p.Store.Get(d) },
+		})
+		st.objects++
 	}
 	return st, nil
 }
