@@ -37,15 +37,31 @@ func (f *projectFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.set, "set", nil, "override a protocol key, e.g. --set settings.d3.T=300 (repeatable)")
 }
 
+// loadOptions are the flags' protocol.
+func (f *projectFlags) loadOptions() config.LoadOptions {
+	return config.LoadOptions{ParamsFile: f.params, Profile: f.profile, Set: f.set}
+}
+
 // open opens the project; readOnly commands never create or change the
 // store.
 func (f *projectFlags) open(readOnly bool) (*export.Project, error) {
 	return f.openWith(protocol.Options{ReadOnly: readOnly})
 }
 
+// status is every command's prologue that reads results: the project,
+// opened read-only, and its status (every task's key, up to date or not).
+func (f *projectFlags) status(cmd *cobra.Command) (*export.Project, *pipeline.Report, error) {
+	proj, err := f.open(true)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep, err := proj.Status(cmd.Context())
+	return proj, rep, err
+}
+
 // openWith opens the project with opt's options besides the flags'.
 func (f *projectFlags) openWith(opt protocol.Options) (*export.Project, error) {
-	opt.LoadOptions = config.LoadOptions{ParamsFile: f.params, Profile: f.profile, Set: f.set}
+	opt.LoadOptions = f.loadOptions()
 	opt.StoreDir = f.store
 	return export.Open(opt)
 }
@@ -285,11 +301,7 @@ also re-hashes every output of the up-to-date tasks: a flipped byte is found
 here (and quarantined, so that thv repro recomputes it), not only when read.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			proj, err := pf.open(true)
-			if err != nil {
-				return err
-			}
-			rep, err := proj.Status(cmd.Context())
+			proj, rep, err := pf.status(cmd)
 			if err != nil {
 				return err
 			}

@@ -32,11 +32,7 @@ date (thv repro first); the store is only read. docs/report.md.`,
   thv report --profile quick`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			proj, err := pf.open(true)
-			if err != nil {
-				return err
-			}
-			status, err := proj.Status(cmd.Context())
+			proj, status, err := pf.status(cmd)
 			if err != nil {
 				return err
 			}

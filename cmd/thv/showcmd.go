@@ -44,11 +44,7 @@ and the tests are the outputs of its summarize tasks, not recomputed.`,
   thv show outputs summarize/d2`,
 		Args: cobra.RangeArgs(0, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			proj, err := pf.open(true)
-			if err != nil {
-				return err
-			}
-			rep, err := proj.Status(cmd.Context())
+			proj, rep, err := pf.status(cmd)
 			if err != nil {
 				return err
 			}

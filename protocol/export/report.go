@@ -29,13 +29,13 @@ const ReportName = "index.html"
 // summarises them when they are there and of its protocol; the headline
 // is that judgement.
 const (
-	readingsFile   = "readings.parquet"
+	ReadingsTable  = "readings.parquet"
 	ReadingsReport = "readings.md"
 	AcrossFile     = "across-instances.parquet"
 )
 
 // ReadingsFiles are the files of results/ that thv readings writes.
-var ReadingsFiles = []string{readingsFile, ReadingsReport, AcrossFile}
+var ReadingsFiles = []string{ReadingsTable, ReadingsReport, AcrossFile}
 
 // writeReport writes results/index.html from the stored outputs of rep's
 // tasks, unless the page there is already this one. The page's run block
@@ -178,7 +178,7 @@ func (p *Project) reportPage(rep *pipeline.Report, files []resultFile) (report.P
 	}
 	if pg.Readings != nil {
 		pg.Files = append(pg.Files, report.ResultFile{Path: ReadingsReport, What: "the readings sweep's report (thv readings)"},
-			report.ResultFile{Path: readingsFile, What: "the readings sweep, one row per reading (Parquet)"})
+			report.ResultFile{Path: ReadingsTable, What: "the readings sweep, one row per reading (Parquet)"})
 	}
 	if pg.Compare != nil {
 		v, judged, across, err := p.verdict(pg.Compare)
@@ -352,7 +352,7 @@ func readingsOutput[T any](p *Project, name string, decode func([]byte) (T, erro
 
 // reportReadings reads results/readings.parquet if thv readings wrote it.
 func (p *Project) reportReadings(c *report.Comparison) (*report.Readings, error) {
-	rows, ok, err := readingsOutput(p, readingsFile, formats.DecodeReadings)
+	rows, ok, err := readingsOutput(p, ReadingsTable, formats.DecodeReadings)
 	if !ok || err != nil {
 		return nil, err
 	}
@@ -394,7 +394,7 @@ func (p *Project) verdict(c *report.Comparison) (v compare.Verdict, judged []for
 // across fixed instances (no override, several instance seeds), if thv
 // readings wrote it for this protocol; nil otherwise.
 func (p *Project) acrossRow() (*formats.ReadingRow, error) {
-	rows, _, err := readingsOutput(p, readingsFile, formats.DecodeReadings)
+	rows, _, err := readingsOutput(p, ReadingsTable, formats.DecodeReadings)
 	if err != nil {
 		return nil, err
 	}
