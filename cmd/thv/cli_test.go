@@ -46,7 +46,7 @@ func TestRunJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	for _, f := range []string{"algo", "eta", "d", "n", "k", "T", "sigma", "geometry", "seed", "hv_last100", "v_star", "hv_greedy", "regret_alpha", "regret_alpha_pos", "regret_exact"} {
+	for _, f := range []string{"algo", "eta", "d", "n", "k", "T", "sigma", "geometry", "seed", "hv_window", "hv_last", "v_star", "hv_greedy", "regret_alpha", "regret_alpha_pos", "regret_exact"} {
 		if _, ok := r[f]; !ok {
 			t.Errorf("field %s missing", f)
 		}
@@ -55,7 +55,7 @@ func TestRunJSON(t *testing.T) {
 	if num("n") != 36 || num("k") != 3 || num("T") != 400 || num("sigma") != 0.05 {
 		t.Errorf("setting not taken from params.yaml: %v", r)
 	}
-	vs, hg, last := num("v_star"), num("hv_greedy"), num("hv_last100")
+	vs, hg, last := num("v_star"), num("hv_greedy"), num("hv_last")
 	if !(hg <= vs+1e-12 && hg >= (1-1/math.E)*vs && last <= vs+1e-12 && last > 0) {
 		t.Errorf("inconsistent benchmarks: V*=%v HV(G*)=%v HV_last=%v", vs, hg, last)
 	}
@@ -145,8 +145,8 @@ func TestRunCSVInstance(t *testing.T) {
 	var r map[string]any
 	json.Unmarshal([]byte(out), &r)
 	// Best pair: (0.9,0.1)+(0.6,0.6)? 0.09+0.36−0.06=0.39; (0.1,0.9)+(0.6,0.6) the same; (0.9,0.1)+(0.1,0.9)=0.17.
-	if math.Abs(r["v_star"].(float64)-0.39) > 1e-12 || math.Abs(r["hv_last100"].(float64)-0.39) > 1e-12 {
-		t.Fatalf("V* %v, HV_last %v, want 0.39 for both (noiseless)", r["v_star"], r["hv_last100"])
+	if math.Abs(r["v_star"].(float64)-0.39) > 1e-12 || math.Abs(r["hv_last"].(float64)-0.39) > 1e-12 {
+		t.Fatalf("V* %v, HV_last %v, want 0.39 for both (noiseless)", r["v_star"], r["hv_last"])
 	}
 }
 
