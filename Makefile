@@ -12,7 +12,7 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 # fixed in Go 1.27). FUZZTIME=1h (or =1000000x) fuzzes every target for
 # that instead. Seed corpora: <package>/testdata/fuzz/<target>/.
 FUZZTIME ?=
-FUZZ_TARGETS := ./stages/protocol:FuzzLoadConfig:15000x ./cmd/thv:FuzzReadPoints:30000x \
+FUZZ_TARGETS := ./protocol/config:FuzzLoadConfig:15000x ./cmd/thv:FuzzReadPoints:30000x \
 	./pipeline:FuzzReadLock:150000x ./pipeline:FuzzParseRecordLine:150000x \
 	./artifacts:FuzzDecodeEntry:60000x ./pipeline/codeid:FuzzNormalise:10000x
 
@@ -91,10 +91,7 @@ mutants:
 # The science and stage packages' tests cross-compiled for arm64 and run
 # under qemu-user, then the quick profile's lock from thv built for arm64
 # and riscv64 (under qemu) and GOAMD64=v3, each against amd64's.
-# stages/protocol is left out of the first part: its tests start the test
-# binary as a worker process, which needs binfmt_misc, and run pipelines
-# whose bits the second part compares whole.
-CROSS_PKGS = ./hv/... ./envs/... ./algos/... $(filter-out %/protocol,$(shell $(GO) list ./stages/...)) ./artifacts/table
+CROSS_PKGS = ./hv/... ./envs/... ./algos/... ./stages/... ./artifacts/table
 crossarch:
 	GOARCH=arm64 $(GO) test -count=1 -short -exec qemu-aarch64 $(CROSS_PKGS)
 	THV_CROSSARCH=1 $(GO) test -count=1 -v -timeout 30m -run '^TestCrossArchLock$$' .

@@ -16,7 +16,7 @@ import (
 	"thv/algos"
 	"thv/pipeline"
 	"thv/pipeline/codeid"
-	"thv/stages/protocol"
+	"thv/protocol"
 )
 
 // TestReachCoversCallGraph checks codeid's reach, which reads no types,

@@ -30,5 +30,5 @@ var Sources embed.FS
 //
 //go:embed go.mod go.sum Makefile README.md params.yaml .gitignore .ci/run *.go
 //go:embed cmd/hv/*.go cmd/thv/*.go cmd/thv/testdata/*.yaml cmd/thv/testdata/fuzz cmd/thv/testdata/consumers/package.json cmd/thv/testdata/consumers/package-lock.json cmd/thv/testdata/consumers/*.mjs
-//go:embed pipeline hv envs algos stages artifacts internal docs reference
+//go:embed pipeline protocol hv envs algos stages artifacts internal docs reference
 var Module embed.FS

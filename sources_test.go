@@ -28,24 +28,6 @@ var update = flag.Bool("update", false, "rewrite thirdparty.go from go list")
 // the directories embedded in Sources.
 var fingerprinted = []string{"./hv/...", "./envs/...", "./algos/...", "./stages/...", "./artifacts/..."}
 
-// wiring are packages under the embedded directories that assemble the
-// pipeline rather than run inside a task: they import thv/pipeline and the
-// root package thv (whose params.yaml is embedded data), which are not in
-// Sources. They are no task's code, and cannot become part of one unnoticed:
-// codeid fails on any identity that reaches them (it reaches a package
-// outside Sources). Moving them out of the embedded directories makes this
-// list unnecessary.
-var wiring = []string{"thv/stages/protocol"}
-
-func isWiring(p string) bool {
-	for _, w := range wiring {
-		if p == w || strings.HasPrefix(p, w+"/") {
-			return true
-		}
-	}
-	return false
-}
-
 // listPlatforms are the GOOS/GOARCH pairs (each with cgo off and on) whose
 // package graphs the third-party table and TestIdentityMatchesGoList take the
 // union of, so that the table does not depend on the machine that generates
@@ -156,7 +138,7 @@ func constraintsExcludeAll(p *listedPackage) bool {
 }
 
 // fingerprintedPackages lists the packages under the fingerprinted
-// directories, but the wiring.
+// directories.
 func fingerprintedPackages(t *testing.T) []string {
 	t.Helper()
 	cmd := exec.Command("go", append([]string{"list"}, fingerprinted...)...)
@@ -166,13 +148,7 @@ func fingerprintedPackages(t *testing.T) []string {
 	if err != nil {
 		t.Fatalf("go list %s: %v: %s", strings.Join(fingerprinted, " "), err, stderr.Bytes())
 	}
-	var pkgs []string
-	for _, p := range strings.Fields(string(out)) {
-		if !isWiring(p) {
-			pkgs = append(pkgs, p)
-		}
-	}
-	return pkgs
+	return strings.Fields(string(out))
 }
 
 // thirdPartyTable derives the table: every import from outside the module of

@@ -7,47 +7,31 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"thv/artifacts/flock"
 )
 
-// lockTemp takes an exclusive flock on a temp file for as long as it is open.
-// The kernel drops the lock when the writer dies, however it dies, which is
-// how GC tells an abandoned temp file from one being written. flock locks
-// belong to the open file description, so they also exclude another open of
-// the same file within this process (unlike fcntl locks).
-func lockTemp(f *os.File) error {
-	return flock(f, syscall.LOCK_EX)
-}
-
-// flock is flock(2), retried on EINTR.
-func flock(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
-}
+// lockTemp takes an exclusive flock on a temp file for as long as it is
+// open. The kernel drops it when the writer dies, however it dies, which
+// is how GC tells an abandoned temp file from one being written.
+func lockTemp(f *os.File) error { return flock.Acquire(f, true) }
 
 // flockSupported reports whether the store lock and temp-file locks are real
 // (flock(2)); elsewhere they are no-ops.
-const flockSupported = true
+const flockSupported = flock.Supported
 
 // lockStore takes the store lock on f, shared or exclusive, without
 // waiting: errWouldBlock if another open file description holds a
 // conflicting lock.
 func lockStore(f *os.File, exclusive bool) error {
-	how := syscall.LOCK_SH
-	if exclusive {
-		how = syscall.LOCK_EX
-	}
-	err := flock(f, how|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
+	ok, err := flock.TryAcquire(f, exclusive)
+	if err == nil && !ok {
 		return errWouldBlock
 	}
 	return err
 }
 
-func unlockStore(f *os.File) error { return flock(f, syscall.LOCK_UN) }
+func unlockStore(f *os.File) error { return flock.Release(f) }
 
 // oNonblock is added to every open for reading: it keeps a FIFO put in a
 // file's place from blocking the open (it has no effect on regular files
@@ -61,11 +45,7 @@ const oNonblock = syscall.O_NONBLOCK
 // over with a new temp file (see writeAtomic), so this race costs a retry,
 // never a wrong object.
 func tempAbandoned(f *os.File, _ fs.FileInfo) (bool, error) {
-	err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
-		return false, nil // a live writer
-	}
-	return err == nil, err
+	return flock.TryAcquire(f, true) // false: a live writer
 }
 
 // linkCount is the number of hard links of the file fi describes.

@@ -6,7 +6,7 @@
 // and a pass runs only the tasks whose key is not yet in the store.
 //
 // It knows nothing of bandits or of any paper: a protocol (see
-// thv/stages/protocol) registers stage kinds ([Kind], [Kinds]: pure
+// thv/protocol) registers stage kinds ([Kind], [Kinds]: pure
 // functions from parameters and input blobs to output blobs, whose code
 // identity is derived from their package's imports by thv/pipeline/codeid),
 // builds a [Plan] of [Task] values (a DAG, with tasks that expand once an

@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path"
 	"reflect"
 	"runtime"
 	"slices"
@@ -27,6 +29,11 @@ type Kind struct {
 	// Run's symbol (EntryOf), so it cannot be listed wrong. (Tests of the
 	// engine set it to a root of a fake code source.)
 	Entry string
+	// Reads and Outputs declare the kind's input roles and outputs, each a
+	// name or a family of names (a path.Match pattern: "cells/*"). A plan
+	// is checked against them before anything runs (CheckPlan); a kind
+	// that declares neither is not checked.
+	Reads, Outputs []string
 }
 
 // CodeSource computes the code identity of a set of roots (declarations or
@@ -58,6 +65,11 @@ func NewKinds(code CodeSource, kinds ...Kind) (*Kinds, error) {
 		if kind.Entry == "" {
 			kind.Entry = EntryOf(kind.Run)
 		}
+		for _, n := range append(slices.Clip(kind.Reads), kind.Outputs...) {
+			if _, err := path.Match(n, ""); err != nil || n == "" {
+				return nil, fmt.Errorf("pipeline: kind %q declares %q, not a name or a path.Match pattern", kind.Name, n)
+			}
+		}
 		k.byName[kind.Name] = kind
 	}
 	return k, nil
@@ -73,6 +85,67 @@ func (k *Kinds) Lookup(name string) (Kind, error) {
 		return Kind{}, fmt.Errorf("unknown stage kind %q (this thv knows %s)", name, strings.Join(sortedKeys(k.byName), ", "))
 	}
 	return kind, nil
+}
+
+// CheckPlan checks every edge of p against the declarations of the kinds
+// at both ends (Kind.Reads, Kind.Outputs): each task's kind is known, each
+// input is of a role its kind reads, from an output its producer's kind
+// declares, as is a trigger's output. It returns an error naming the
+// first tasks with an undeclared edge, and what their kinds declare.
+func (k *Kinds) CheckPlan(p *Plan) error {
+	var errs []error
+	for _, t := range p.Tasks {
+		if err := k.CheckTask(t); err != nil {
+			if errs = append(errs, err); len(errs) == 5 {
+				errs = append(errs, errors.New("… (only the first five are said)"))
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CheckTask checks the edges of t as CheckPlan does: the plan's, and an
+// expanded task's new ones.
+func (k *Kinds) CheckTask(t *Task) error {
+	kind, err := k.Lookup(t.Kind)
+	if err != nil {
+		return fmt.Errorf("task %s: %w", t.ID, err)
+	}
+	declares := func(list []string, name string) bool {
+		return slices.ContainsFunc(list, func(pattern string) bool { ok, _ := path.Match(pattern, name); return ok })
+	}
+	produces := func(from *Task, output string) error {
+		kf, err := k.Lookup(from.Kind)
+		switch {
+		case err != nil:
+			return err
+		case kf.Reads == nil && kf.Outputs == nil, declares(kf.Outputs, output):
+			return nil
+		}
+		return fmt.Errorf("reads output %q of task %s, which its kind %s does not declare (it declares %s)", output, from.ID, from.Kind, quoted(kf.Outputs))
+	}
+	if t.Trigger != nil {
+		if err := produces(t.Trigger, t.TriggerOutput); err != nil {
+			return fmt.Errorf("task %s waits for its trigger: %w", t.ID, err)
+		}
+	}
+	for _, d := range t.Deps {
+		if (kind.Reads != nil || kind.Outputs != nil) && !declares(kind.Reads, d.Name) {
+			return fmt.Errorf("task %s: input role %q is not one its kind %s declares (it reads %s)", t.ID, d.Name, t.Kind, quoted(kind.Reads))
+		}
+		if err := produces(d.From, d.Output); err != nil {
+			return fmt.Errorf("task %s: input %s %w", t.ID, d.Name, err)
+		}
+	}
+	return nil
+}
+
+func quoted(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%q", names)
 }
 
 // Names returns the registered kind names, sorted.

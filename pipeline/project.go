@@ -84,7 +84,8 @@ func (p *Project) DropNoopCheck() {
 // UseListing hands a prefetched listing to the next pass.
 func (p *Project) UseListing(ch <-chan map[artifacts.Digest]bool) { p.listing = ch }
 
-// EnsurePlan builds the plan with Planner if it is not built yet.
+// EnsurePlan builds the plan with Planner if it is not built yet, and
+// checks its edges against the kinds' declarations (Kinds.CheckPlan).
 func (p *Project) EnsurePlan() error {
 	if p.Plan != nil || p.Planner == nil {
 		return nil
@@ -92,6 +93,9 @@ func (p *Project) EnsurePlan() error {
 	plan, err := p.Planner()
 	if err != nil {
 		return err
+	}
+	if err := p.Kinds.CheckPlan(plan); err != nil {
+		return fmt.Errorf("the plan reads what no kind declares:\n%w", err)
 	}
 	p.Plan = plan
 	return nil

@@ -479,9 +479,17 @@ func (s *pass) expand(t *Task) bool {
 		return false
 	}
 	s.reads = append(s.reads, d)
+	planned := len(s.Plan.Tasks)
 	if err := t.Expand(s.Plan, b); err != nil {
 		s.fail(t, err)
 		return false
+	}
+	// Its edges, and those of the tasks it added, known only now.
+	for _, u := range append([]*Task{t}, s.Plan.Tasks[planned:]...) {
+		if err := s.Kinds.CheckTask(u); err != nil {
+			s.fail(t, err)
+			return false
+		}
 	}
 	t.Expand = nil
 	return true

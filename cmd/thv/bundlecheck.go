@@ -9,7 +9,8 @@ import (
 	thvmodule "thv"
 	"thv/pipeline"
 	"thv/pipeline/bundle"
-	"thv/stages/protocol"
+	"thv/protocol"
+	"thv/protocol/export"
 )
 
 // bundleOptions are the options thv bundle writes a bundle of the protocol
@@ -28,7 +29,7 @@ func bundleOptions(name, profile, judged string) bundle.Options {
 		Reproduce: fmt.Sprintf("thv repro --params %s --profile %s --store store", name, profile),
 		Verify:    "thv verify-bundle <this archive>",
 		Rebuild:   rebuildCommand,
-		Report:    protocol.ReportName,
+		Report:    export.ReportName,
 	}
 }
 
@@ -54,7 +55,7 @@ func checkBundleContents(proj *protocol.Project, status *pipeline.Report, dir st
 		return nil, err
 	}
 	opt := bundleOptions(params, proj.Lock.Profile, d.Name())
-	if opt.Drawn, err = protocol.DrawnResults(status); err != nil {
+	if opt.Drawn, err = export.DrawnResults(status); err != nil {
 		return nil, err
 	}
 	_, checks, err := bundle.CheckContents(proj.Project, status, dir, m, opt)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -22,9 +23,11 @@ import (
 	"thv/pipeline/bundle"
 	"thv/pipeline/tempdir"
 	"thv/pipeline/userfile"
+	"thv/protocol"
+	"thv/protocol/config"
+	"thv/protocol/export"
+	"thv/protocol/export/report"
 	"thv/stages/compare"
-	"thv/stages/protocol"
-	"thv/stages/report"
 )
 
 // bundleImage writes the OCI image of this binary as an oci-archive and
@@ -32,10 +35,15 @@ import (
 // holds none, and its crate says so.
 var bundleImage = imageArchive
 
+// bundleFlags are thv bundle's flags.
+type bundleFlags struct {
+	pf                projectFlags
+	out               string
+	noImage, noVendor bool
+}
+
 func newBundleCommand() *cobra.Command {
-	var pf projectFlags
-	var out string
-	var noImage, noVendor bool
+	f := &bundleFlags{}
 	cmd := &cobra.Command{
 		Use:   "bundle -o FILE [--no-image] [--no-vendor]",
 		Short: "Write one archive with everything needed to check the reproduction bit for bit",
@@ -50,111 +58,123 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 		Example: `  thv bundle -o paper.tar.gz
   thv bundle --profile quick -o quick.tar.gz`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if out == "" {
-				return errors.New("-o FILE: say where to write the bundle, e.g. -o paper.tar.gz")
-			}
-			if fi, err := os.Stat(filepath.Dir(out)); err != nil || !fi.IsDir() {
-				return fmt.Errorf("-o %s: the directory %s does not exist", out, filepath.Dir(out))
-			}
-			if len(pf.set) > 0 {
-				return errors.New("--set: a bundle's protocol is a file; write the overrides into a params file (or a profile) and pass --params")
-			}
-			name, data := "params.yaml", thvmodule.DefaultParams
-			if pf.params != "" {
-				var err error
-				name = filepath.Base(pf.params)
-				if data, err = userfile.ReadFile(pf.params, protocol.MaxParamsBytes); err != nil {
-					return err
-				}
-			}
-			if err := noOverrides(data); err != nil {
-				return err
-			}
-			proj, err := pf.open(true)
-			if err != nil {
-				return err
-			}
-			profile := proj.Config.Profile
-			status, err := proj.Status(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if err := bundle.Current(proj.Project, status); err != nil {
-				return err
-			}
-			// results/ is exported afresh from the store, so that it is
-			// exactly what the lock's tables and figures tasks output.
-			resultsDir, err := tempdir.New("thv-bundle-results-")
-			if err != nil {
-				return err
-			}
-			defer resultsDir.Remove()
-			results := resultsDir.Path()
-			// The page is the project's, readings included: what thv
-			// readings wrote goes into the bundle as it is (verify-bundle
-			// names it not checked: the bundle holds none of its tasks).
-			if err := copyReadings(proj.ResultsDir(), results); err != nil {
-				return err
-			}
-			proj.PreviousReport = filepath.Join(proj.ResultsDir(), protocol.ReportName) // its run block, if the same results
-			proj.Run = reportRun("")
-			proj.Config.Outputs.Results = results
-			if _, err := proj.ExportResults(status); err != nil {
-				return fmt.Errorf("exporting results: %w", err)
-			}
-			drawn, err := protocol.DrawnResults(status)
-			if err != nil {
-				return err
-			}
-			image := bundleImage
-			if noImage {
-				image = nil
-			}
-			described, err := proj.Describe()
-			if err != nil {
-				return err
-			}
-			// source/ builds offline: its modules are vendored.
-			var vendor fs.FS
-			if !noVendor {
-				vendorDir, err := tempdir.New("thv-bundle-vendor-")
-				if err != nil {
-					return err
-				}
-				defer vendorDir.Remove()
-				dir := filepath.Join(vendorDir.Path(), "vendor")
-				if err := bundle.Vendor(cmd.Context(), thvmodule.Module, thvModulePath(), []string{thvModulePath() + "/cmd/thv"}, dir); err != nil {
-					return fmt.Errorf("%w (or bundle without vendored modules: --no-vendor)", err)
-				}
-				vendor = os.DirFS(dir)
-			}
-			version, published := buildVersion()
-			opt := bundleOptions(name, profile, described.Name())
-			opt.Protocol.Data = data
-			opt.Results, opt.Drawn, opt.Source, opt.Vendor, opt.Image = os.DirFS(results), drawn, thvmodule.Module, vendor, image
-			opt.Tool.Version, opt.Tool.GoVersion, opt.Published = version, runtime.Version(), published
-			errw := cmd.ErrOrStderr()
-			opt.Progress = phaseBar(errw, "bundle")
-			start := time.Now()
-			sum, err := bundle.Write(cmd.Context(), proj.Project, out, opt)
-			if err != nil {
-				return err
-			}
-			holds := "no image (--no-image)"
-			if sum.ImageDigest != "" {
-				holds = "image " + sum.ImageDigest
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %.1f MB, %d files (%d tasks, %d store objects, %s) in %s\nsha256 %x\ncheck it with: thv verify-bundle %s\n",
-				out, float64(sum.Bytes)/1e6, sum.Files, sum.Tasks, sum.Objects, holds, time.Since(start).Round(time.Millisecond), sum.SHA256, out)
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
-	pf.register(cmd)
-	cmd.Flags().StringVarP(&out, "output", "o", "", "the bundle file to write (tar.gz)")
-	cmd.Flags().BoolVar(&noVendor, "no-vendor", false, "leave the vendored modules out of source/ (about 9 MB smaller): building thv from source/ then needs the module proxy")
-	cmd.Flags().BoolVar(&noImage, "no-image", false, "leave the OCI image out (15 MB smaller): the image is published for running the tasks in containers, never run by verify-bundle")
+	f.pf.register(cmd)
+	cmd.Flags().StringVarP(&f.out, "output", "o", "", "the bundle file to write (tar.gz)")
+	cmd.Flags().BoolVar(&f.noVendor, "no-vendor", false, "leave the vendored modules out of source/ (about 9 MB smaller): building thv from source/ then needs the module proxy")
+	cmd.Flags().BoolVar(&f.noImage, "no-image", false, "leave the OCI image out (15 MB smaller): the image is published for running the tasks in containers, never run by verify-bundle")
 	return cmd
+}
+
+// run writes the bundle of the up-to-date project.
+func (f *bundleFlags) run(cmd *cobra.Command) error {
+	name, data, err := f.protocol()
+	if err != nil {
+		return err
+	}
+	proj, status, err := f.pf.status(cmd)
+	if err != nil {
+		return err
+	}
+	if err := bundle.Current(proj.Project.Project, status); err != nil {
+		return err
+	}
+	profile := proj.Config.Profile
+	described, err := proj.Describe()
+	if err != nil {
+		return err
+	}
+	// results/ is exported afresh from the store, so that it is exactly
+	// what the lock's tables and figures tasks output.
+	resultsDir, err := tempdir.New("thv-bundle-results-")
+	if err != nil {
+		return err
+	}
+	defer resultsDir.Remove()
+	drawn, err := exportForBundle(proj, status, resultsDir.Path())
+	if err != nil {
+		return err
+	}
+	opt := bundleOptions(name, profile, described.Name())
+	opt.Protocol.Data = data
+	opt.Results, opt.Drawn, opt.Source, opt.Image = os.DirFS(resultsDir.Path()), drawn, thvmodule.Module, bundleImage
+	if f.noImage {
+		opt.Image = nil
+	}
+	if !f.noVendor { // source/ builds offline: its modules are vendored
+		vendorDir, err := tempdir.New("thv-bundle-vendor-")
+		if err != nil {
+			return err
+		}
+		defer vendorDir.Remove()
+		if opt.Vendor, err = vendorModules(cmd.Context(), vendorDir.Path()); err != nil {
+			return err
+		}
+	}
+	opt.Tool.Version, opt.Published = buildVersion()
+	opt.Tool.GoVersion, opt.Progress = runtime.Version(), phaseBar(cmd.ErrOrStderr(), "bundle")
+	start := time.Now()
+	sum, err := bundle.Write(cmd.Context(), proj.Project.Project, f.out, opt)
+	if err != nil {
+		return err
+	}
+	holds := "no image (--no-image)"
+	if sum.ImageDigest != "" {
+		holds = "image " + sum.ImageDigest
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %.1f MB, %d files (%d tasks, %d store objects, %s) in %s\nsha256 %x\ncheck it with: thv verify-bundle %s\n",
+		f.out, float64(sum.Bytes)/1e6, sum.Files, sum.Tasks, sum.Objects, holds, time.Since(start).Round(time.Millisecond), sum.SHA256, f.out)
+	return nil
+}
+
+// vendorModules vendors the modules thv is built from into dir/vendor.
+func vendorModules(ctx context.Context, dir string) (fs.FS, error) {
+	dir = filepath.Join(dir, "vendor")
+	if err := bundle.Vendor(ctx, thvmodule.Module, thvModulePath(), []string{thvModulePath() + "/cmd/thv"}, dir); err != nil {
+		return nil, fmt.Errorf("%w (or bundle without vendored modules: --no-vendor)", err)
+	}
+	return os.DirFS(dir), nil
+}
+
+// protocol checks the flags and returns the bundle's protocol file: its
+// name and bytes.
+func (f *bundleFlags) protocol() (name string, data []byte, err error) {
+	if f.out == "" {
+		return "", nil, errors.New("-o FILE: say where to write the bundle, e.g. -o paper.tar.gz")
+	}
+	if fi, err := os.Stat(filepath.Dir(f.out)); err != nil || !fi.IsDir() {
+		return "", nil, fmt.Errorf("-o %s: the directory %s does not exist", f.out, filepath.Dir(f.out))
+	}
+	if len(f.pf.set) > 0 {
+		return "", nil, errors.New("--set: a bundle's protocol is a file; write the overrides into a params file (or a profile) and pass --params")
+	}
+	name, data = "params.yaml", thvmodule.DefaultParams
+	if f.pf.params != "" {
+		name = filepath.Base(f.pf.params)
+		if data, err = userfile.ReadFile(f.pf.params, config.MaxParamsBytes); err != nil {
+			return "", nil, err
+		}
+	}
+	return name, data, noOverrides(data)
+}
+
+// exportForBundle exports the project's results into results, for a
+// bundle, and returns the files drawn rather than copied (the PNGs).
+// The page is the project's, readings included: what thv readings wrote
+// goes into the bundle as it is (verify-bundle names it not checked: the
+// bundle holds none of its tasks).
+func exportForBundle(proj *export.Project, status *pipeline.Report, results string) (map[string]artifacts.Digest, error) {
+	if err := copyReadings(proj.ResultsDir(), results); err != nil {
+		return nil, err
+	}
+	proj.PreviousReport = filepath.Join(proj.ResultsDir(), export.ReportName) // its run block, if the same results
+	proj.Run = reportRun("")
+	proj.Config.Outputs.Results = results
+	if _, err := proj.ExportResults(status); err != nil {
+		return nil, fmt.Errorf("exporting results: %w", err)
+	}
+	return export.DrawnResults(status)
 }
 
 // phaseBar adapts phaseProgress to a single phase, on a terminal only:
@@ -217,16 +237,43 @@ func noOverrides(params []byte) error {
 	return nil
 }
 
+// report writes the JSON object of a check that ended with err, and
+// returns the command's error: err, or a sample that agreed.
+func (c *bundleCheck) report(cmd *cobra.Command, jsonOut bool, err error) error {
+	sampled := c.opt.Sample > 0
+	if jsonOut {
+		j := newCheckJSON("verify-bundle", c.proto)
+		j.Bundle = c.file
+		j.addReport(c.rep, c.opt.Sample, c.opt.Seed)
+		j.Against, j.Items, j.RunBlock = c.against, c.items, runBlockOf(c.run_)
+		if err == nil {
+			j.Message = c.verdict
+		}
+		if err := j.finish(cmd.Context(), cmd.OutOrStdout(), err, sampled); err != nil {
+			return err
+		}
+	}
+	if err == nil && sampled {
+		return sampleAgreed
+	}
+	return err
+}
+
 // maxBundleBytes bounds the bundle file verify-bundle reads: far above the
 // paper's (120 MB), far below what a disk holds.
 const maxBundleBytes = 64 << 30
 
+// verifyBundleFlags are thv verify-bundle's flags.
+type verifyBundleFlags struct {
+	ef                 executorFlags
+	vf                 verifyFlags
+	dir                string
+	useBinary, jsonOut bool
+	maxUnpacked        byteSize
+}
+
 func newVerifyBundleCommand() *cobra.Command {
-	var ef executorFlags
-	var vf verifyFlags
-	var dir string
-	var useBinary, jsonOut bool
-	var maxUnpacked byteSize
+	f := &verifyBundleFlags{}
 	cmd := &cobra.Command{
 		Use:   "verify-bundle FILE [--sample N] [--executor process|local|container]",
 		Short: "Check a bundle: its manifest, its store, and every task re-executed bit for bit by this thv",
@@ -267,51 +314,33 @@ run.`,
   thv verify-bundle paper.tar.gz --sample 100    # a random partial check
   thv verify-bundle paper.tar.gz --json | jq .outcome`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if useBinary {
-				return usageError(errors.New("--use-bundle-binary was removed: a bundle's own thv would run a forger's code on this machine, and a forger's binary agrees with its forgery, so its verdict proves nothing; " +
-					"build thv from the bundle's source/ instead (thv verify-bundle FILE --dir DIR; review DIR/source, then " + rebuildIn("DIR") + ") and verify with that build"))
-			}
-			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			text := out
-			if jsonOut {
-				text = errw // stdout is the JSON object alone
-			}
-			c := bundleCheck{file: args[0], dir: dir, maxUnpacked: int64(maxUnpacked)}
-			err := c.run(cmd, &ef, &vf, text)
-			sampled := c.opt.Sample > 0
-			if jsonOut {
-				j := newCheckJSON("verify-bundle", c.proto)
-				j.Bundle = args[0]
-				j.addReport(c.rep, c.opt.Sample, c.opt.Seed)
-				j.Against, j.Items, j.RunBlock = c.against, c.items, runBlockOf(c.run_)
-				if err == nil {
-					j.Message = c.verdict
-				}
-				if err := j.finish(cmd.Context(), out, err, sampled); err != nil {
-					return err
-				}
-			}
-			if err == nil && sampled {
-				return sampleAgreed
-			}
-			return err
-		},
+		RunE: f.run,
 	}
-	ef.register(cmd)
-	vf.register(cmd)
-	cmd.Flags().StringVar(&dir, "dir", "", "extract into this new directory and keep it (default: a temporary one, removed)")
-	cmd.Flags().Var(&maxUnpacked, "max-unpacked", fmt.Sprintf("the most the bundle may unpack to, e.g. 2GiB (default: %d times its compressed size, at least %d MiB)", bundle.TotalRatio, bundle.MinTotal>>20))
-	cmd.Flags().BoolVar(&useBinary, "use-bundle-binary", false, "removed: a bundle's own binary is never run")
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "print one JSON object (outcome, exit status, protocol, what was checked and not, counts per kind, the run block as stated); the report goes to stderr")
+	f.ef.register(cmd)
+	f.vf.register(cmd)
+	cmd.Flags().StringVar(&f.dir, "dir", "", "extract into this new directory and keep it (default: a temporary one, removed)")
+	cmd.Flags().Var(&f.maxUnpacked, "max-unpacked", fmt.Sprintf("the most the bundle may unpack to, e.g. 2GiB (default: %d times its compressed size, at least %d MiB)", bundle.TotalRatio, bundle.MinTotal>>20))
+	cmd.Flags().BoolVar(&f.useBinary, "use-bundle-binary", false, "removed: a bundle's own binary is never run")
+	cmd.Flags().BoolVar(&f.jsonOut, "json", false, "print one JSON object (outcome, exit status, protocol, what was checked and not, counts per kind, the run block as stated); the report goes to stderr")
 	cmd.Flags().MarkHidden("use-bundle-binary")
 	return cmd
+}
+
+// run checks the bundle of args.
+func (f *verifyBundleFlags) run(cmd *cobra.Command, args []string) error {
+	if f.useBinary {
+		return usageError(errors.New("--use-bundle-binary was removed: a bundle's own thv would run a forger's code on this machine, and a forger's binary agrees with its forgery, so its verdict proves nothing; " +
+			"build thv from the bundle's source/ instead (thv verify-bundle FILE --dir DIR; review DIR/source, then " + rebuildIn("DIR") + ") and verify with that build"))
+	}
+	c := bundleCheck{file: args[0], dir: f.dir, maxUnpacked: int64(f.maxUnpacked)}
+	return c.report(cmd, f.jsonOut, c.run(cmd, &f.ef, &f.vf, textOut(cmd, f.jsonOut)))
 }
 
 // bundleCheck is one thv verify-bundle: what it found, for its text and
 // its JSON.
 type bundleCheck struct {
 	file, dir   string
+	params      string // the bundle's protocol file, by its name in the bundle
 	maxUnpacked int64
 	opt         pipeline.VerifyOptions
 	proto       *compare.Protocol
@@ -339,24 +368,90 @@ func (c *bundleCheck) run(cmd *cobra.Command, ef *executorFlags, vf *verifyFlags
 		defer tmp.Remove()
 		dir = filepath.Join(tmp.Path(), "bundle")
 	}
-	// A bundle must be a regular file: a FIFO or a device would
-	// block or never end. Its size bounds what it may unpack to.
+	manifest, err := c.extract(dir, text)
+	if err != nil {
+		return err
+	}
+	proj, lockName, sourceChecks, err := c.open(dir, manifest, text)
+	if err != nil {
+		return err
+	}
+	status, err := proj.Status(cmd.Context())
+	if err != nil {
+		return notChecked(err)
+	}
+	if err := bundleCurrent(file, status); err != nil {
+		return err
+	}
+	contents, err := checkBundleContents(proj.Project, status, dir, manifest, c.params)
+	if err != nil {
+		return rejected(fmt.Errorf("%s rejected: %w", file, err))
+	}
+	if len(status.Disputes) == 0 {
+		if err := c.checkResults(proj, status, dir, manifest, text); err != nil {
+			return err
+		}
+	}
+	rep, err := c.verify(cmd, proj, ef, vf, text)
+	if err != nil {
+		return err
+	}
+	c.items.add(contents...)
+	c.items.add(sourceChecks...)
+	c.items.checked(bundle.StoreDir+"/", "every object re-hashed, every index entry resolved")
+	c.items.checked(lockName, "every record compared with the store's index entry for its key")
+	proj.Config.Outputs.Results = filepath.Join(dir, bundle.ResultsDir) // its readings' table, as the page read it
+	if v, ok, err := proj.Verdict(status); err == nil && ok {
+		c.against = verdictLine(v, true)
+	}
+	c.finish(text, rep)
+	return nil
+}
+
+// verify re-executes the bundle's tasks (all, or a sample) with this
+// thv, into a scratch store, and compares every output with the lock's.
+func (c *bundleCheck) verify(cmd *cobra.Command, proj *export.Project, ef *executorFlags, vf *verifyFlags, text io.Writer) (*pipeline.VerifyReport, error) {
+	var err error
+	if c.opt.NewExecutor, err = ef.verifier(proj.Project); err != nil {
+		return nil, usageError(err)
+	}
+	vf.printSample(text, c.opt, "thv verify-bundle "+terminalText(c.file))
+	errw := cmd.ErrOrStderr()
+	c.opt.Progress = phaseProgress(errw, isTerminal(errw))
+	rep, err := proj.Verify(cmd.Context(), c.opt)
+	if err != nil {
+		return nil, notChecked(err)
+	}
+	c.rep = rep
+	printVerify(text, rep, false, c.proto.ShortName(3))
+	if !rep.OK() {
+		return rep, bundleRejected(terminalText(c.file), rep)
+	}
+	return rep, nil
+}
+
+// extract extracts the bundle into dir, every file checked against its
+// manifest.
+func (c *bundleCheck) extract(dir string, text io.Writer) (bundle.Manifest, error) {
+	file := terminalText(c.file)
+	// A bundle must be a regular file: a FIFO or a device would block or
+	// never end. Its size bounds what it may unpack to.
 	f, err := userfile.Open(c.file, maxBundleBytes)
 	if err != nil {
-		return usageError(err)
+		return nil, usageError(err)
 	}
 	fi, err := os.Stat(c.file)
 	if err != nil {
 		f.Close()
-		return usageError(err)
+		return nil, usageError(err)
 	}
 	manifest, err := bundle.Extract(f, dir, bundle.Limits{Total: c.maxUnpacked, Compressed: fi.Size(), RaiseTotal: "--max-unpacked SIZE"})
 	f.Close()
 	if errors.Is(err, bundle.ErrLocal) {
-		return notChecked(fmt.Errorf("%s not checked: %w", file, err)) // this machine's fault, not the bundle's
+		return nil, notChecked(fmt.Errorf("%s not checked: %w", file, err)) // this machine's fault, not the bundle's
 	}
 	if err != nil {
-		return rejected(fmt.Errorf("%s rejected: %w", file, err))
+		return nil, rejected(fmt.Errorf("%s rejected: %w", file, err))
 	}
 	fmt.Fprintf(text, "manifest: %d files, every SHA-256 agrees with %s\n", len(manifest), bundle.ManifestName)
 	c.items.checked(bundle.ManifestName, fmt.Sprintf("%d files, each extracted defensively and its SHA-256 compared", len(manifest)))
@@ -364,58 +459,68 @@ func (c *bundleCheck) run(cmd *cobra.Command, ef *executorFlags, vf *verifyFlags
 		fmt.Fprintf(text, "%s: not checked and never run (a bundle's own binary is evidence for nothing: this thv re-executes with its own build)\n", bundle.ImagePath)
 		c.items.notChecked(bundle.ImagePath, "never run: a bundle's own binary is evidence for nothing; this thv re-executes with its own build")
 	}
+	return manifest, nil
+}
+
+// open reads the extracted bundle's lock, checks its source/ against it,
+// and opens its project on its protocol and store (no seal honoured).
+func (c *bundleCheck) open(dir string, manifest bundle.Manifest, text io.Writer) (*export.Project, string, []bundle.Check, error) {
+	file := terminalText(c.file)
 	params, lockName, err := manifest.Protocol()
 	if err != nil {
-		return rejected(fmt.Errorf("%s rejected: %w", file, err))
+		return nil, "", nil, rejected(fmt.Errorf("%s rejected: %w", file, err))
 	}
+	c.params = params
 	if err := bundle.CheckLockSize(dir, lockName); err != nil {
-		return rejected(fmt.Errorf("%s rejected: %w", file, err))
+		return nil, "", nil, rejected(fmt.Errorf("%s rejected: %w", file, err))
 	}
 	lock, err := pipeline.ReadLock(filepath.Join(dir, lockName))
 	if err != nil {
-		return rejected(fmt.Errorf("%s rejected: %w", file, err))
+		return nil, "", nil, rejected(fmt.Errorf("%s rejected: %w", file, err))
 	}
 	sourceChecks, err := checkBundleSource(dir, lock)
 	if err != nil {
-		return rejected(fmt.Errorf("%s rejected: %w: a thv built from it would not compute the lock's keys", file, err))
+		return nil, "", nil, rejected(fmt.Errorf("%s rejected: %w: a thv built from it would not compute the lock's keys", file, err))
 	}
 	protocolData, err := os.ReadFile(filepath.Join(dir, params))
 	if err != nil {
-		return notChecked(err)
+		return nil, "", nil, notChecked(err)
 	}
 	if err := noOverrides(protocolData); err != nil {
-		return usageError(err)
+		return nil, "", nil, usageError(err)
 	}
-	proj, err := protocol.Open(protocol.Options{
-		LoadOptions: protocol.LoadOptions{ParamsFile: filepath.Join(dir, params), Profile: lock.Profile},
+	proj, err := export.Open(protocol.Options{
+		LoadOptions: config.LoadOptions{ParamsFile: filepath.Join(dir, params), Profile: lock.Profile},
 		StoreDir:    filepath.Join(dir, bundle.StoreDir),
 		Dir:         dir,
 	})
 	if err != nil {
-		return rejected(fmt.Errorf("%s rejected: its protocol: %w", file, err))
+		return nil, "", nil, rejected(fmt.Errorf("%s rejected: its protocol: %w", file, err))
 	}
-	// The protocol is untrusted: a path it names must stay in the
-	// bundle (verify-bundle writes nothing there, but reads what thv
-	// readings left in it).
+	// The protocol is untrusted: a path it names must stay in the bundle
+	// (verify-bundle writes nothing there, but reads what thv readings
+	// left in it).
 	if r := proj.Config.Outputs.Results; !filepath.IsLocal(r) {
-		return rejected(fmt.Errorf("%s rejected: its protocol's outputs.results %q leaves the bundle's directory", file, r))
+		return nil, "", nil, rejected(fmt.Errorf("%s rejected: its protocol's outputs.results %q leaves the bundle's directory", file, r))
 	}
 	d, err := proj.Describe()
 	if err != nil {
-		return notChecked(err)
+		return nil, "", nil, notChecked(err)
 	}
 	c.proto = &d
 	fmt.Fprintf(text, "protocol: %s\n", terminalText(d.Name()))
-	// Every record is read from the bundle's index: a seal in its
-	// store is the bundle's word about itself.
+	// Every record is read from the bundle's index: a seal in its store
+	// is the bundle's word about itself.
 	proj.IgnoreSeal = true
 	if got := filepath.Base(proj.LockPath); got != lockName {
-		return rejected(fmt.Errorf("%s rejected: its lock is %s, but its protocol %s with profile %s names %s", file, terminalText(lockName), terminalText(params), terminalText(lock.Profile), terminalText(got)))
+		return nil, "", nil, rejected(fmt.Errorf("%s rejected: its lock is %s, but its protocol %s with profile %s names %s", file, terminalText(lockName), terminalText(params), terminalText(lock.Profile), terminalText(got)))
 	}
-	status, err := proj.Status(cmd.Context())
-	if err != nil {
-		return notChecked(err)
-	}
+	return proj, lockName, sourceChecks, nil
+}
+
+// bundleCurrent refuses a bundle whose own store does not hold every
+// task of its lock up to date, and says when this thv's code differs.
+func bundleCurrent(file string, status *pipeline.Report) error {
 	for _, r := range status.Results {
 		if r.Status == pipeline.Cached || r.Dispute != nil {
 			continue // a dispute is reported, and settled, by Verify
@@ -430,67 +535,55 @@ func (c *bundleCheck) run(cmd *cobra.Command, ef *executorFlags, vf *verifyFlags
 		}
 		return rejected(fmt.Errorf("%s rejected: task %s is not up to date in the bundle's own store (%s%s): the bundle is not self-consistent", file, terminalText(r.Task.ID), r.Status, terminalText(reasonText(r.Reason))))
 	}
-	contents, err := checkBundleContents(proj, status, dir, manifest, params)
+	return nil
+}
+
+// checkResults checks the bundle's results/ against what its store's
+// outputs give.
+func (c *bundleCheck) checkResults(proj *export.Project, status *pipeline.Report, dir string, manifest bundle.Manifest, text io.Writer) error {
+	notes, run, err := resultsAgree(proj, status, dir)
 	if err != nil {
-		return rejected(fmt.Errorf("%s rejected: %w", file, err))
+		return rejected(fmt.Errorf("%s rejected: %w", terminalText(c.file), err))
 	}
-	if len(status.Disputes) == 0 {
-		notes, run, err := resultsAgree(proj, status, dir)
-		if err != nil {
-			return rejected(fmt.Errorf("%s rejected: %w", file, err))
-		}
-		c.run_ = run
-		fmt.Fprintf(text, "results: every file of results/ is the store's output, or drawn from one\n")
-		for _, n := range notes {
-			fmt.Fprintf(text, "  %s\n", terminalText(n))
-		}
-		c.items.checked("results/", "every file the store's output, drawn from one (a figure's PNG), or the page those outputs give")
-		if run != nil {
-			c.items.notChecked("results/"+protocol.ReportName+"'s run block", runBlockText(*run))
-		}
-		for _, name := range protocol.ReadingsFiles {
-			if _, ok := manifest[bundle.ResultsDir+"/"+name]; ok {
-				c.items.notChecked(bundle.ResultsDir+"/"+name, "thv readings' output: the bundle holds its table, not its tasks, so the judgement across instances is the author's word")
-			}
+	c.run_ = run
+	fmt.Fprintf(text, "results: every file of results/ is the store's output, or drawn from one\n")
+	for _, n := range notes {
+		fmt.Fprintf(text, "  %s\n", terminalText(n))
+	}
+	c.items.checked("results/", "every file the store's output, drawn from one (a figure's PNG), or the page those outputs give")
+	if run != nil {
+		c.items.notChecked("results/"+export.ReportName+"'s run block", runBlockText(*run))
+	}
+	for _, name := range export.ReadingsFiles {
+		if _, ok := manifest[bundle.ResultsDir+"/"+name]; ok {
+			c.items.notChecked(bundle.ResultsDir+"/"+name, "thv readings' output: the bundle holds its table, not its tasks, so the judgement across instances is the author's word")
 		}
 	}
-	if c.opt.NewExecutor, err = ef.verifier(proj); err != nil {
-		return usageError(err)
-	}
-	vf.printSample(text, c.opt, "thv verify-bundle "+file)
-	errw := cmd.ErrOrStderr()
-	c.opt.Progress = phaseProgress(errw, isTerminal(errw))
-	rep, err := proj.Verify(cmd.Context(), c.opt)
-	if err != nil {
-		return notChecked(err)
-	}
-	c.rep = rep
-	printVerify(text, rep, false, d.ShortName(3))
-	if !rep.OK() {
-		switch {
-		case len(rep.Store.Problems) > 0:
-			first := rep.Store.Problems[0].String()
-			if len(rep.Damaged) > 0 {
-				first = "task " + rep.Damaged[0].String()
-			}
-			return rejected(fmt.Errorf("%s rejected: its store failed the check (%d problems); first: %s", file, len(rep.Store.Problems), terminalText(first)))
-		case len(rep.Disputes) > 0:
-			return rejected(fmt.Errorf("%s rejected: %d of its lock records disagree with its store's index; first: %s", file, len(rep.Disputes), terminalText(rep.Disputes[0].String())))
+	return nil
+}
+
+// bundleRejected is the error of a verification of the bundle that found
+// a difference.
+func bundleRejected(file string, rep *pipeline.VerifyReport) error {
+	switch {
+	case len(rep.Store.Problems) > 0:
+		first := rep.Store.Problems[0].String()
+		if len(rep.Damaged) > 0 {
+			first = "task " + rep.Damaged[0].String()
 		}
-		return rejected(fmt.Errorf("%s rejected: %d tasks did not reproduce; first: %s", file, countTasks(rep.Mismatches), terminalText(rep.Mismatches[0].String())))
+		return rejected(fmt.Errorf("%s rejected: its store failed the check (%d problems); first: %s", file, len(rep.Store.Problems), terminalText(first)))
+	case len(rep.Disputes) > 0:
+		return rejected(fmt.Errorf("%s rejected: %d of its lock records disagree with its store's index; first: %s", file, len(rep.Disputes), terminalText(rep.Disputes[0].String())))
 	}
-	c.items.add(contents...)
-	c.items.add(sourceChecks...)
-	c.items.checked(bundle.StoreDir+"/", "every object re-hashed, every index entry resolved")
-	c.items.checked(lockName, "every record compared with the store's index entry for its key")
+	return rejected(fmt.Errorf("%s rejected: %d tasks did not reproduce; first: %s", file, countTasks(rep.Mismatches), terminalText(rep.Mismatches[0].String())))
+}
+
+// finish prints what was checked and the verdict of a bundle that agreed.
+func (c *bundleCheck) finish(text io.Writer, rep *pipeline.VerifyReport) {
 	if rep.Complete() {
 		c.items.checked("every task", fmt.Sprintf("all %d re-executed by this thv from the bundle's recorded inputs, every output identical to the lock's", rep.Tasks()))
 	} else {
 		c.items.notChecked("every task", sampleVerdict(rep))
-	}
-	proj.Config.Outputs.Results = filepath.Join(dir, bundle.ResultsDir) // its readings' table, as the page read it
-	if v, ok, err := proj.Verdict(status); err == nil && ok {
-		c.against = verdictLine(v, true)
 	}
 	c.items.print(text)
 	if c.against != "" {
@@ -498,12 +591,11 @@ func (c *bundleCheck) run(cmd *cobra.Command, ef *executorFlags, vf *verifyFlags
 	}
 	if !rep.Complete() {
 		fmt.Fprintf(text, "bundle NOT verified: %s\n", sampleVerdict(rep))
-		return nil
+		return
 	}
 	c.verdict = fmt.Sprintf("bundle verified: this thv re-executed all %d tasks of %s (%s) from its recorded inputs and got the lock's bytes for every output; its results/ are those outputs",
-		rep.Tasks(), file, terminalText(d.ShortName(3)))
+		rep.Tasks(), terminalText(c.file), terminalText(c.proto.ShortName(3)))
 	fmt.Fprintln(text, c.verdict)
-	return nil
 }
 
 func reasonText(r string) string {
@@ -515,11 +607,11 @@ func reasonText(r string) string {
 
 // resultsAgree exports the results from the bundle's store and compares
 // them with the bundle's results/ (bundle.CheckResults), file by file as
-// protocol.SameResult does: copies of store objects byte for byte, the
+// export.SameResult does: copies of store objects byte for byte, the
 // figures' PNGs, drawn at export on whatever CPU wrote the bundle, through
 // the curves they name and their pixels. It returns a note per PNG drawn
 // elsewhere.
-func resultsAgree(proj *protocol.Project, status *pipeline.Report, dir string) (notes []string, run *report.Run, err error) {
+func resultsAgree(proj *export.Project, status *pipeline.Report, dir string) (notes []string, run *report.Run, err error) {
 	freshDir, err := tempdir.New("thv-verify-bundle-results-")
 	if err != nil {
 		return nil, nil, err
@@ -535,11 +627,11 @@ func resultsAgree(proj *protocol.Project, status *pipeline.Report, dir string) (
 	if _, err := proj.ExportResults(status); err != nil {
 		return nil, nil, err
 	}
-	notes, err = bundle.CheckResults(dir, fresh, protocol.SameResult)
+	notes, err = bundle.CheckResults(dir, fresh, export.SameResult)
 	if err != nil {
 		return nil, nil, err
 	}
-	page, err := os.ReadFile(filepath.Join(dir, bundle.ResultsDir, protocol.ReportName))
+	page, err := os.ReadFile(filepath.Join(dir, bundle.ResultsDir, export.ReportName))
 	if err == nil {
 		if r, err := report.ParseRun(page); err == nil {
 			run = &r
@@ -551,7 +643,7 @@ func resultsAgree(proj *protocol.Project, status *pipeline.Report, dir string) (
 // copyReadings copies the files thv readings writes into results/ from
 // the directory from to the directory to, those that are there.
 func copyReadings(from, to string) error {
-	for _, name := range protocol.ReadingsFiles {
+	for _, name := range export.ReadingsFiles {
 		b, err := userfile.ReadFile(filepath.Join(from, name), maxReadingsBytes)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

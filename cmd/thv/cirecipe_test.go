@@ -76,7 +76,7 @@ func TestCIRecipe(t *testing.T) {
 	l.Close()
 	values := map[string]string{
 		"REPO": root,
-		"P":    `"--params stages/protocol/testdata/tiny.yaml"`,
+		"P":    `"--params protocol/testdata/tiny.yaml"`,
 		"LOCK": tinyLock,
 		"PORT": port,
 	}

@@ -22,7 +22,8 @@ import (
 	"thv/artifacts"
 	"thv/internal/testenv"
 	"thv/pipeline"
-	"thv/stages/protocol"
+	"thv/protocol"
+	"thv/protocol/config"
 )
 
 // execute runs a thv subcommand in-process and returns stdout and the error.
@@ -45,7 +46,7 @@ func TestRunJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	for _, f := range []string{"algo", "eta", "d", "n", "k", "T", "sigma", "geometry", "seed", "hv_last100", "v_star", "hv_greedy", "regret_alpha", "regret_alpha_pos", "regret_exact"} {
+	for _, f := range []string{"algo", "eta", "d", "n", "k", "T", "sigma", "geometry", "seed", "hv_window", "hv_last", "v_star", "hv_greedy", "regret_alpha", "regret_alpha_pos", "regret_exact"} {
 		if _, ok := r[f]; !ok {
 			t.Errorf("field %s missing", f)
 		}
@@ -54,7 +55,7 @@ func TestRunJSON(t *testing.T) {
 	if num("n") != 36 || num("k") != 3 || num("T") != 400 || num("sigma") != 0.05 {
 		t.Errorf("setting not taken from params.yaml: %v", r)
 	}
-	vs, hg, last := num("v_star"), num("hv_greedy"), num("hv_last100")
+	vs, hg, last := num("v_star"), num("hv_greedy"), num("hv_last")
 	if !(hg <= vs+1e-12 && hg >= (1-1/math.E)*vs && last <= vs+1e-12 && last > 0) {
 		t.Errorf("inconsistent benchmarks: V*=%v HV(G*)=%v HV_last=%v", vs, hg, last)
 	}
@@ -144,8 +145,8 @@ func TestRunCSVInstance(t *testing.T) {
 	var r map[string]any
 	json.Unmarshal([]byte(out), &r)
 	// Best pair: (0.9,0.1)+(0.6,0.6)? 0.09+0.36−0.06=0.39; (0.1,0.9)+(0.6,0.6) the same; (0.9,0.1)+(0.1,0.9)=0.17.
-	if math.Abs(r["v_star"].(float64)-0.39) > 1e-12 || math.Abs(r["hv_last100"].(float64)-0.39) > 1e-12 {
-		t.Fatalf("V* %v, HV_last %v, want 0.39 for both (noiseless)", r["v_star"], r["hv_last100"])
+	if math.Abs(r["v_star"].(float64)-0.39) > 1e-12 || math.Abs(r["hv_last"].(float64)-0.39) > 1e-12 {
+		t.Fatalf("V* %v, HV_last %v, want 0.39 for both (noiseless)", r["v_star"], r["hv_last"])
 	}
 }
 
@@ -385,12 +386,12 @@ func TestProcessExecutorSameLock(t *testing.T) {
 }
 
 func tinyParams(t *testing.T) string {
-	return filepath.Join(moduleRoot(t), "stages", "protocol", "testdata", "tiny.yaml")
+	return filepath.Join(moduleRoot(t), "protocol", "testdata", "tiny.yaml")
 }
 
 func tinyPlan(t *testing.T) *pipeline.Plan {
 	t.Helper()
-	cfg, err := protocol.LoadConfig(protocol.LoadOptions{ParamsFile: tinyParams(t)})
+	cfg, err := config.Load(config.LoadOptions{ParamsFile: tinyParams(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +451,7 @@ func TestProjectCommands(t *testing.T) {
 	dir := t.TempDir()
 	thvRepro(t, bin, dir)
 	plan := tinyPlan(t)
-	cfg, _ := protocol.LoadConfig(protocol.LoadOptions{ParamsFile: tinyParams(t)})
+	cfg, _ := config.Load(config.LoadOptions{ParamsFile: tinyParams(t)})
 
 	var st struct {
 		Total int `json:"total"`

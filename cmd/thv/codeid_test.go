@@ -13,7 +13,7 @@ import (
 	thvmodule "thv"
 	"thv/pipeline"
 	"thv/pipeline/codeid"
-	"thv/stages/protocol"
+	"thv/protocol"
 )
 
 // Code identities with rebuilt binaries: a thv built from edited sources
@@ -147,7 +147,7 @@ func TestRebuiltHelperRerunsItsUsers(t *testing.T) {
 // only ParetoUCB-Div runs (its greedy farthest-point choice), rebuilt into
 // a new thv, on a protocol of ParetoUCB-Div, ParetoUCB and ScalarUCB. The
 // ParetoUCB family's runs rerun (the four algorithms share that code: see
-// stages/protocol's TestEditOfParetoUCBDivCode), and beyond them only what
+// protocol's TestEditOfParetoUCBDivCode), and beyond them only what
 // depends on ParetoUCB-Div's outputs, which changed; ParetoUCB's runs give
 // the same bytes, so nothing downstream of them reruns, and no task of
 // ScalarUCB, no instance or benchmark changes key.

@@ -11,17 +11,22 @@ import (
 	"github.com/spf13/cobra"
 
 	"thv/artifacts"
-	"thv/pipeline"
 	"thv/pipeline/userfile"
+	"thv/protocol"
+	"thv/protocol/export"
 	"thv/stages/compare"
 	"thv/stages/formats"
-	"thv/stages/protocol"
 )
 
+// compareFlags are thv compare's flags.
+type compareFlags struct {
+	pf                        projectFlags
+	reference, failOn, output string
+	all, markdown, jsonOut    bool
+}
+
 func newCompareCommand() *cobra.Command {
-	var pf projectFlags
-	var reference, failOn, output string
-	var all, markdown, jsonOut bool
+	c := &compareFlags{}
 	cmd := &cobra.Command{
 		Use:   "compare [--reference FILE] [--fail-on cells|claims|none]",
 		Short: "Compare the results with the paper's published values and claims, within stated tolerances",
@@ -57,132 +62,110 @@ wrong command line or an unreadable reference.`,
   thv compare --json | jq .verdict
   thv compare --fail-on claims --markdown >> "$GITHUB_STEP_SUMMARY"   # CI job summary (docs/ci.md)`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			switch failOn {
-			case "cells", "claims", "none":
-			default:
-				return usageError(fmt.Errorf("--fail-on %q: want cells, claims or none", failOn))
-			}
-			if markdown && jsonOut {
-				return usageError(fmt.Errorf("--markdown and --json: choose one"))
-			}
-			var ref *compare.Reference
-			if reference != "" { // first: a bad file is refused before the store is read
-				b, err := userfile.ReadFile(reference, compare.MaxReferenceBytes)
-				if err != nil {
-					return usageError(fmt.Errorf("--reference: %w", err))
-				}
-				if ref, err = protocol.ParseReference(b); err != nil {
-					return usageError(fmt.Errorf("%s: %w", reference, err))
-				}
-			}
-			proj, err := pf.open(true)
-			if err != nil {
-				return err
-			}
-			rep, err := proj.Status(cmd.Context())
-			if err != nil {
-				return err
-			}
-			var rows []formats.Comparison
-			var claims []formats.ClaimCheck
-			var report string
-			var verdict compare.Verdict
-			if reference == "" {
-				if rows, claims, err = storedComparison(proj, rep); err != nil {
-					return err
-				}
-				if verdict, _, err = proj.Verdict(rep); err != nil {
-					return err
-				}
-			} else {
-				if proj.Config.Instances.Mode == protocol.InstancesFixed {
-					one := ref.OneInstance() // as the compare stage judges it
-					ref = &one
-				}
-				proto, err := proj.Describe()
-				if err != nil {
-					return err
-				}
-				// A reference of one's own states no protocol: its values
-				// are judged whatever this protocol's settings (what
-				// makes a value not comparable is a difference from the
-				// paper's protocol, which its values need not be of).
-				proto.NotComparable, proto.Seeds, proto.PaperSeeds = nil, 0, 0
-				if rows, claims, err = compareWith(proj, rep, ref, proto); err != nil {
-					return err
-				}
-				report = compare.Markdown(ref, proto, rows, claims)
-				verdict = compare.Verdict{Protocol: proto, Run: compare.Count(rows, claims), OneInstance: proj.Config.Instances.Mode == protocol.InstancesFixed,
-					Relative: ref.Tolerance.Relative, Band: ref.Tolerance.Percentile}
-			}
-			if output != "" || markdown {
-				if report == "" {
-					b, err := readOutput(proj, rep, protocol.CompareID, "compare.md")
-					if err != nil {
-						return err
-					}
-					report = string(b)
-				}
-			}
-			if output != "" {
-				if err := artifacts.WriteFileAtomic(output, []byte(report)); err != nil {
-					return err
-				}
-			}
-			out := cmd.OutOrStdout()
-			n := compare.Count(rows, claims)
-			gate := gateOutcome(failOn, n)
-			switch {
-			case markdown:
-				if v := compare.MarkdownText(verdict.Sentence()); !strings.Contains(report, v) {
-					fmt.Fprintf(out, "> **Verdict** (as results/index.html gives it): %s\n\n", v)
-				}
-				fmt.Fprint(out, report)
-			case jsonOut:
-				if err := writeCompareJSON(out, verdict, rows, claims, failOn, gate); err != nil {
-					return err
-				}
-			default:
-				printComparison(out, verdict.Protocol, rows, claims, all)
-				fmt.Fprintf(out, "\nverdict: %s\n", verdict.Sentence())
-			}
-			switch gate {
-			case exitRejected:
-				if failOn == "cells" {
-					return rejected(fmt.Errorf("%d of the %d published values judged differ or are missing (--fail-on cells)", n.Differ()+n.Missing, n.Judged+n.Missing))
-				}
-				return rejected(fmt.Errorf("%d of the %d claims judged fail (--fail-on claims)", n.ClaimsJudged-n.Hold, n.ClaimsJudged))
-			case exitNotChecked:
-				if failOn == "cells" {
-					return notChecked(fmt.Errorf("%d published values are not comparable with this protocol, so not checked (--fail-on cells): %s", n.NotComparable, verdict.Protocol.Incomparability()))
-				}
-				return notChecked(fmt.Errorf("%d claims are not judged with this protocol (--fail-on claims)", n.Claims-n.ClaimsJudged))
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return c.run(cmd) },
 	}
-	pf.register(cmd)
-	cmd.Flags().StringVar(&reference, "reference", "", "a reference file of published values and claims (default: the paper's, from the last thv repro)")
-	cmd.Flags().StringVar(&failOn, "fail-on", "cells", "exit 1 when: cells (a value differs or is missing), claims (a claim fails) or none")
-	cmd.Flags().StringVarP(&output, "output", "o", "", "also write the Markdown report to this file")
-	cmd.Flags().BoolVar(&all, "all", false, "list every value, not only the differing ones")
-	cmd.Flags().BoolVar(&markdown, "markdown", false, "print the Markdown report (as results/compare.md, after the headline verdict when that is another) instead of the text table: for $GITHUB_STEP_SUMMARY")
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "print one JSON object: the protocol, the verdict, the counts, every value and claim, the gate's outcome")
+	c.pf.register(cmd)
+	cmd.Flags().StringVar(&c.reference, "reference", "", "a reference file of published values and claims (default: the paper's, from the last thv repro)")
+	cmd.Flags().StringVar(&c.failOn, "fail-on", gateCells, "exit 1 when: cells (a value differs or is missing), claims (a claim fails) or none")
+	cmd.Flags().StringVarP(&c.output, "output", "o", "", "also write the Markdown report to this file")
+	cmd.Flags().BoolVar(&c.all, "all", false, "list every value, not only the differing ones")
+	cmd.Flags().BoolVar(&c.markdown, "markdown", false, "print the Markdown report (as results/compare.md, after the headline verdict when that is another) instead of the text table: for $GITHUB_STEP_SUMMARY")
+	cmd.Flags().BoolVar(&c.jsonOut, "json", false, "print one JSON object: the protocol, the verdict, the counts, every value and claim, the gate's outcome")
 	return cmd
+}
+
+// The gates of --fail-on: on the reference's published values (cells),
+// on its claims, or none.
+const (
+	gateCells  = "cells"
+	gateClaims = "claims"
+	gateNone   = "none"
+)
+
+// run judges the results against the reference, prints the judgement and
+// ends with the gate's exit status.
+func (c *compareFlags) run(cmd *cobra.Command) error {
+	if c.failOn != gateCells && c.failOn != gateClaims && c.failOn != gateNone {
+		return usageError(fmt.Errorf("--fail-on %q: want %s, %s or %s", c.failOn, gateCells, gateClaims, gateNone))
+	}
+	if c.markdown && c.jsonOut {
+		return usageError(fmt.Errorf("--markdown and --json: choose one"))
+	}
+	var ref *compare.Reference
+	if c.reference != "" { // first: a bad file is refused before the store is read
+		b, err := userfile.ReadFile(c.reference, compare.MaxReferenceBytes)
+		if err != nil {
+			return usageError(fmt.Errorf("--reference: %w", err))
+		}
+		if ref, err = protocol.ParseReference(b); err != nil {
+			return usageError(fmt.Errorf("%s: %w", c.reference, err))
+		}
+	}
+	proj, rep, err := c.pf.status(cmd)
+	if err != nil {
+		return err
+	}
+	j, err := proj.Judge(rep, ref)
+	if err != nil {
+		return err
+	}
+	if c.output != "" {
+		if err := artifacts.WriteFileAtomic(c.output, []byte(j.Report)); err != nil {
+			return err
+		}
+	}
+	if err := c.print(cmd.OutOrStdout(), j); err != nil {
+		return err
+	}
+	return c.gate(j)
+}
+
+// print prints the judgement as the flags ask: Markdown, JSON or text.
+func (c *compareFlags) print(out io.Writer, j *export.Judgement) error {
+	switch {
+	case c.markdown:
+		if v := compare.MarkdownText(j.Verdict.Sentence()); !strings.Contains(j.Report, v) {
+			fmt.Fprintf(out, "> **Verdict** (as results/index.html gives it): %s\n\n", v)
+		}
+		fmt.Fprint(out, j.Report)
+		return nil
+	case c.jsonOut:
+		return writeCompareJSON(out, j.Verdict, j.Rows, j.Claims, c.failOn, gateOutcome(c.failOn, compare.Count(j.Rows, j.Claims)))
+	}
+	printComparison(out, j.Verdict.Protocol, j.Rows, j.Claims, c.all)
+	fmt.Fprintf(out, "\nverdict: %s\n", j.Verdict.Sentence())
+	return nil
+}
+
+// gate is the error of the gate's outcome: rejected, not checked or none.
+func (c *compareFlags) gate(j *export.Judgement) error {
+	n := compare.Count(j.Rows, j.Claims)
+	switch gateOutcome(c.failOn, n) {
+	case exitRejected:
+		if c.failOn == gateCells {
+			return rejected(fmt.Errorf("%d of the %d published values judged differ or are missing (--fail-on cells)", n.Differ()+n.Missing, n.Judged+n.Missing))
+		}
+		return rejected(fmt.Errorf("%d of the %d claims judged fail (--fail-on claims)", n.ClaimsJudged-n.Hold, n.ClaimsJudged))
+	case exitNotChecked:
+		if c.failOn == gateCells {
+			return notChecked(fmt.Errorf("%d published values are not comparable with this protocol, so not checked (--fail-on cells): %s", n.NotComparable, j.Verdict.Protocol.Incomparability()))
+		}
+		return notChecked(fmt.Errorf("%d claims are not judged with this protocol (--fail-on claims)", n.Claims-n.ClaimsJudged))
+	}
+	return nil
 }
 
 // gateOutcome is the exit status --fail-on gives counts n.
 func gateOutcome(failOn string, n compare.Counts) int {
 	switch failOn {
-	case "cells":
+	case gateCells:
 		switch {
 		case n.Differ()+n.Missing > 0:
 			return exitRejected
 		case n.NotComparable > 0:
 			return exitNotChecked
 		}
-	case "claims":
+	case gateClaims:
 		switch {
 		case n.ClaimsJudged > n.Hold:
 			return exitRejected
@@ -298,63 +281,6 @@ func writeCompareJSON(w io.Writer, v compare.Verdict, rows []formats.Comparison,
 	return enc.Encode(j)
 }
 
-// storedComparison reads the outputs of the up-to-date compare task.
-func storedComparison(proj *protocol.Project, rep *pipeline.Report) ([]formats.Comparison, []formats.ClaimCheck, error) {
-	b, err := readOutput(proj, rep, protocol.CompareID, "comparison.parquet")
-	if err != nil {
-		return nil, nil, err
-	}
-	rows, err := formats.DecodeComparisons(b)
-	if err != nil {
-		return nil, nil, err
-	}
-	if b, err = readOutput(proj, rep, protocol.CompareID, "claims.parquet"); err != nil {
-		return nil, nil, err
-	}
-	claims, err := formats.DecodeClaims(b)
-	return rows, claims, err
-}
-
-// storedResults reads the cells of every setting's up-to-date summarize
-// task.
-func storedResults(proj *protocol.Project, rep *pipeline.Report) (compare.Results, error) {
-	res := compare.Results{}
-	for _, s := range proj.Config.SortedSettings() {
-		b, err := readOutput(proj, rep, protocol.SummarizeID(s.Name), "cells")
-		if err != nil {
-			return nil, err
-		}
-		if res[s.Name], err = formats.DecodeCells(b); err != nil {
-			return nil, err
-		}
-	}
-	return res, nil
-}
-
-// compareWith compares the up-to-date results with another reference, in
-// process: the same functions as the compare stage, on the same inputs.
-func compareWith(proj *protocol.Project, rep *pipeline.Report, ref *compare.Reference, proto compare.Protocol) ([]formats.Comparison, []formats.ClaimCheck, error) {
-	res, err := storedResults(proj, rep)
-	if err != nil {
-		return nil, nil, err
-	}
-	finals := map[string][]formats.Summary{}
-	for _, c := range ref.Cells {
-		b, ok, err := storedOutput(proj, rep, protocol.CollectID(c.Setting, c.Geometry, c.Algorithm), "final")
-		if err != nil {
-			return nil, nil, err
-		}
-		if !ok {
-			continue
-		}
-		if finals[compare.FinalInputName(c.Setting, c.Geometry, c.Algorithm)], err = formats.DecodeSummaries(b); err != nil {
-			return nil, nil, err
-		}
-	}
-	regret := proj.Config.Metrics.FinalRegret
-	return compare.Compare(ref, proto, res, finals, regret), compare.CheckClaims(ref.Claims, proto, res, regret, protocol.Vocabulary().Geometries), nil
-}
-
 // printComparison prints the protocol judged, the counts per setting and
 // metric, the values that differ (or all), and the claims.
 func printComparison(w io.Writer, proto compare.Protocol, rows []formats.Comparison, claims []formats.ClaimCheck, all bool) {
@@ -388,7 +314,19 @@ func printComparison(w io.Writer, proto compare.Protocol, rows []formats.Compari
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	printValues(w, rows, all)
+	for _, c := range claims {
+		word := strings.Trim(compare.ClaimWord(c), "*")
+		if word == "fails" {
+			word = "FAILS"
+		}
+		fmt.Fprintf(w, "claim %s: %s — %s\n", terminalText(c.ID), word, terminalText(compare.ClaimDetail(c)))
+	}
+}
+
+// printValues prints the values that differ (or all), one row each.
+func printValues(w io.Writer, rows []formats.Comparison, all bool) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "value\tmetric\tours (mean ± 95% CI)\tpublished\trelative\tpercentile\tverdict")
 	for _, r := range rows {
 		if r.Agrees && !all || r.NotComparable != "" && !all {
@@ -411,11 +349,4 @@ func printComparison(w io.Writer, proto compare.Protocol, rows []formats.Compari
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	for _, c := range claims {
-		word := strings.Trim(compare.ClaimWord(c), "*")
-		if word == "fails" {
-			word = "FAILS"
-		}
-		fmt.Fprintf(w, "claim %s: %s — %s\n", terminalText(c.ID), word, terminalText(compare.ClaimDetail(c)))
-	}
 }

@@ -23,7 +23,8 @@ import (
 	"thv/internal/testenv"
 	"thv/pipeline"
 	"thv/pipeline/container"
-	"thv/stages/protocol"
+	"thv/protocol"
+	"thv/protocol/config"
 )
 
 // requireRuntime skips a test whose container runtime is missing or
@@ -407,7 +408,7 @@ func TestContainerLimits(t *testing.T) {
 			t.Run("out", func(t *testing.T) {
 				// Real tasks, whose outputs do not fit in 64 KiB.
 				dir := t.TempDir()
-				proj, err := protocol.Open(protocol.Options{LoadOptions: protocol.LoadOptions{ParamsFile: tinyParams(t)}, Dir: dir, StoreDir: filepath.Join(dir, ".thv")})
+				proj, err := protocol.Open(protocol.Options{LoadOptions: config.LoadOptions{ParamsFile: tinyParams(t)}, Dir: dir, StoreDir: filepath.Join(dir, ".thv")})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -528,7 +529,7 @@ func TestContainerFailures(t *testing.T) {
 		t.Run(rt, func(t *testing.T) {
 			requireRuntime(t, rt)
 			dir := t.TempDir()
-			proj, err := protocol.Open(protocol.Options{LoadOptions: protocol.LoadOptions{ParamsFile: tinyParams(t)}, Dir: dir, StoreDir: filepath.Join(dir, ".thv")})
+			proj, err := protocol.Open(protocol.Options{LoadOptions: config.LoadOptions{ParamsFile: tinyParams(t)}, Dir: dir, StoreDir: filepath.Join(dir, ".thv")})
 			if err != nil {
 				t.Fatal(err)
 			}

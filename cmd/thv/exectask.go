@@ -11,14 +11,19 @@ import (
 
 	"thv/artifacts"
 	"thv/pipeline"
-	"thv/stages/protocol"
+	"thv/protocol"
 )
 
+// execTaskFlags are thv exec-task's flags.
+type execTaskFlags struct {
+	storeDir, outDir string
+	selfCheck        bool
+	maxMemory        int64
+	selfCheckExceed  string
+}
+
 func newExecTaskCommand() *cobra.Command {
-	var storeDir, outDir string
-	var selfCheck bool
-	var maxMemory int64
-	var selfCheckExceed string
+	f := &execTaskFlags{}
 	cmd := &cobra.Command{
 		Use:   "exec-task --store DIR [--out DIR] [SPEC.json ...]",
 		Short: "Execute task specs against a store (the worker side of the executors)",
@@ -37,90 +42,105 @@ mount) and outputs and index entries go to the store at --out, created if
 needed; the caller imports them (--executor container) or compares them
 (thv verify).`,
 		Example: `  thv exec-task --store .thv spec.json`,
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			if selfCheck {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(probeSandbox(storeDir, outDir))
-			}
-			if selfCheckExceed != "" {
-				return serveExceeding(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), selfCheckExceed)
-			}
-			if storeDir == "" {
-				return fmt.Errorf("exec-task: --store is required")
-			}
-			if maxMemory < 0 {
-				return fmt.Errorf("exec-task: --max-memory %d: want a positive number of bytes, or 0 for none", maxMemory)
-			}
-			if maxMemory > 0 {
-				// The ceiling of a verifier's worker: an allocation
-				// beyond it ends this process with the runtime's
-				// out-of-memory error, which the host reports as the
-				// task's. debug.SetMemoryLimit makes the collector
-				// work harder before that.
-				lim := syscall.Rlimit{Cur: uint64(maxMemory), Max: uint64(maxMemory)}
-				if err := syscall.Setrlimit(syscall.RLIMIT_AS, &lim); err != nil {
-					return fmt.Errorf("exec-task: --max-memory: %w", err)
-				}
-				debug.SetMemoryLimit(maxMemory / 2)
-			}
-			var st, out *artifacts.Store
-			if outDir == "" {
-				st, err = artifacts.Open(storeDir, artifacts.Create)
-			} else {
-				st, err = artifacts.Open(storeDir, artifacts.Existing)
-				if err == nil {
-					out, err = artifacts.Open(outDir, artifacts.Scratch)
-				}
-			}
-			if err != nil {
-				return err
-			}
-			kinds, err := protocol.Kinds()
-			if err != nil {
-				return err
-			}
-			w := &pipeline.Worker{Store: st, Kinds: kinds, Out: out}
-			// A worker writing the project store does not fsync each
-			// file (artifacts/durable.go): it ends with the store's
-			// barrier, so that what it answered is durable once it
-			// has exited — a Slurm element's host reads its results
-			// after that, from another machine whose barrier does not
-			// cover this one's writes.
-			if out == nil {
-				defer func() {
-					if serr := st.Sync(); serr != nil && err == nil {
-						err = serr
-					}
-				}()
-			}
-			if len(args) == 0 {
-				return pipeline.ServeWorker(cmd.Context(), w, cmd.InOrStdin(), cmd.OutOrStdout())
-			}
-			failed := 0
-			for _, name := range args {
-				f, err := os.Open(name)
-				if err != nil {
-					return err
-				}
-				err = pipeline.ServeWorker(cmd.Context(), w, f, countingWriter{cmd.OutOrStdout(), &failed})
-				f.Close()
-				if err != nil {
-					return fmt.Errorf("%s: %w", name, err)
-				}
-			}
-			if failed > 0 {
-				return fmt.Errorf("%d of the specs failed (see their error lines)", failed)
-			}
-			return nil
-		},
+		RunE:    f.run,
 	}
-	cmd.Flags().StringVar(&storeDir, "store", "", "the artifact store the specs' inputs are in and their outputs go to")
-	cmd.Flags().StringVar(&outDir, "out", "", "a scratch store for the outputs instead, written without fsync (--store is then only read)")
-	cmd.Flags().Int64Var(&maxMemory, "max-memory", 0, "memory ceiling in bytes (address space of this worker process); 0: none")
-	cmd.Flags().BoolVar(&selfCheck, "self-check", false, "print the confinement this worker sees (user, capabilities, seccomp, mounts, limits, writable paths, network; selfcheck.go) as JSON, and exit")
+	cmd.Flags().StringVar(&f.storeDir, "store", "", "the artifact store the specs' inputs are in and their outputs go to")
+	cmd.Flags().StringVar(&f.outDir, "out", "", "a scratch store for the outputs instead, written without fsync (--store is then only read)")
+	cmd.Flags().Int64Var(&f.maxMemory, "max-memory", 0, "memory ceiling in bytes (address space of this worker process); 0: none")
+	cmd.Flags().BoolVar(&f.selfCheck, "self-check", false, "print the confinement this worker sees (user, capabilities, seccomp, mounts, limits, writable paths, network; selfcheck.go) as JSON, and exit")
 	cmd.Flags().MarkHidden("self-check")
-	cmd.Flags().StringVar(&selfCheckExceed, "self-check-exceed", "", "serve specs by breaking a limit: memory=BYTES allocates that much for each, threads=N starts that many threads, sleep=SECONDS sleeps (for the container tests)")
+	cmd.Flags().StringVar(&f.selfCheckExceed, "self-check-exceed", "", "serve specs by breaking a limit: memory=BYTES allocates that much for each, threads=N starts that many threads, sleep=SECONDS sleeps (for the container tests)")
 	cmd.Flags().MarkHidden("self-check-exceed")
 	return cmd
+}
+
+// run serves the specs of args, or of standard input, against the store.
+func (f *execTaskFlags) run(cmd *cobra.Command, args []string) (err error) {
+	switch {
+	case f.selfCheck:
+		return json.NewEncoder(cmd.OutOrStdout()).Encode(probeSandbox(f.storeDir, f.outDir))
+	case f.selfCheckExceed != "":
+		return serveExceeding(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), f.selfCheckExceed)
+	case f.storeDir == "":
+		return fmt.Errorf("exec-task: --store is required")
+	}
+	if err := limitMemory(f.maxMemory); err != nil {
+		return err
+	}
+	w, err := f.worker()
+	if err != nil {
+		return err
+	}
+	// A worker writing the project store does not fsync each file
+	// (artifacts/durable.go): it ends with the store's barrier, so that
+	// what it answered is durable once it has exited — a Slurm element's
+	// host reads its results after that, from another machine whose
+	// barrier does not cover this one's writes.
+	if w.Out == nil {
+		defer func() {
+			if serr := w.Store.Sync(); serr != nil && err == nil {
+				err = serr
+			}
+		}()
+	}
+	if len(args) == 0 {
+		return pipeline.ServeWorker(cmd.Context(), w, cmd.InOrStdin(), cmd.OutOrStdout())
+	}
+	failed := 0
+	for _, name := range args {
+		file, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		err = pipeline.ServeWorker(cmd.Context(), w, file, countingWriter{cmd.OutOrStdout(), &failed})
+		file.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of the specs failed (see their error lines)", failed)
+	}
+	return nil
+}
+
+// limitMemory sets the ceiling of a verifier's worker: an allocation
+// beyond it ends this process with the runtime's out-of-memory error,
+// which the host reports as the task's. debug.SetMemoryLimit makes the
+// collector work harder before that.
+func limitMemory(max int64) error {
+	switch {
+	case max < 0:
+		return fmt.Errorf("exec-task: --max-memory %d: want a positive number of bytes, or 0 for none", max)
+	case max == 0:
+		return nil
+	}
+	lim := syscall.Rlimit{Cur: uint64(max), Max: uint64(max)}
+	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &lim); err != nil {
+		return fmt.Errorf("exec-task: --max-memory: %w", err)
+	}
+	debug.SetMemoryLimit(max / 2)
+	return nil
+}
+
+// worker is the worker of the flags' stores: the project store, or,
+// with --out, the store only read and a scratch store for the outputs.
+func (f *execTaskFlags) worker() (*pipeline.Worker, error) {
+	var st, out *artifacts.Store
+	var err error
+	if f.outDir == "" {
+		st, err = artifacts.Open(f.storeDir, artifacts.Create)
+	} else if st, err = artifacts.Open(f.storeDir, artifacts.Existing); err == nil {
+		out, err = artifacts.Open(f.outDir, artifacts.Scratch)
+	}
+	if err != nil {
+		return nil, err
+	}
+	kinds, err := protocol.Kinds()
+	if err != nil {
+		return nil, err
+	}
+	return &pipeline.Worker{Store: st, Kinds: kinds, Out: out}, nil
 }
 
 // countingWriter passes result lines through and counts the failed ones.

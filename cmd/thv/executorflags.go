@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"thv/pipeline"
-	"thv/stages/protocol"
+	"thv/protocol"
 )
 
 // executorRow is one executor of thv, a row of executors.

@@ -10,7 +10,7 @@ import (
 	"thv/artifacts"
 	"thv/pipeline"
 	"thv/pipeline/container"
-	"thv/stages/protocol"
+	"thv/protocol"
 )
 
 // executors names every executor thv runs tasks with, once, as gazelle's

@@ -15,7 +15,7 @@ import (
 
 	"thv/artifacts"
 	"thv/pipeline"
-	"thv/stages/protocol"
+	"thv/protocol"
 )
 
 // countingExecutor runs specs through a pipeline.Worker in this process

@@ -20,8 +20,10 @@ import (
 
 	"thv/pipeline"
 	"thv/pipeline/bundle"
-	"thv/stages/protocol"
-	"thv/stages/report"
+	"thv/protocol"
+	"thv/protocol/config"
+	"thv/protocol/export"
+	"thv/protocol/export/report"
 )
 
 // The forgery corpus of issue 19: each forgery is built here, from the
@@ -113,7 +115,7 @@ func reseal(t *testing.T, es []tarEntry) []tarEntry {
 		t.Fatal(err)
 	}
 	proj, err := protocol.Open(protocol.Options{
-		LoadOptions: protocol.LoadOptions{ParamsFile: filepath.Join(dir, params), Profile: lock.Profile},
+		LoadOptions: config.LoadOptions{ParamsFile: filepath.Join(dir, params), Profile: lock.Profile},
 		StoreDir:    filepath.Join(dir, bundle.StoreDir), Dir: dir,
 	})
 	if err != nil {
@@ -128,7 +130,7 @@ func reseal(t *testing.T, es []tarEntry) []tarEntry {
 		t.Fatal(err)
 	}
 	opt := bundleOptions(params, lock.Profile, described.Name())
-	if opt.Drawn, err = protocol.DrawnResults(status); err != nil {
+	if opt.Drawn, err = export.DrawnResults(status); err != nil {
 		t.Fatal(err)
 	}
 	d, err := bundle.Describe(proj.Project, status, dir, m, opt)
@@ -440,7 +442,7 @@ func readTree(t *testing.T, root string) map[string]string {
 		}
 		rel, _ := filepath.Rel(root, p)
 		b := must(os.ReadFile(p))
-		if rel == protocol.ReportName {
+		if rel == export.ReportName {
 			// The page's run block says what thv verify last showed:
 			// the results are the rest of it.
 			if b, err = report.WithRun(b, report.Run{}); err != nil {

@@ -48,28 +48,32 @@ The algorithm is exact for every d: a sweep for d = 2 and d = 3
   $ thv hv --ref 0.05,0.05,0.05 front.csv
   0.019125000000000003`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var ref []float64
-			if cmd.Flags().Changed("ref") {
-				var err error
-				if ref, err = hvcli.ParseRef(refFlag); err != nil {
-					return err
-				}
-			}
-			file := ""
-			if len(args) == 1 {
-				file = args[0]
-			}
-			v, err := hvcli.Volume(file, cmd.InOrStdin(), ref)
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%.17g\n", v)
-			return err
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return printVolume(cmd, args, refFlag) },
 	}
 	cmd.Flags().StringVar(&refFlag, "ref", "", "reference point r1,...,rd (default: the origin)")
 	return cmd
+}
+
+// printVolume prints the hypervolume of the points of args' file (or
+// standard input) above ref (the origin unless --ref).
+func printVolume(cmd *cobra.Command, args []string, refFlag string) error {
+	var ref []float64
+	if cmd.Flags().Changed("ref") {
+		var err error
+		if ref, err = hvcli.ParseRef(refFlag); err != nil {
+			return err
+		}
+	}
+	file := ""
+	if len(args) == 1 {
+		file = args[0]
+	}
+	v, err := hvcli.Volume(file, cmd.InOrStdin(), ref)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "%.17g\n", v)
+	return err
 }
 
 // The input's reading, in internal/hvcli (shared with the lean hv binary,

@@ -14,13 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"thv/stages/protocol"
+	"thv/protocol/config"
 )
 
 const limitsDoc = `docs/reliability.md, "Protocol limits"`
 
 // TestRunCeilings: thv run's flags and --instance files meet the
-// protocol's ceilings (stages/protocol/limits.go) with an error naming the
+// protocol's ceilings (protocol/config/limits.go) with an error naming the
 // flag or file, the value, the limit and the fix, before anything is
 // allocated: --T 2147483647 used to end in an out-of-memory crash.
 func TestRunCeilings(t *testing.T) {
@@ -43,8 +43,8 @@ func TestRunCeilings(t *testing.T) {
 		}
 		return p
 	}
-	if help := strings.Join(strings.Fields(newRunCommand().Long), " "); !strings.Contains(help, fmt.Sprintf("(d ≤ %d, n ≤ %d, k ≤ %d, T ≤ %d, σ ≤ %g:", protocol.MaxD, protocol.MaxN, protocol.MaxK, protocol.MaxT, protocol.MaxSigma)) {
-		t.Errorf("thv run --help states other ceilings than stages/protocol:\n%s", help)
+	if help := strings.Join(strings.Fields(newRunCommand().Long), " "); !strings.Contains(help, fmt.Sprintf("(d ≤ %d, n ≤ %d, k ≤ %d, T ≤ %d, σ ≤ %g:", config.MaxD, config.MaxN, config.MaxK, config.MaxT, config.MaxSigma)) {
+		t.Errorf("thv run --help states other ceilings than protocol/config:\n%s", help)
 	}
 	arms201, d11 := csv("arms201.csv", 201, 2), csv("d11.csv", 5, 11)
 	chebyshev := filepath.Join(dir, "cheb.yaml")

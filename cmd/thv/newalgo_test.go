@@ -108,7 +108,7 @@ func TestAlgorithmIsItsPackageAndAnImport(t *testing.T) {
 	type result struct {
 		Algo           string
 		T              int
-		HVLast         float64 `json:"hv_last100"`
+		HVLast         float64 `json:"hv_last"`
 		VStar          float64 `json:"v_star"`
 		RegretAlpha    float64 `json:"regret_alpha"`
 		RegretAlphaPos float64 `json:"regret_alpha_pos"`
@@ -126,7 +126,7 @@ func TestAlgorithmIsItsPackageAndAnImport(t *testing.T) {
 	if greedy.Algo != "GreedySum" || greedy.T != 400 {
 		t.Fatalf("thv run --algo GreedySum: %+v", greedy)
 	}
-	for name, v := range map[string]float64{"hv_last100": greedy.HVLast, "v_star": greedy.VStar, "regret_alpha": greedy.RegretAlpha, "regret_alpha_pos": greedy.RegretAlphaPos, "regret_exact": greedy.RegretExact} {
+	for name, v := range map[string]float64{"hv_last": greedy.HVLast, "v_star": greedy.VStar, "regret_alpha": greedy.RegretAlpha, "regret_alpha_pos": greedy.RegretAlphaPos, "regret_exact": greedy.RegretExact} {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v == 0 {
 			t.Errorf("GreedySum's %s = %v, want a finite non-zero number", name, v)
 		}

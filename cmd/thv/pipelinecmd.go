@@ -16,7 +16,9 @@ import (
 
 	"thv/artifacts/remote"
 	"thv/pipeline"
-	"thv/stages/protocol"
+	"thv/protocol"
+	"thv/protocol/config"
+	"thv/protocol/export"
 )
 
 // projectFlags are shared by the commands that work on a project.
@@ -35,17 +37,33 @@ func (f *projectFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.set, "set", nil, "override a protocol key, e.g. --set settings.d3.T=300 (repeatable)")
 }
 
+// loadOptions are the flags' protocol.
+func (f *projectFlags) loadOptions() config.LoadOptions {
+	return config.LoadOptions{ParamsFile: f.params, Profile: f.profile, Set: f.set}
+}
+
 // open opens the project; readOnly commands never create or change the
 // store.
-func (f *projectFlags) open(readOnly bool) (*protocol.Project, error) {
+func (f *projectFlags) open(readOnly bool) (*export.Project, error) {
 	return f.openWith(protocol.Options{ReadOnly: readOnly})
 }
 
+// status is every command's prologue that reads results: the project,
+// opened read-only, and its status (every task's key, up to date or not).
+func (f *projectFlags) status(cmd *cobra.Command) (*export.Project, *pipeline.Report, error) {
+	proj, err := f.open(true)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep, err := proj.Status(cmd.Context())
+	return proj, rep, err
+}
+
 // openWith opens the project with opt's options besides the flags'.
-func (f *projectFlags) openWith(opt protocol.Options) (*protocol.Project, error) {
-	opt.LoadOptions = protocol.LoadOptions{ParamsFile: f.params, Profile: f.profile, Set: f.set}
+func (f *projectFlags) openWith(opt protocol.Options) (*export.Project, error) {
+	opt.LoadOptions = f.loadOptions()
 	opt.StoreDir = f.store
-	return protocol.Open(opt)
+	return export.Open(opt)
 }
 
 // logger writes warnings as text lines on w.
@@ -60,12 +78,17 @@ func logger(w io.Writer) *slog.Logger {
 	}))
 }
 
+// reproFlags are thv repro's flags.
+type reproFlags struct {
+	pf           projectFlags
+	jobs         int
+	dry, jsonOut bool
+	ef           executorFlags
+	rf           remoteFlags
+}
+
 func newReproCommand() *cobra.Command {
-	var pf projectFlags
-	var jobs int
-	var dry, jsonOut bool
-	var ef executorFlags
-	var rf remoteFlags
+	r := &reproFlags{}
 	cmd := &cobra.Command{
 		Use:   "repro",
 		Short: "Reproduce the paper: run every stale task of the DAG",
@@ -82,98 +105,108 @@ completed, so the next repro resumes.`,
   thv repro --executor container  # run tasks in the OCI image of this thv (runc or podman)
   thv repro --executor slurm      # run tasks as Slurm job arrays (docs/cluster.md)`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			// Its next step is a pass: the no-op certificate's checks
-			// start while the lock is read.
-			proj, err := pf.openWith(protocol.Options{ReadOnly: dry, EarlyNoopCheck: !dry})
-			if err != nil {
-				return err
-			}
-			defer proj.DropNoopCheck()
-			if !dry {
-				if err := proj.CheckWritable(); err != nil {
-					return err
-				}
-			}
-			if jobs == 0 {
-				jobs = ef.defaultJobs(proj)
-			}
-			errw := cmd.ErrOrStderr()
-			var prog *pipeline.Progress
-			if !dry {
-				prog = pipeline.NewProgress(errw, isTerminal(errw), jobs)
-			}
-			exec, image, err := ef.executor(proj)
-			if err != nil {
-				return err
-			}
-			if exec != nil {
-				defer exec.Close()
-			}
-			var rm *remote.Remote
-			if !dry { // a dry run decides from the local store alone
-				if rm, err = rf.open(cmd.Context(), errw); err != nil { // remotecmd.go
-					return err
-				}
-			}
-			if row, err := ef.row(); err == nil {
-				proj.Run = reportRun(row.name) // what results/index.html says of this pass
-			}
-			start := time.Now()
-			rep, err := proj.Repro(cmd.Context(), pipeline.Options{Jobs: jobs, DryRun: dry, Progress: prog, Executor: exec, Logger: logger(errw), Image: image, Remote: pipelineRemote(rm)})
-			if rerr := finishRemote(rm, errw, rf.require); rerr != nil {
-				defer func() { err = errors.Join(err, rerr) }() // after the run's own report: local work is kept
-			}
-			if err != nil {
-				if rep != nil && cmd.Context().Err() != nil {
-					fmt.Fprintf(cmd.OutOrStdout(), "interrupted: %d executed, %d cached, %d not run; lock %s records what completed\n",
-						rep.Executed, rep.Cached, rep.Cancelled+rep.Failed, proj.LockPath)
-				}
-				return err
-			}
-			out := cmd.OutOrStdout()
-			described, err := proj.Describe()
-			if err != nil {
-				return err
-			}
-			if dry {
-				printStale(out, proj.Plan, rep, 20)
-			} else {
-				fmt.Fprintf(out, "%d tasks: %d executed, %d cached, %d failed, %d blocked in %s; lock %s\n",
-					len(rep.Results), rep.Executed, rep.Cached, rep.Failed, rep.Blocked, time.Since(start).Round(time.Millisecond), proj.LockPath)
-				fmt.Fprintf(out, "protocol: %s\n", terminalText(described.Name()))
-			}
-			if jsonOut {
-				json.NewEncoder(out).Encode(map[string]any{
-					"tasks": len(rep.Results), "executed": rep.Executed, "cached": rep.Cached,
-					"failed": rep.Failed, "blocked": rep.Blocked, "stale": rep.Stale,
-					"dry_run": dry, "seconds": time.Since(start).Seconds(),
-					"lock": proj.LockPath, "protocol": protocolOf(described),
-				})
-			}
-			if rep.Failed > 0 {
-				if prog == nil { // a dry run has no progress to print them as tasks fail
-					printFailed(errw, rep)
-				}
-				return fmt.Errorf("%d tasks failed (see FAILED lines above); fix the cause and rerun: finished tasks are kept", rep.Failed)
-			}
-			if !dry && len(rep.Disputes) > 0 {
-				for _, d := range rep.Disputes {
-					fmt.Fprintf(errw, "DISPUTE %s\n", d)
-				}
-				return fmt.Errorf("%d tasks: the lock and the store disagreed (see DISPUTE lines); each was re-executed and the computation decided, so %s and results/ hold what this build computes, and the losing index entries are in the store's corrupt/. "+
-					"Find out who changed the store or the lock (a shared store, a merge), then rerun: the next repro has nothing to settle", len(rep.Disputes), proj.LockPath)
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return r.run(cmd) },
 	}
-	pf.register(cmd)
-	cmd.Flags().IntVarP(&jobs, "jobs", "j", 0, "parallel workers (default: all cores)")
-	cmd.Flags().BoolVar(&dry, "dry-run", false, "list what would run and why; run nothing")
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "end with one JSON line of counts")
-	ef.register(cmd)
-	rf.register(cmd, true)
+	r.pf.register(cmd)
+	cmd.Flags().IntVarP(&r.jobs, "jobs", "j", 0, "parallel workers (default: all cores)")
+	cmd.Flags().BoolVar(&r.dry, "dry-run", false, "list what would run and why; run nothing")
+	cmd.Flags().BoolVar(&r.jsonOut, "json", false, "end with one JSON line of counts")
+	r.ef.register(cmd)
+	r.rf.register(cmd, true)
 	return cmd
+}
+
+// run brings the project up to date with the flags' executor and remote,
+// and reports the pass.
+func (r *reproFlags) run(cmd *cobra.Command) (err error) {
+	// Its next step is a pass: the no-op certificate's checks start
+	// while the lock is read.
+	proj, err := r.pf.openWith(protocol.Options{ReadOnly: r.dry, EarlyNoopCheck: !r.dry})
+	if err != nil {
+		return err
+	}
+	defer proj.DropNoopCheck()
+	if !r.dry {
+		if err := proj.CheckWritable(); err != nil {
+			return err
+		}
+	}
+	if r.jobs == 0 {
+		r.jobs = r.ef.defaultJobs(proj.Project)
+	}
+	errw := cmd.ErrOrStderr()
+	var prog *pipeline.Progress
+	if !r.dry {
+		prog = pipeline.NewProgress(errw, isTerminal(errw), r.jobs)
+	}
+	exec, image, err := r.ef.executor(proj.Project)
+	if err != nil {
+		return err
+	}
+	if exec != nil {
+		defer exec.Close()
+	}
+	var rm *remote.Remote
+	if !r.dry { // a dry run decides from the local store alone
+		if rm, err = r.rf.open(cmd.Context(), errw); err != nil { // remotecmd.go
+			return err
+		}
+	}
+	if row, err := r.ef.row(); err == nil {
+		proj.Run = reportRun(row.name) // what results/index.html says of this pass
+	}
+	start := time.Now()
+	rep, err := proj.Repro(cmd.Context(), pipeline.Options{Jobs: r.jobs, DryRun: r.dry, Progress: prog, Executor: exec, Logger: logger(errw), Image: image, Remote: pipelineRemote(rm)})
+	if rerr := finishRemote(rm, errw, r.rf.require); rerr != nil {
+		defer func() { err = errors.Join(err, rerr) }() // after the run's own report: local work is kept
+	}
+	if err != nil {
+		if rep != nil && cmd.Context().Err() != nil {
+			fmt.Fprintf(cmd.OutOrStdout(), "interrupted: %d executed, %d cached, %d not run; lock %s records what completed\n",
+				rep.Executed, rep.Cached, rep.Cancelled+rep.Failed, proj.LockPath)
+		}
+		return err
+	}
+	return r.report(cmd, proj.Project, rep, prog == nil, time.Since(start))
+}
+
+// report prints what a pass did (or, dry, would do), and returns the
+// error of its failed tasks and disputes.
+func (r *reproFlags) report(cmd *cobra.Command, proj *protocol.Project, rep *pipeline.Report, noProgress bool, took time.Duration) error {
+	out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	described, err := proj.Describe()
+	if err != nil {
+		return err
+	}
+	if r.dry {
+		printStale(out, proj.Plan, rep, 20)
+	} else {
+		fmt.Fprintf(out, "%d tasks: %d executed, %d cached, %d failed, %d blocked in %s; lock %s\n",
+			len(rep.Results), rep.Executed, rep.Cached, rep.Failed, rep.Blocked, took.Round(time.Millisecond), proj.LockPath)
+		fmt.Fprintf(out, "protocol: %s\n", terminalText(described.Name()))
+	}
+	if r.jsonOut {
+		json.NewEncoder(out).Encode(map[string]any{
+			"tasks": len(rep.Results), "executed": rep.Executed, "cached": rep.Cached,
+			"failed": rep.Failed, "blocked": rep.Blocked, "stale": rep.Stale,
+			"dry_run": r.dry, "seconds": took.Seconds(),
+			"lock": proj.LockPath, "protocol": protocolOf(described),
+		})
+	}
+	if rep.Failed > 0 {
+		if noProgress { // a dry run has no progress to print them as tasks fail
+			printFailed(errw, rep)
+		}
+		return fmt.Errorf("%d tasks failed (see FAILED lines above); fix the cause and rerun: finished tasks are kept", rep.Failed)
+	}
+	if !r.dry && len(rep.Disputes) > 0 {
+		for _, d := range rep.Disputes {
+			fmt.Fprintf(errw, "DISPUTE %s\n", d)
+		}
+		return fmt.Errorf("%d tasks: the lock and the store disagreed (see DISPUTE lines); each was re-executed and the computation decided, so %s and results/ hold what this build computes, and the losing index entries are in the store's corrupt/. "+
+			"Find out who changed the store or the lock (a shared store, a merge), then rerun: the next repro has nothing to settle", len(rep.Disputes), proj.LockPath)
+	}
+	return nil
 }
 
 // printFailed prints a FAILED line per failed task, as the progress does
@@ -283,11 +316,7 @@ also re-hashes every output of the up-to-date tasks: a flipped byte is found
 here (and quarantined, so that thv repro recomputes it), not only when read.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			proj, err := pf.open(true)
-			if err != nil {
-				return err
-			}
-			rep, err := proj.Status(cmd.Context())
+			proj, rep, err := pf.status(cmd)
 			if err != nil {
 				return err
 			}

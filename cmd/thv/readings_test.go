@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"thv/stages/formats"
 )
@@ -77,30 +76,5 @@ func TestReadingsQuick(t *testing.T) {
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); exitCode(err) != exitUsage || !strings.Contains(string(out), `--only "nosuch": no such reading`) {
 		t.Fatalf("--only nosuch: %v\n%s", err, out)
-	}
-}
-
-// TestWriteIfChanged: the sweep's report files are written only when
-// their content changes (a sweep with nothing to do writes nothing).
-func TestWriteIfChanged(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "readings.md")
-	if err := writeIfChanged(path, []byte("one")); err != nil {
-		t.Fatal(err)
-	}
-	old := time.Now().Add(-time.Hour).Truncate(time.Second)
-	if err := os.Chtimes(path, old, old); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeIfChanged(path, []byte("one")); err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Stat(path); err != nil || !fi.ModTime().Equal(old) {
-		t.Fatalf("the same content was written again (%v)", err)
-	}
-	if err := writeIfChanged(path, []byte("two")); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(path); string(b) != "two" {
-		t.Fatalf("new content not written: %q", b)
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"thv/artifacts"
 	"thv/artifacts/remote"
 	"thv/pipeline"
-	"thv/stages/protocol"
+	"thv/protocol"
 )
 
 // remoteFlags select the remote store (artifacts/remote) and the keys of a
@@ -164,59 +164,63 @@ objects; pull re-hashes every object and uses only entries signed by a
 trusted key.`,
 		Example: "  thv " + verb + " --remote s3://bucket/thv --profile quick" + map[string]string{"push": " --sign-key ci.key", "pull": " --trusted-keys ci.pub"}[verb],
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			proj, err := pf.open(verb == "push")
-			if err != nil {
-				return err
-			}
-			errw := cmd.ErrOrStderr()
-			rm, err := rf.open(cmd.Context(), errw)
-			if err != nil {
-				return err
-			}
-			if rm == nil {
-				return errors.New("no remote: give --remote URL or set THV_REMOTE")
-			}
-			items, err := lockItems(proj)
-			if err != nil {
-				return err
-			}
-			var rep remote.SyncReport
-			if verb == "push" {
-				rep = rm.Push(cmd.Context(), proj.Store, items, rf.jobs, errw)
-			} else {
-				unlock, err := proj.Store.LockShared() // a gc must not remove what is pulled
-				if err != nil {
-					return err
-				}
-				defer unlock()
-				rep = rm.Pull(cmd.Context(), proj.Store, items, rf.jobs, errw)
-				if err := proj.Store.Sync(); err != nil {
-					return err
-				}
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d of %d entries done (%d already there), %d failed, %d bytes in %s\n",
-				verb, rep.Done, rep.Total, rep.Skipped, rep.Failed, rep.Bytes, rep.Elapsed.Round(time.Millisecond))
-			if r := rm.Rejections(); len(r) > 0 {
-				fmt.Fprintf(errw, "thv: remote %s: entries not used: %s\n", rm.URL(), strings.Join(r, "; "))
-			}
-			if rep.Failed > 0 {
-				for i, e := range rep.Errs {
-					if i == 10 {
-						fmt.Fprintf(errw, "… %d more\n", len(rep.Errs)-10)
-						break
-					}
-					fmt.Fprintf(errw, "FAILED %v\n", e)
-				}
-				return fmt.Errorf("%s: %d of %d entries failed against %s; rerun to resume (what is done stays done)", verb, rep.Failed, rep.Total, rm.URL())
-			}
-			return nil
-		},
+		RunE:    func(cmd *cobra.Command, _ []string) error { return syncLock(cmd, verb, &pf, &rf) },
 	}
 	pf.register(cmd)
 	rf.register(cmd, verb == "push")
 	cmd.Flags().IntVarP(&rf.jobs, "jobs", "j", 8, "parallel transfers")
 	return cmd
+}
+
+// syncLock is thv push and thv pull: the entries of the lock's tasks, and
+// their objects, to or from the remote.
+func syncLock(cmd *cobra.Command, verb string, pf *projectFlags, rf *remoteFlags) error {
+	proj, err := pf.open(verb == "push")
+	if err != nil {
+		return err
+	}
+	errw := cmd.ErrOrStderr()
+	rm, err := rf.open(cmd.Context(), errw)
+	if err != nil {
+		return err
+	}
+	if rm == nil {
+		return errors.New("no remote: give --remote URL or set THV_REMOTE")
+	}
+	items, err := lockItems(proj.Project)
+	if err != nil {
+		return err
+	}
+	var rep remote.SyncReport
+	if verb == "push" {
+		rep = rm.Push(cmd.Context(), proj.Store, items, rf.jobs, errw)
+	} else {
+		unlock, err := proj.Store.LockShared() // a gc must not remove what is pulled
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		rep = rm.Pull(cmd.Context(), proj.Store, items, rf.jobs, errw)
+		if err := proj.Store.Sync(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s: %d of %d entries done (%d already there), %d failed, %d bytes in %s\n",
+		verb, rep.Done, rep.Total, rep.Skipped, rep.Failed, rep.Bytes, rep.Elapsed.Round(time.Millisecond))
+	if r := rm.Rejections(); len(r) > 0 {
+		fmt.Fprintf(errw, "thv: remote %s: entries not used: %s\n", rm.URL(), strings.Join(r, "; "))
+	}
+	if rep.Failed > 0 {
+		for i, e := range rep.Errs {
+			if i == 10 {
+				fmt.Fprintf(errw, "… %d more\n", len(rep.Errs)-10)
+				break
+			}
+			fmt.Fprintf(errw, "FAILED %v\n", e)
+		}
+		return fmt.Errorf("%s: %d of %d entries failed against %s; rerun to resume (what is done stays done)", verb, rep.Failed, rep.Total, rm.URL())
+	}
+	return nil
 }
 
 // remoteGC is thv gc --remote: what the current lock references stays.

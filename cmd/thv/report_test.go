@@ -262,7 +262,7 @@ func verdictPixels(t *testing.T, shot []byte, left, top, right, bottom float64) 
 		for x := int(left * scale); x < int(right*scale) && x < img.Bounds().Max.X; x++ {
 			r, g, b, _ := img.At(x, y).RGBA()
 			c := fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8)
-			// the plot's verdict colours (stages/report/plot.go)
+			// the plot's verdict colours (protocol/export/report/plot.go)
 			for _, v := range []string{"#1f5fbf", "#c2410c", "#7a7a7a", "#a06c00"} {
 				if c == v {
 					n++

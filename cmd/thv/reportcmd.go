@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"thv/pipeline"
-	"thv/stages/protocol"
-	"thv/stages/report"
+	"thv/protocol/export"
+	"thv/protocol/export/report"
 )
 
 func newReportCommand() *cobra.Command {
@@ -32,11 +32,7 @@ date (thv repro first); the store is only read. docs/report.md.`,
   thv report --profile quick`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			proj, err := pf.open(true)
-			if err != nil {
-				return err
-			}
-			status, err := proj.Status(cmd.Context())
+			proj, status, err := pf.status(cmd)
 			if err != nil {
 				return err
 			}
@@ -49,7 +45,7 @@ date (thv repro first); the store is only read. docs/report.md.`,
 			if _, err := proj.ExportResults(status); err != nil {
 				return fmt.Errorf("exporting results: %w", err)
 			}
-			page := filepath.Join(proj.ResultsDir(), protocol.ReportName)
+			page := filepath.Join(proj.ResultsDir(), export.ReportName)
 			fi, err := os.Stat(page)
 			if err != nil {
 				return err

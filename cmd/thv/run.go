@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,7 +14,7 @@ import (
 	"thv/algos"
 	"thv/envs"
 	"thv/pipeline/userfile"
-	"thv/stages/protocol"
+	"thv/protocol/config"
 )
 
 type runFlags struct {
@@ -77,7 +79,7 @@ const maxInstanceBytes = 1 << 20
 // not given takes the setting's value, but one given as 0, a negative, NaN
 // or an infinity is an error naming the flag and the value, never a silent
 // fall-back to the default. The ceilings are the protocol's (the same
-// limits as params.yaml's settings, stages/protocol/limits.go).
+// limits as params.yaml's settings, protocol/config/limits.go).
 func checkRunFlags(cmd *cobra.Command, f runFlags) error {
 	changed := cmd.Flags().Changed
 	ints := []struct {
@@ -85,12 +87,12 @@ func checkRunFlags(cmd *cobra.Command, f runFlags) error {
 		v       int
 		min     int
 		what    string
-		ceiling protocol.Ceiling
+		ceiling config.Ceiling
 	}{
-		{"d", f.d, 2, "number of objectives", protocol.CeilingD},
-		{"n", f.n, 1, "number of arms", protocol.CeilingN},
-		{"k", f.k, 1, "slate size", protocol.CeilingK},
-		{"T", f.T, 1, "horizon", protocol.CeilingT},
+		{"d", f.d, 2, "number of objectives", config.CeilingD},
+		{"n", f.n, 1, "number of arms", config.CeilingN},
+		{"k", f.k, 1, "slate size", config.CeilingK},
+		{"T", f.T, 1, "horizon", config.CeilingT},
 	}
 	for _, c := range ints {
 		if !changed(c.flag) {
@@ -110,7 +112,7 @@ func checkRunFlags(cmd *cobra.Command, f runFlags) error {
 		return fmt.Errorf("--k %d: slate size must be between 1 and n = %d (--n)", f.k, f.n)
 	}
 	if changed("sigma") {
-		if err := protocol.CheckSigma("--sigma", f.sigma); err != nil {
+		if err := config.CheckSigma("--sigma", f.sigma); err != nil {
 			return err
 		}
 	}
@@ -129,16 +131,19 @@ func checkRunFlags(cmd *cobra.Command, f runFlags) error {
 
 // runResult is the JSON shape of `thv run --json`.
 type runResult struct {
-	Algo           string  `json:"algo"`
-	Eta            float64 `json:"eta"`
-	D              int     `json:"d"`
-	N              int     `json:"n"`
-	K              int     `json:"k"`
-	T              int     `json:"T"`
-	Sigma          float64 `json:"sigma"`
-	Geometry       string  `json:"geometry"`
-	Seed           uint64  `json:"seed"`
-	HVLast100      float64 `json:"hv_last100"`
+	Algo     string  `json:"algo"`
+	Eta      float64 `json:"eta"`
+	D        int     `json:"d"`
+	N        int     `json:"n"`
+	K        int     `json:"k"`
+	T        int     `json:"T"`
+	Sigma    float64 `json:"sigma"`
+	Geometry string  `json:"geometry"`
+	Seed     uint64  `json:"seed"`
+	// HVWindow and HVLast are the mean HV(S_t) over the last hv_window
+	// rounds, as the run summaries' hv_last and window columns.
+	HVWindow       int     `json:"hv_window"`
+	HVLast         float64 `json:"hv_last"`
 	VStar          float64 `json:"v_star"`
 	HVGreedy       float64 `json:"hv_greedy"`
 	RegretAlpha    float64 `json:"regret_alpha"`
@@ -163,66 +168,90 @@ func runOnce(cmd *cobra.Command, f runFlags) error {
 	if err := checkRunFlags(cmd, f); err != nil {
 		return err
 	}
-	cfg, err := protocol.LoadConfig(protocol.LoadOptions{ParamsFile: f.params, Profile: f.profile, Set: f.paramSets})
+	cfg, err := config.Load(config.LoadOptions{ParamsFile: f.params, Profile: f.profile, Set: f.paramSets})
 	if err != nil {
 		return err
 	}
+	inst, set, geometry, err := runInstance(cmd, f, cfg)
+	if err != nil {
+		return err
+	}
+	var params map[string]float64
+	etaScale := cfg.EtaScale
+	if a, ok := cfg.Algorithm(spec.Name); ok {
+		params, etaScale = a.Params, cfg.EtaScaleOf(a)
+	}
+	at := "--d"
+	if f.instance != "" {
+		at = f.instance
+	}
+	if err := config.CheckParams(spec, params, inst.D(), "algorithms."+spec.Name+".params", at); err != nil {
+		return err
+	}
+	ref := slices.Repeat([]float64{cfg.Reference}, inst.D())
+	bench := algos.ComputeBenchmarks(inst, set.K, ref)
+	start := time.Now()
+	_, sum, err := algos.Run(algos.RunSpec{
+		Algo: spec.Name, Eta: f.eta, Params: params, Instance: inst,
+		K: set.K, T: set.T, Sigma: set.Sigma, Seed: f.seed,
+		MinPulls: cfg.MinPulls, Ref: ref, Window: cfg.Metrics.HVWindow, EtaScale: etaScale,
+	}, bench)
+	if err != nil {
+		return err
+	}
+	res := runResult{
+		Algo: spec.Name, Eta: f.eta, D: inst.D(), N: inst.N(), K: set.K, T: set.T, Sigma: set.Sigma,
+		Geometry: geometry, Seed: f.seed, HVWindow: sum.Window, HVLast: sum.HVLast, VStar: sum.VStar, HVGreedy: sum.HVGreedy,
+		RegretAlpha: sum.RegretAlpha, RegretAlphaPos: sum.RegretPos, RegretExact: sum.RegretExact,
+		SStar: bench.SStar, GStar: bench.GStar, Seconds: time.Since(start).Seconds(),
+	}
+	if !spec.UsesEta {
+		res.Eta = 0
+	}
+	if f.jsonOut {
+		return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+	}
+	res.print(cmd.OutOrStdout(), spec.UsesEta)
+	return nil
+}
+
+// runInstance is the instance of thv run's flags (a CSV file, or the
+// generator's) and its setting: params.yaml's of its d, with the flags
+// given over it.
+func runInstance(cmd *cobra.Command, f runFlags, cfg *config.Config) (*envs.Instance, config.Setting, string, error) {
 	changed := cmd.Flags().Changed
 	var inst *envs.Instance
-	var set protocol.Setting
+	var set config.Setting
 	geometry := f.geometry
 	if f.instance != "" {
-		file, err := userfile.Open(f.instance, maxInstanceBytes)
-		if err != nil {
-			return fmt.Errorf("--instance: %w", err)
-		}
-		inst, err = envs.LoadCSV(file)
-		file.Close()
-		if errors.Is(err, userfile.ErrTooLarge) { // it grew after the check
-			return fmt.Errorf("--instance: %s: larger than the limit of %s", f.instance, userfile.Size(maxInstanceBytes))
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.instance, err)
-		}
-		if err := protocol.CeilingD.Check(f.instance+": d", inst.D()); err != nil {
-			return err
-		}
-		if err := protocol.CeilingN.Check(f.instance+": n", inst.N()); err != nil {
-			return err
+		var err error
+		if inst, err = runCSVInstance(f.instance); err != nil {
+			return nil, set, "", err
 		}
 		var ok bool
-		if set, ok = cfg.SettingFor(inst.D()); !ok {
-			for _, name := range []string{"k", "T", "sigma"} {
-				if !changed(name) {
-					return fmt.Errorf("%s: no setting for d = %d in params.yaml: give --k, --T and --sigma", f.instance, inst.D())
-				}
-			}
+		if set, ok = cfg.SettingFor(inst.D()); !ok && (!changed("k") || !changed("T") || !changed("sigma")) {
+			return nil, set, "", fmt.Errorf("%s: no setting for d = %d in params.yaml: give --k, --T and --sigma", f.instance, inst.D())
 		}
 		set.D, set.N = inst.D(), inst.N()
 		geometry = "csv:" + f.instance
 	} else {
-		if !cmd.Flags().Changed("d") {
-			return fmt.Errorf("--d is required (the paper's settings: d = 2, 3, 4, 5), or give --instance FILE")
+		if !changed("d") {
+			return nil, set, "", fmt.Errorf("--d is required (the paper's settings: d = 2, 3, 4, 5), or give --instance FILE")
 		}
 		g, err := envs.ParseGeometry(f.geometry)
 		if err != nil {
-			return fmt.Errorf("--geometry: %w", err)
+			return nil, set, "", fmt.Errorf("--geometry: %w", err)
 		}
 		var ok bool
-		if set, ok = cfg.SettingFor(f.d); !ok {
-			set.D = f.d
-			for _, name := range []string{"n", "k", "T", "sigma"} {
-				if !changed(name) {
-					return fmt.Errorf("no setting for d = %d in params.yaml: give --n, --k, --T and --sigma", f.d)
-				}
-			}
+		if set, ok = cfg.SettingFor(f.d); !ok && (!changed("n") || !changed("k") || !changed("T") || !changed("sigma")) {
+			return nil, set, "", fmt.Errorf("no setting for d = %d in params.yaml: give --n, --k, --T and --sigma", f.d)
 		}
+		set.D = f.d
 		if changed("n") {
 			set.N = f.n
 		}
-		inst, err = envs.Generate(g, set.D, set.N, f.seed)
-		if err != nil {
-			return err
+		if inst, err = envs.Generate(g, set.D, set.N, f.seed); err != nil {
+			return nil, set, "", err
 		}
 	}
 	if changed("k") {
@@ -236,62 +265,47 @@ func runOnce(cmd *cobra.Command, f runFlags) error {
 	}
 	if set.K < 1 || set.K > inst.N() {
 		if changed("k") {
-			return fmt.Errorf("--k %d: slate size must be between 1 and n = %d", set.K, inst.N())
+			return nil, set, "", fmt.Errorf("--k %d: slate size must be between 1 and n = %d", set.K, inst.N())
 		}
-		return fmt.Errorf("k = %d (the setting's): slate size must be between 1 and n = %d; give --k", set.K, inst.N())
+		return nil, set, "", fmt.Errorf("k = %d (the setting's): slate size must be between 1 and n = %d; give --k", set.K, inst.N())
 	}
-	var params map[string]float64
-	etaScale := cfg.EtaScale
-	if a, ok := cfg.Algorithm(spec.Name); ok {
-		params, etaScale = a.Params, cfg.EtaScaleOf(a)
-	}
-	at := "--d"
-	if f.instance != "" {
-		at = f.instance
-	}
-	if err := protocol.CheckParams(spec, params, inst.D(), "algorithms."+spec.Name+".params", at); err != nil {
-		return err
-	}
-	ref := make([]float64, inst.D())
-	for j := range ref {
-		ref[j] = cfg.Reference
-	}
-	bench := algos.ComputeBenchmarks(inst, set.K, ref)
-	start := time.Now()
-	_, sum, err := algos.Run(algos.RunSpec{
-		Algo: spec.Name, Eta: f.eta, Params: params, Instance: inst,
-		K: set.K, T: set.T, Sigma: set.Sigma, Seed: f.seed,
-		MinPulls: cfg.MinPulls, Ref: ref, Window: cfg.Metrics.HVWindow, EtaScale: etaScale,
-	}, bench)
+	return inst, set, geometry, nil
+}
+
+// runCSVInstance reads the instance of --instance FILE within the
+// ceilings on d and n.
+func runCSVInstance(path string) (*envs.Instance, error) {
+	file, err := userfile.Open(path, maxInstanceBytes)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("--instance: %w", err)
 	}
-	res := runResult{
-		Algo: spec.Name, Eta: f.eta, D: inst.D(), N: inst.N(), K: set.K, T: set.T, Sigma: set.Sigma,
-		Geometry: geometry, Seed: f.seed, HVLast100: sum.HVLast, VStar: sum.VStar, HVGreedy: sum.HVGreedy,
-		RegretAlpha: sum.RegretAlpha, RegretAlphaPos: sum.RegretPos, RegretExact: sum.RegretExact,
-		SStar: bench.SStar, GStar: bench.GStar, Seconds: time.Since(start).Seconds(),
+	inst, err := envs.LoadCSV(file)
+	file.Close()
+	if errors.Is(err, userfile.ErrTooLarge) { // it grew after the check
+		return nil, fmt.Errorf("--instance: %s: larger than the limit of %s", path, userfile.Size(maxInstanceBytes))
 	}
-	if !spec.UsesEta {
-		res.Eta = 0
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	out := cmd.OutOrStdout()
-	if f.jsonOut {
-		enc := json.NewEncoder(out)
-		return enc.Encode(res)
+	if err := config.CeilingD.Check(path+": d", inst.D()); err != nil {
+		return nil, err
 	}
+	return inst, config.CeilingN.Check(path+": n", inst.N())
+}
+
+// print prints the run's metrics as text.
+func (res runResult) print(out io.Writer, usesEta bool) {
 	fmt.Fprintf(out, "%s on %s, d=%d n=%d k=%d T=%d σ=%g seed=%d", res.Algo, res.Geometry, res.D, res.N, res.K, res.T, res.Sigma, res.Seed)
-	if spec.UsesEta {
+	if usesEta {
 		fmt.Fprintf(out, " η=%g", res.Eta)
 	}
-	fmt.Fprintf(out, "\n  HV_last%-4d       %.6f\n", sum.Window, res.HVLast100)
+	fmt.Fprintf(out, "\n  HV_last%-4d       %.6f\n", res.HVWindow, res.HVLast)
 	fmt.Fprintf(out, "  V* (exact)        %.6f   S* = %v\n", res.VStar, res.SStar)
 	fmt.Fprintf(out, "  HV(G*) (greedy)   %.6f   G* = %v\n", res.HVGreedy, res.GStar)
 	fmt.Fprintf(out, "  α-regret          %.4f   (signed Σ αV − HV(S_t), V = %s)\n", res.RegretAlpha, map[bool]string{true: "V*", false: "HV(G*)"}[res.D == 2])
 	fmt.Fprintf(out, "  α-regret, ≥0 part %.4f   (what the paper's tables print)\n", res.RegretAlphaPos)
 	fmt.Fprintf(out, "  exact regret      %.4f   (Σ V* − HV(S_t))\n", res.RegretExact)
 	fmt.Fprintf(out, "  simulated in %.3fs\n", res.Seconds)
-	return nil
 }
 
 func newAlgosCommand() *cobra.Command {

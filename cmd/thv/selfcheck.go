@@ -76,22 +76,7 @@ func probeSandbox(store, out string) sandboxProbe {
 		}
 	})
 	p.Syscalls = probeSyscalls()
-	eachLine("/proc/self/mountinfo", func(line string) {
-		if m, ok := parseMountinfo(line); ok {
-			p.Mounts = append(p.Mounts, m)
-		}
-	})
-	sized := []string{out}
-	for _, m := range p.Mounts {
-		if m.Type == "tmpfs" {
-			sized = append(sized, m.Point)
-		}
-	}
-	for _, dir := range sized {
-		if n, err := fsSize(dir); err == nil && dir != "" {
-			p.Sizes[dir] = n
-		}
-	}
+	p.probeMounts(out)
 	eachLine("/proc/self/limits", func(line string) {
 		// Fixed columns: the resource's name takes the first 26.
 		if len(line) > 26 && !strings.HasPrefix(line, "Limit ") {
@@ -126,6 +111,27 @@ func probeSandbox(store, out string) sandboxProbe {
 		}
 	}
 	return p
+}
+
+// probeMounts records the mounts and the sizes of the scratch store out
+// and of the tmpfs mounts.
+func (p *sandboxProbe) probeMounts(out string) {
+	eachLine("/proc/self/mountinfo", func(line string) {
+		if m, ok := parseMountinfo(line); ok {
+			p.Mounts = append(p.Mounts, m)
+		}
+	})
+	sized := []string{out}
+	for _, m := range p.Mounts {
+		if m.Type == "tmpfs" {
+			sized = append(sized, m.Point)
+		}
+	}
+	for _, dir := range sized {
+		if n, err := fsSize(dir); err == nil && dir != "" {
+			p.Sizes[dir] = n
+		}
+	}
 }
 
 // parseMountinfo reads one line of /proc/self/mountinfo (proc(5)): ID,

@@ -9,17 +9,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"thv/pipeline"
+	"thv/protocol"
 	"thv/stages/collect"
 	"thv/stages/figures"
 	"thv/stages/formats"
-	"thv/stages/protocol"
 	runstage "thv/stages/run"
+	"thv/stages/summarize"
 )
 
 func newShowCommand() *cobra.Command {
 	var pf projectFlags
 	cmd := &cobra.Command{
-		Use:   "show [summary | eta | tests | runs FILTER]",
+		Use:   "show [summary | eta | tests | runs FILTER | outputs FILTER]",
 		Short: "Print results from the store: the per-setting summary, or run summaries",
 		Long: `thv show (or thv show summary) prints, for every setting, the mean and 95%
 confidence half-width (Student t, over seeds) of HV_last100 and of the
@@ -32,17 +33,18 @@ THV-UCB against the best baseline of each (setting, geometry), paired by seed:
 thv show runs FILTER prints one TSV line per up-to-date run task whose ID
 contains FILTER (e.g. d3/concave/THV-UCB/eta=0.01), with all its metrics.
 
+thv show outputs FILTER prints one TSV line per output of each up-to-date
+task whose ID contains FILTER, of any kind: its name, its digest in the
+store and what its kind declares it holds.
+
 All read what thv repro computed with the same protocol: the summary, η*
 and the tests are the outputs of its summarize tasks, not recomputed.`,
 		Example: `  thv show
-  thv show runs d2/clusters/THV-UCB/eta=0.01/`,
+  thv show runs d2/clusters/THV-UCB/eta=0.01/
+  thv show outputs summarize/d2`,
 		Args: cobra.RangeArgs(0, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			proj, err := pf.open(true)
-			if err != nil {
-				return err
-			}
-			rep, err := proj.Status(cmd.Context())
+			proj, rep, err := pf.status(cmd)
 			if err != nil {
 				return err
 			}
@@ -50,7 +52,7 @@ and the tests are the outputs of its summarize tasks, not recomputed.`,
 			if len(args) > 0 {
 				what = args[0]
 			}
-			if what != "runs" { // runs prints TSV, one line per run
+			if what != "runs" && what != "outputs" { // those print TSV
 				described, err := proj.Describe()
 				if err != nil {
 					return err
@@ -59,43 +61,21 @@ and the tests are the outputs of its summarize tasks, not recomputed.`,
 			}
 			switch {
 			case what == "summary" && len(args) <= 1:
-				return printSummary(cmd.OutOrStdout(), proj, rep)
+				return printSummary(cmd.OutOrStdout(), proj.Project, rep)
 			case what == "runs" && len(args) == 2:
-				return printRuns(cmd.OutOrStdout(), proj, rep, args[1])
+				return printRuns(cmd.OutOrStdout(), proj.Project, rep, args[1])
 			case what == "eta" && len(args) == 1:
-				return printEta(cmd.OutOrStdout(), proj, rep)
+				return printEta(cmd.OutOrStdout(), proj.Project, rep)
 			case what == "tests" && len(args) == 1:
-				return printTests(cmd.OutOrStdout(), proj, rep)
+				return printTests(cmd.OutOrStdout(), proj.Project, rep)
+			case what == "outputs" && len(args) == 2:
+				return printOutputs(cmd.OutOrStdout(), rep, args[1])
 			}
-			return fmt.Errorf("thv show %s: want summary, eta, tests or runs FILTER", strings.Join(args, " "))
+			return fmt.Errorf("thv show %s: want summary, eta, tests, runs FILTER or outputs FILTER", strings.Join(args, " "))
 		},
 	}
 	pf.register(cmd)
 	return cmd
-}
-
-// storedOutput reads output name of task id if the task is up to date
-// (ok false otherwise).
-func storedOutput(proj *protocol.Project, rep *pipeline.Report, id, name string) (b []byte, ok bool, err error) {
-	outs, ok := rep.Outputs(id)
-	if !ok {
-		return nil, false, nil
-	}
-	d, ok := outs.Get(name)
-	if !ok {
-		return nil, true, fmt.Errorf("%s has no output %q", id, name)
-	}
-	b, err = proj.Store.Get(d)
-	return b, true, err
-}
-
-// readOutput reads output name of task id, which must be up to date.
-func readOutput(proj *protocol.Project, rep *pipeline.Report, id, name string) ([]byte, error) {
-	b, ok, err := storedOutput(proj, rep, id, name)
-	if !ok {
-		return nil, fmt.Errorf("%s is not up to date: run thv repro with the same protocol first", id)
-	}
-	return b, err
 }
 
 // printSummary prints the statistics the summarize tasks computed; the
@@ -115,7 +95,7 @@ func printSummary(w io.Writer, proj *protocol.Project, rep *pipeline.Report) err
 		}
 		fmt.Fprintln(w)
 		var cells []formats.Cell
-		b, ok, err := storedOutput(proj, rep, protocol.SummarizeID(s.Name), "cells")
+		b, ok, err := proj.Output(rep, protocol.SummarizeID(s.Name), summarize.Cells)
 		if err != nil {
 			return err
 		}
@@ -160,7 +140,7 @@ func printSummary(w io.Writer, proj *protocol.Project, rep *pipeline.Report) err
 // firstFinalRun reads the first row (the first seed) of a collect task's
 // output.
 func firstFinalRun(proj *protocol.Project, rep *pipeline.Report, id string) (formats.Summary, error) {
-	b, err := readOutput(proj, rep, id, "final")
+	b, err := proj.ReadOutput(rep, id, collect.Final)
 	if err != nil {
 		return formats.Summary{}, err
 	}
@@ -185,7 +165,7 @@ func printEta(w io.Writer, proj *protocol.Project, rep *pipeline.Report) error {
 	fmt.Fprintln(w)
 	cells := map[string][]formats.Cell{}
 	for _, s := range cfg.SortedSettings() {
-		b, err := readOutput(proj, rep, protocol.SummarizeID(s.Name), "cells")
+		b, err := proj.ReadOutput(rep, protocol.SummarizeID(s.Name), summarize.Cells)
 		if err != nil {
 			return err
 		}
@@ -215,7 +195,7 @@ func printEta(w io.Writer, proj *protocol.Project, rep *pipeline.Report) error {
 func printTests(w io.Writer, proj *protocol.Project, rep *pipeline.Report) error {
 	fmt.Fprintf(w, "%-14s %-16s %9s %23s %8s %10s %5s  %s\n", "setting", "baseline", "Δ", "bootstrap CI", "Cohen d", "Wilcoxon p", "wins", "test")
 	for _, s := range proj.Config.SortedSettings() {
-		b, err := readOutput(proj, rep, protocol.SummarizeID(s.Name), "tests")
+		b, err := proj.ReadOutput(rep, protocol.SummarizeID(s.Name), summarize.Tests)
 		if err != nil {
 			return err
 		}
@@ -238,9 +218,9 @@ func printRuns(w io.Writer, proj *protocol.Project, rep *pipeline.Report, filter
 		if r.Task.Kind != runstage.Kind || !strings.Contains(r.Task.ID, filter) || r.Status != pipeline.Cached {
 			continue
 		}
-		d, ok := r.Outputs.Get("summary")
+		d, ok := r.Outputs.Get(string(runstage.Summary))
 		if !ok {
-			return fmt.Errorf("%s has no output %q", r.Task.ID, "summary")
+			return fmt.Errorf("%s has no output %q", r.Task.ID, runstage.Summary)
 		}
 		b, err := proj.Store.Get(d)
 		if err != nil {
@@ -261,15 +241,36 @@ func printRuns(w io.Writer, proj *protocol.Project, rep *pipeline.Report, filter
 	return nil
 }
 
+// printOutputs prints the outputs of the up-to-date tasks whose ID
+// contains filter, with what their kinds declare of them.
+func printOutputs(w io.Writer, rep *pipeline.Report, filter string) error {
+	outs := protocol.Outputs(rep, filter)
+	if len(outs) == 0 {
+		return fmt.Errorf("no up-to-date task matches %q (run thv repro first; thv dag --tasks lists them)", filter)
+	}
+	fmt.Fprintln(w, "task\toutput\tdigest\twhat")
+	for _, o := range outs {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", terminalText(o.Task), terminalText(o.Name), o.Digest, o.Doc)
+	}
+	return nil
+}
+
 func newDAGCommand() *cobra.Command {
 	var pf projectFlags
 	var format string
 	var tasks bool
 	var filter string
+	var check bool
 	cmd := &cobra.Command{
 		Use:   "dag",
 		Short: "Show the pipeline DAG (stage kinds, or tasks with --tasks)",
+		Long: `Show the pipeline DAG: its stage kinds and how many tasks of each, or its
+tasks (--tasks). The plan is checked first, before anything runs: every
+input of every task must be of a role its kind declares, from an output
+the producing task's kind declares (docs/architecture.md, "A stage kind").
+With --check thv dag only checks, and says so.`,
 		Example: `  thv dag
+  thv dag --check
   thv dag --format mermaid
   thv dag --tasks --filter d2/concave/THV-UCB --format dot | dot -Tsvg > dag.svg`,
 		Args: cobra.NoArgs,
@@ -278,8 +279,12 @@ func newDAGCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := proj.EnsurePlan(); err != nil { // opening plans lazily
+			if err := proj.EnsurePlan(); err != nil { // opening plans lazily; checks the plan
 				return err
+			}
+			if check {
+				fmt.Fprintf(cmd.OutOrStdout(), "%d tasks: every input of a role its kind declares, from an output its producer's kind declares\n", len(proj.Plan.Tasks))
+				return nil
 			}
 			g := kindGraph(proj.Plan)
 			if tasks {
@@ -292,6 +297,7 @@ func newDAGCommand() *cobra.Command {
 	cmd.Flags().StringVar(&format, "format", "text", "text, dot or mermaid")
 	cmd.Flags().BoolVar(&tasks, "tasks", false, "one node per task instead of per stage kind")
 	cmd.Flags().StringVar(&filter, "filter", "", "with --tasks: keep tasks whose ID contains this, and their inputs")
+	cmd.Flags().BoolVar(&check, "check", false, "only check the plan's edges against the kinds' declarations")
 	return cmd
 }
 

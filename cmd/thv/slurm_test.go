@@ -198,7 +198,7 @@ func startSlurmRepro(c *slurmtest.Cluster, dir, bin string, extra ...string) (*e
 }
 
 func tinyParamsPath() string {
-	p, _ := filepath.Abs("../../stages/protocol/testdata/tiny.yaml")
+	p, _ := filepath.Abs("../../protocol/testdata/tiny.yaml")
 	return p
 }
 

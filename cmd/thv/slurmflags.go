@@ -8,7 +8,8 @@ import (
 
 	"thv/pipeline"
 	"thv/pipeline/slurm"
-	"thv/stages/protocol"
+	"thv/protocol"
+	"thv/protocol/config"
 )
 
 // slurmFlags override the protocol's Slurm settings (slurmSettings) for
@@ -61,7 +62,7 @@ func (f *slurmFlags) params(proj *protocol.Project) (slurm.Params, error) {
 // The executors.slurm section of params.yaml is checked whenever a
 // protocol is loaded, whatever the executor of the run.
 func init() {
-	protocol.RegisterExecutor("slurm", func(section map[string]any) error {
+	config.RegisterExecutor("slurm", func(section map[string]any) error {
 		_, err := slurm.DecodeParams(section)
 		return err
 	})

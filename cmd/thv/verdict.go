@@ -9,8 +9,8 @@ import (
 
 	"thv/pipeline"
 	"thv/pipeline/bundle"
+	"thv/protocol/export/report"
 	"thv/stages/compare"
-	"thv/stages/report"
 )
 
 // The verdict of thv verify and thv verify-bundle: what was checked, what

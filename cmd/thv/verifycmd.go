@@ -50,27 +50,8 @@ date): verify checks what a repro recorded, it does not make it.`,
   thv verify --executor container     # re-execute inside the OCI image`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			text := out
-			if jsonOut {
-				text = errw // stdout is the JSON object alone
-			}
 			var c verifyRun
-			err := c.run(cmd, &pf, &ef, &vf, skipStore, text)
-			sampled := c.opt.Sample > 0
-			if jsonOut {
-				j := newCheckJSON("verify", c.proto)
-				j.addReport(c.rep, c.opt.Sample, c.opt.Seed)
-				j.Against = c.against
-				j.Items = c.items
-				if err := j.finish(cmd.Context(), out, err, sampled); err != nil {
-					return err
-				}
-			}
-			if err == nil && sampled {
-				return sampleAgreed
-			}
-			return err
+			return c.report(cmd, jsonOut, c.run(cmd, &pf, &ef, &vf, skipStore, textOut(cmd, jsonOut)))
 		},
 	}
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print one JSON object (outcome, exit status, protocol, counts per kind, differences, what was checked); the report goes to stderr")
@@ -79,6 +60,34 @@ date): verify checks what a repro recorded, it does not make it.`,
 	vf.register(cmd)
 	cmd.Flags().BoolVar(&skipStore, "skip-store", false, "do not re-hash the whole store first")
 	return cmd
+}
+
+// textOut is where a command with --json writes its report: stdout, or
+// with --json stderr (stdout is the JSON object alone).
+func textOut(cmd *cobra.Command, jsonOut bool) io.Writer {
+	if jsonOut {
+		return cmd.ErrOrStderr()
+	}
+	return cmd.OutOrStdout()
+}
+
+// report writes the JSON object of a run that ended with err, and
+// returns the command's error: err, or a sample that agreed.
+func (c *verifyRun) report(cmd *cobra.Command, jsonOut bool, err error) error {
+	sampled := c.opt.Sample > 0
+	if jsonOut {
+		j := newCheckJSON("verify", c.proto)
+		j.addReport(c.rep, c.opt.Sample, c.opt.Seed)
+		j.Against = c.against
+		j.Items = c.items
+		if err := j.finish(cmd.Context(), cmd.OutOrStdout(), err, sampled); err != nil {
+			return err
+		}
+	}
+	if err == nil && sampled {
+		return sampleAgreed
+	}
+	return err
 }
 
 // verifyRun is one thv verify: what it found, for its text and its JSON.
@@ -107,7 +116,7 @@ func (c *verifyRun) run(cmd *cobra.Command, pf *projectFlags, ef *executorFlags,
 	}
 	c.proto = &d
 	fmt.Fprintf(text, "protocol: %s\n", terminalText(d.Name()))
-	if c.opt.NewExecutor, err = ef.verifier(proj); err != nil {
+	if c.opt.NewExecutor, err = ef.verifier(proj.Project); err != nil {
 		return usageError(err)
 	}
 	errw := cmd.ErrOrStderr()
@@ -129,17 +138,7 @@ func (c *verifyRun) run(cmd *cobra.Command, pf *projectFlags, ef *executorFlags,
 		c.items.checked("the store", "every object re-hashed, every index entry resolved")
 	}
 	if !rep.OK() {
-		switch {
-		case len(rep.Store.Problems) > 0:
-			first := rep.Store.Problems[0].String()
-			if len(rep.Damaged) > 0 {
-				first = "task " + rep.Damaged[0].String()
-			}
-			return rejected(fmt.Errorf("the store failed its check (%d problems; nothing re-executed: thv repro recomputes what was moved to corrupt/, then verify again); first: %s", len(rep.Store.Problems), terminalText(first)))
-		case len(rep.Disputes) > 0:
-			return rejected(fmt.Errorf("%d tasks: the lock and the store's index disagree (thv repro re-executes them and keeps what the computation gives); first: %s", len(rep.Disputes), terminalText(rep.Disputes[0].String())))
-		}
-		return rejected(fmt.Errorf("%d tasks did not reproduce; first: %s", countTasks(rep.Mismatches), terminalText(rep.Mismatches[0].String())))
+		return verifyRejected(rep)
 	}
 	c.items.checked("the lock", "every record compared with the store's index entry for its key")
 	if rep.Complete() {
@@ -250,4 +249,20 @@ func phaseProgress(w io.Writer, live bool) func(phase string, done, total int) {
 			fmt.Fprintf(w, "%s %d/%d\n", phase, done, total)
 		}
 	}
+}
+
+// verifyRejected is the error of a verification that found a difference:
+// in the store, between the lock and the store, or in a re-execution.
+func verifyRejected(rep *pipeline.VerifyReport) error {
+	switch {
+	case len(rep.Store.Problems) > 0:
+		first := rep.Store.Problems[0].String()
+		if len(rep.Damaged) > 0 {
+			first = "task " + rep.Damaged[0].String()
+		}
+		return rejected(fmt.Errorf("the store failed its check (%d problems; nothing re-executed: thv repro recomputes what was moved to corrupt/, then verify again); first: %s", len(rep.Store.Problems), terminalText(first)))
+	case len(rep.Disputes) > 0:
+		return rejected(fmt.Errorf("%d tasks: the lock and the store's index disagree (thv repro re-executes them and keeps what the computation gives); first: %s", len(rep.Disputes), terminalText(rep.Disputes[0].String())))
+	}
+	return rejected(fmt.Errorf("%d tasks did not reproduce; first: %s", countTasks(rep.Mismatches), terminalText(rep.Mismatches[0].String())))
 }

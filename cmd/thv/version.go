@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"thv/stages/protocol"
+	"thv/protocol"
 )
 
 func init() {

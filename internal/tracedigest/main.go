@@ -33,13 +33,13 @@ import (
 	"thv/algos"
 	_ "thv/algos/all"
 	"thv/envs"
-	"thv/stages/protocol"
+	"thv/protocol/config"
 )
 
 type job struct {
-	setting protocol.Setting
+	setting config.Setting
 	geom    string
-	algo    protocol.AlgoConfig
+	algo    config.AlgoConfig
 	eta     float64
 	seed    uint64
 	inst    *envs.Instance
@@ -60,7 +60,7 @@ func main() {
 }
 
 func run(settingList, seedList, algoList string, jobs int) error {
-	cfg, err := protocol.LoadConfig(protocol.LoadOptions{})
+	cfg, err := config.Load(config.LoadOptions{})
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func run(settingList, seedList, algoList string, jobs int) error {
 	return nil
 }
 
-func (j *job) do(cfg *protocol.Config) error {
+func (j *job) do(cfg *config.Config) error {
 	s := j.setting
 	tr, _, err := algos.Run(algos.RunSpec{
 		Algo: j.algo.Name, Eta: j.eta, Params: j.algo.Params, Instance: j.inst,

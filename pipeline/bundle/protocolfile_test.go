@@ -15,7 +15,7 @@ import (
 // the canonical form is its own canonical form. Two documents and an empty
 // file are refused.
 func TestCanonicalProtocol(t *testing.T) {
-	for _, f := range []string{"../../params.yaml", "../../stages/protocol/testdata/tiny.yaml"} {
+	for _, f := range []string{"../../params.yaml", "../../protocol/testdata/tiny.yaml"} {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

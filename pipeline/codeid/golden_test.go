@@ -126,7 +126,7 @@ func packageFacts(t *testing.T, c Config) map[string]string {
 			t.Fatalf("%s: %v", pp, err)
 		}
 		if _, err := m.Packages(pp); err != nil {
-			// The wiring (thv/stages/protocol) imports packages outside
+			// The wiring (thv/protocol) imports packages outside
 			// the sources: no identity reaches it.
 			t.Logf("%s: no facts: %v", pp, err)
 			continue

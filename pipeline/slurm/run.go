@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"thv/artifacts"
+	"thv/artifacts/flock"
 )
 
 // runsDir is where runs keep their files, below the store root.
@@ -125,7 +126,11 @@ func tryOwnerLock(dir string) (f *os.File, held bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	ok, err := flockNB(f)
+	if !flock.Supported {
+		f.Close()
+		return nil, false, errors.New("slurm executor: needs flock (a unix system)")
+	}
+	ok, err := flock.TryAcquire(f, true)
 	if err != nil {
 		f.Close()
 		return nil, false, err

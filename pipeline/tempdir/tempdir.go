@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"thv/artifacts/flock"
 )
 
 // Prefix starts the name of every THV temp directory.
@@ -77,7 +78,7 @@ func initDir(root string) (*Dir, error) {
 	if err != nil {
 		return nil, err
 	}
-	ok, err := tryLock(f)
+	ok, err := flock.TryAcquire(f, true)
 	if err == nil && !ok {
 		err = errors.New("the new lock file is locked by another process")
 	}
@@ -117,7 +118,7 @@ func (d *Dir) Remove() error {
 // the directories it could not remove (a mount it may not unmount); a
 // directory it cannot judge is left alone silently.
 func Sweep() (removed []string, err error) {
-	if !canLock {
+	if !flock.Supported {
 		return nil, nil
 	}
 	tmp := os.TempDir()
@@ -165,7 +166,7 @@ func deadLock(root string) (*os.File, bool) {
 		f.Close()
 		return nil, false
 	}
-	if ok, err := tryLock(f); err != nil || !ok {
+	if ok, err := flock.TryAcquire(f, true); err != nil || !ok {
 		f.Close()
 		return nil, false
 	}

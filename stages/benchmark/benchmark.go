@@ -17,20 +17,33 @@ import (
 // Kind is the name of the stage kind.
 const Kind = "benchmark"
 
+// The kind's input role and output.
+const (
+	// InstanceRole is the instance (formats.Instance).
+	InstanceRole stage.Role = "instance"
+	// Benchmarks is the output (formats.Benchmark).
+	Benchmarks stage.OutputName = "benchmark"
+)
+
+// Declared is what the kind reads and writes.
+var Declared = stage.Declaration{
+	Reads:   []stage.Role{InstanceRole},
+	Outputs: []stage.Output{{Name: Benchmarks, Doc: "the instance's hindsight benchmarks: V*, HV(G*) and the slates that reach them"}},
+}
+
 // Params configure the hindsight benchmarks of an instance.
 type Params struct {
 	K         int     `json:"k"`
 	Reference float64 `json:"reference"`
 }
 
-// Run computes the benchmarks of input "instance" (formats.Instance):
-// output "benchmark" (formats.Benchmark).
+// Run computes the benchmarks of input InstanceRole: output Benchmarks.
 func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, error) {
 	p, err := stage.Start[Params](ctx, params)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := stage.Read(in, "instance", formats.DecodeInstance)
+	fi, err := stage.Read(in, InstanceRole, formats.DecodeInstance)
 	if err != nil {
 		return nil, err
 	}
@@ -43,5 +56,5 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 	if err != nil {
 		return nil, err
 	}
-	return stage.Outputs{"benchmark": b}, nil
+	return stage.Outputs{string(Benchmarks): b}, nil
 }

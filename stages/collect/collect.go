@@ -5,7 +5,7 @@ package collect
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 
 	"thv/stages/formats"
 	"thv/stages/stage"
@@ -13,6 +13,20 @@ import (
 
 // Kind is the name of the stage kind.
 const Kind = "collect"
+
+// The kind's input roles and output.
+const (
+	// SeedRole is the summary of the final run of one seed: SeedInputName.
+	SeedRole stage.Role = "seed=*"
+	// Final is the output: one formats.Summary row per seed.
+	Final stage.OutputName = "final"
+)
+
+// Declared is what the kind reads and writes.
+var Declared = stage.Declaration{
+	Reads:   []stage.Role{SeedRole},
+	Outputs: []stage.Output{{Name: Final, Doc: "the final runs' summaries at η*, one per seed"}},
+}
 
 // Params name the final runs of one algorithm: the inputs are the summaries
 // of its runs at η* for every seed of Seeds, named by SeedInputName.
@@ -23,7 +37,7 @@ type Params struct {
 }
 
 // SeedInputName is the input role of the final run of a seed.
-func SeedInputName(seed uint64) string { return fmt.Sprintf("seed=%d", seed) }
+func SeedInputName(seed uint64) string { return SeedRole.With(strconv.FormatUint(seed, 10)) }
 
 // Run concatenates the final runs' summaries: output "final", a
 // formats.Summary table with one row per seed in the order of Seeds.
@@ -44,5 +58,5 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 	if err != nil {
 		return nil, err
 	}
-	return stage.Outputs{"final": b}, nil
+	return stage.Outputs{string(Final): b}, nil
 }

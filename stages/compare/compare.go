@@ -18,6 +18,31 @@ import (
 // Kind is the name of the stage kind.
 const Kind = "compare"
 
+// The kind's input roles and outputs.
+const (
+	// CellsRole is a setting's summarize cells: CellsInputName.
+	CellsRole stage.Role = "cells/*"
+	// FinalRole is the per-seed summaries (a collect output) of one
+	// reference cell: FinalInputName.
+	FinalRole stage.Role = "final/*/*/*"
+	// Comparison is one formats.Comparison per reference value.
+	Comparison stage.OutputName = "comparison.parquet"
+	// Claims is one formats.ClaimCheck per claim.
+	Claims stage.OutputName = "claims.parquet"
+	// Report is the Markdown report of both.
+	Report stage.OutputName = "compare.md"
+)
+
+// Declared is what the kind reads and writes.
+var Declared = stage.Declaration{
+	Reads: []stage.Role{CellsRole, FinalRole},
+	Outputs: []stage.Output{
+		{Name: Comparison, Results: ".", Doc: "the same comparison, one row per published value (Parquet)"},
+		{Name: Claims, Results: ".", Doc: "the paper's claims checked against our results (Parquet)"},
+		{Name: Report, Results: ".", Doc: "our results against the paper's published values and claims, within stated tolerances (thv compare; docs/compare.md)"},
+	},
+}
+
 // Params: the reference, the names it may use, and the settings whose
 // cells are inputs (all of the protocol's: the claims are about every
 // setting).
@@ -41,17 +66,15 @@ type Params struct {
 }
 
 // CellsInputName is the input role of a setting's summarize cells.
-func CellsInputName(setting string) string { return "cells/" + setting }
+func CellsInputName(setting string) string { return CellsRole.With(setting) }
 
 // FinalInputName is the input role of the per-seed summaries (a collect
 // output) of one reference cell.
 func FinalInputName(setting, geometry, algo string) string {
-	return "final/" + setting + "/" + geometry + "/" + algo
+	return FinalRole.With(setting, geometry, algo)
 }
 
-// Run compares: outputs "comparison.parquet" (formats.Comparison per
-// reference value), "claims.parquet" (formats.ClaimCheck per claim) and
-// "compare.md", the report.
+// Run compares: outputs Comparison, Claims and Report.
 func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, error) {
 	p, err := stage.Start[Params](ctx, params)
 	if err != nil {
@@ -94,13 +117,13 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 	rows := Compare(&ref, p.Protocol, res, finals, regret)
 	claims := CheckClaims(ref.Claims, p.Protocol, res, regret, p.Geometries)
 	out := stage.Outputs{}
-	if out["comparison.parquet"], err = formats.EncodeComparisons(rows); err != nil {
+	if out[string(Comparison)], err = formats.EncodeComparisons(rows); err != nil {
 		return nil, err
 	}
-	if out["claims.parquet"], err = formats.EncodeClaims(claims); err != nil {
+	if out[string(Claims)], err = formats.EncodeClaims(claims); err != nil {
 		return nil, err
 	}
-	out["compare.md"] = []byte(Markdown(&ref, p.Protocol, rows, claims))
+	out[string(Report)] = []byte(Markdown(&ref, p.Protocol, rows, claims))
 	return out, nil
 }
 

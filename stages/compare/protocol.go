@@ -9,7 +9,7 @@ import (
 // paper's (the embedded params.yaml without a profile): the values that
 // differ, the precision they change, and the published values it cannot
 // reproduce. The zero value is the paper's own protocol. The caller
-// computes it from the configuration (stages/protocol: Config.Describe);
+// computes it from the configuration (protocol/config: Config.Describe);
 // it travels in the compare task's parameters, so that every verdict
 // names the protocol it judged.
 type Protocol struct {

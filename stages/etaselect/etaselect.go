@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"thv/stages/formats"
 	"thv/stages/stage"
@@ -16,6 +17,21 @@ import (
 // Kind is the name of the stage kind ("select" is a Go keyword, hence the
 // package name).
 const Kind = "select"
+
+// The kind's input roles and output.
+const (
+	// RunRole is the summary of the run at one (η, seed): RunInputName.
+	RunRole stage.Role = "eta=*/seed=*"
+	// Selection is the output: one formats.SelectionRow per η, in
+	// increasing order, η* marked.
+	Selection stage.OutputName = "selection"
+)
+
+// Declared is what the kind reads and writes.
+var Declared = stage.Declaration{
+	Reads:   []stage.Role{RunRole},
+	Outputs: []stage.Output{{Name: Selection, Doc: "the grid search: mean HV_last100 per η, η* marked"}},
+}
 
 // Params describe one η grid search. The inputs are the summaries of the
 // runs at every (η, seed), named by RunInputName.
@@ -27,11 +43,10 @@ type Params struct {
 
 // RunInputName is the input role of the summary of the run at (η, seed).
 func RunInputName(eta float64, seed uint64) string {
-	return fmt.Sprintf("eta=%g/seed=%d", eta, seed)
+	return RunRole.With(fmt.Sprintf("%g", eta), strconv.FormatUint(seed, 10))
 }
 
-// Run picks η*: output "selection" (formats.SelectionRow), one row per η in
-// increasing order.
+// Run picks η*: output Selection.
 func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, error) {
 	p, err := stage.Start[Params](ctx, params)
 	if err != nil {
@@ -62,7 +77,7 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 	if err != nil {
 		return nil, err
 	}
-	return stage.Outputs{"selection": b}, nil
+	return stage.Outputs{string(Selection): b}, nil
 }
 
 // SelectedEta reads η* from a selection output.

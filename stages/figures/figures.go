@@ -10,6 +10,7 @@ package figures
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"thv/stages/formats"
@@ -19,6 +20,27 @@ import (
 
 // Kind is the name of the stage kind.
 const Kind = "figures"
+
+// The kind's input roles and outputs.
+const (
+	// TrajectoryRole is the trajectory of one run: TrajectoryInputName.
+	TrajectoryRole stage.Role = "*/*/seed=*"
+	// Curves is what the figure of setting * draws (formats.CurvePoint
+	// rows): Params.CurvesOutput.
+	Curves stage.OutputName = "*.curves.parquet"
+	// PDF is the figure drawn from them: Params.PDFOutput.
+	PDF stage.OutputName = "*.pdf"
+)
+
+// Declared is what the kind reads and writes.
+var Declared = stage.Declaration{
+	Reads: []stage.Role{TrajectoryRole},
+	Outputs: []stage.Output{
+		{Name: Curves, Results: "figures", Doc: "the data the figure of setting * draws (Parquet): per geometry, algorithm and drawn round, " +
+			"the moving average of the mean HV(S_t) over seeds (mean) and of its CI bounds (ci_low, ci_high)"},
+		{Name: PDF, Results: "figures", Doc: "HV(S_t) trajectories (moving average, 95% CI band), the proposed method vs the best of each family, setting *"},
+	},
+}
 
 // Params configure the trajectory figure of one setting. The inputs are the
 // trajectory of every drawn (geometry, algorithm, seed), named by
@@ -40,7 +62,7 @@ type Panel struct {
 
 // TrajectoryInputName is the input role of one run's trajectory.
 func TrajectoryInputName(geometry, algo string, seed uint64) string {
-	return fmt.Sprintf("%s/%s/seed=%d", geometry, algo, seed)
+	return TrajectoryRole.With(geometry, algo, strconv.FormatUint(seed, 10))
 }
 
 // FileBase is the base of the figure's file names: the setting's name, a
@@ -49,10 +71,10 @@ func (p Params) FileBase() string { return strings.ReplaceAll(p.Setting.Name, "/
 
 // CurvesOutput is the name of the output holding the curves
 // (formats.CurvePoint rows): "<setting>.curves.parquet".
-func (p Params) CurvesOutput() string { return p.FileBase() + ".curves.parquet" }
+func (p Params) CurvesOutput() string { return Curves.With(p.FileBase()) }
 
 // PDFOutput is the name of the PDF output: "<setting>.pdf".
-func (p Params) PDFOutput() string { return p.FileBase() + ".pdf" }
+func (p Params) PDFOutput() string { return PDF.With(p.FileBase()) }
 
 // PNGName is the name of the PNG that RenderPNG draws: "<setting>.png".
 func (p Params) PNGName() string { return p.FileBase() + ".png" }

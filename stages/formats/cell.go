@@ -9,7 +9,7 @@ type Estimate struct {
 }
 
 // Cell is one (geometry, algorithm) row of the cells table, a summarize
-// task's "cells" output: the statistics over seeds of the algorithm's final
+// task's cells output (summarize.Cells): the statistics over seeds of the algorithm's final
 // runs at η*. Columns: geometry, algo, eta_star, seeds, v_star_mean,
 // hv_greedy_mean, then <metric>_mean and <metric>_ci for the metrics
 // hv_last, regret_alpha_pos, regret_alpha and regret_exact.
@@ -62,12 +62,12 @@ func EncodeCells(cells []Cell) ([]byte, error) {
 		}
 		cols = append(cols, table.Float64Column(metric.name+"_mean", mean), table.Float64Column(metric.name+"_ci", half))
 	}
-	return encode("cells", cols...)
+	return encode("cell", cols...)
 }
 
 // DecodeCells reads a cells table.
 func DecodeCells(b []byte) ([]Cell, error) {
-	c := read("cells", b)
+	c := read("cell", b)
 	geo, algo, eta, seeds := c.strings("geometry"), c.strings("algo"), c.float64s("eta_star"), c.int64s("seeds")
 	vstar, hvg := c.float64s("v_star_mean"), c.float64s("hv_greedy_mean")
 	means := make([][]float64, len(cellMetrics))

@@ -7,7 +7,7 @@ import (
 )
 
 // Summary is the metrics of one bandit run: the one row of a run task's
-// "summary" output, and one row per seed of a collect task's "final"
+// summary output (run.Summary), and one row per seed of a collect task's final output (collect.Final)
 // output. Columns: algo, eta, seed, window, then SummaryColumns. The
 // metrics are those of algos.Summary.
 type Summary struct {

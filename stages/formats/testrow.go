@@ -3,7 +3,7 @@ package formats
 import "thv/artifacts/table"
 
 // TestRow is one geometry's row of the tests table, a summarize task's
-// "tests" output: the proposed method against the best baseline, paired by
+// tests output (summarize.Tests): the proposed method against the best baseline, paired by
 // seed (the fields of stats.PairedComparison). Columns: geometry, baseline,
 // delta, ci_low, ci_high, cohens_d, wilcoxon_p, wilcoxon_method, wins, n.
 type TestRow struct {
@@ -27,7 +27,7 @@ func EncodeTests(rows []TestRow) ([]byte, error) {
 		delta[i], lo[i], hi[i], d[i], p[i] = r.Delta, r.CILow, r.CIHigh, r.CohensD, r.WilcoxonP
 		wins[i], count[i] = int64(r.Wins), int64(r.N)
 	}
-	return encode("tests",
+	return encode("test row",
 		table.StringColumn("geometry", geo), table.StringColumn("baseline", base),
 		table.Float64Column("delta", delta), table.Float64Column("ci_low", lo), table.Float64Column("ci_high", hi),
 		table.Float64Column("cohens_d", d), table.Float64Column("wilcoxon_p", p), table.StringColumn("wilcoxon_method", method),
@@ -36,7 +36,7 @@ func EncodeTests(rows []TestRow) ([]byte, error) {
 
 // DecodeTests reads a tests table.
 func DecodeTests(b []byte) ([]TestRow, error) {
-	c := read("tests", b)
+	c := read("test row", b)
 	geo, base := c.strings("geometry"), c.strings("baseline")
 	delta, lo, hi := c.float64s("delta"), c.float64s("ci_low"), c.float64s("ci_high")
 	d, p, method := c.float64s("cohens_d"), c.float64s("wilcoxon_p"), c.strings("wilcoxon_method")

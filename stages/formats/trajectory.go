@@ -3,7 +3,7 @@ package formats
 import "thv/artifacts/table"
 
 // EncodeTrajectory writes the trajectory table of a run, a run task's
-// "trajectory" output: one row per round, with columns round (from 1) and
+// trajectory output (run.Trajectory): one row per round, with columns round (from 1) and
 // hv (hv[t−1] = HV(S_t) on the true means).
 func EncodeTrajectory(hv []float64) ([]byte, error) {
 	rounds := make([]int64, len(hv))

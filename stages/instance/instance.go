@@ -14,6 +14,12 @@ import (
 // Kind is the name of the stage kind.
 const Kind = "instance"
 
+// Instance is the output: the instance's arm means (formats.Instance).
+const Instance stage.OutputName = "instance"
+
+// Declared is what the kind reads (nothing) and writes.
+var Declared = stage.Declaration{Outputs: []stage.Output{{Name: Instance, Doc: "the instance: its arms' true means and Pareto front"}}}
+
 // Params identify one synthetic instance.
 type Params struct {
 	Geometry string `json:"geometry"`
@@ -25,7 +31,7 @@ type Params struct {
 	envs.Reading
 }
 
-// Run generates the instance: output "instance" (formats.Instance).
+// Run generates the instance: output Instance.
 func Run(ctx context.Context, params []byte, _ stage.Inputs) (stage.Outputs, error) {
 	p, err := stage.Start[Params](ctx, params)
 	if err != nil {
@@ -39,5 +45,5 @@ func Run(ctx context.Context, params []byte, _ stage.Inputs) (stage.Outputs, err
 	if err != nil {
 		return nil, err
 	}
-	return stage.Outputs{"instance": b}, nil
+	return stage.Outputs{string(Instance): b}, nil
 }

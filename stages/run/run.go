@@ -21,6 +21,25 @@ import (
 // Kind is the name of the stage kind.
 const Kind = "run"
 
+// The kind's input roles and outputs.
+const (
+	InstanceRole  stage.Role = "instance"  // formats.Instance
+	BenchmarkRole stage.Role = "benchmark" // formats.Benchmark
+	// Summary is the run's metrics (one formats.Summary row).
+	Summary stage.OutputName = "summary"
+	// Trajectory is HV(S_t) for every round (the formats trajectory table).
+	Trajectory stage.OutputName = "trajectory"
+)
+
+// Declared is what the kind reads and writes.
+var Declared = stage.Declaration{
+	Reads: []stage.Role{InstanceRole, BenchmarkRole},
+	Outputs: []stage.Output{
+		{Name: Summary, Doc: "the run's metrics: HV_last100, the three regrets, its benchmarks"},
+		{Name: Trajectory, Doc: "HV(S_t), the true hypervolume of the run's slate in every round"},
+	},
+}
+
 // Params fully determine one bandit run (with its two inputs).
 type Params struct {
 	Algo      string             `json:"algo"`
@@ -49,19 +68,18 @@ var (
 	slateVolumes volumes
 )
 
-// Run simulates one run on input "instance" (formats.Instance) against
-// input "benchmark" (formats.Benchmark): outputs "summary" (one
-// formats.Summary row) and "trajectory" (formats trajectory table).
+// Run simulates one run on input InstanceRole against input
+// BenchmarkRole: outputs Summary and Trajectory.
 func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, error) {
 	p, err := stage.Start[Params](ctx, params)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := stage.Read(in, "instance", instances.decode(formats.DecodeInstance))
+	fi, err := stage.Read(in, InstanceRole, instances.decode(formats.DecodeInstance))
 	if err != nil {
 		return nil, err
 	}
-	bench, err := stage.Read(in, "benchmark", benchmarks.decode(formats.DecodeBenchmark))
+	bench, err := stage.Read(in, BenchmarkRole, benchmarks.decode(formats.DecodeBenchmark))
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +90,7 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 		K: p.K, T: p.T, Sigma: p.Sigma, Seed: p.Seed, MinPulls: p.MinPulls, InitTies: p.InitTies,
 		Ref: ref, Window: p.Window,
 		RegretRounds: p.RegretRounds, BenchmarkD3: p.BenchmarkD3, EtaScale: p.EtaScale,
-		HVs: slateVolumes.of(in["instance"], &inst, ref),
+		HVs: slateVolumes.of(in[string(InstanceRole)], &inst, ref),
 	}, algos.Benchmarks(bench))
 	if err != nil {
 		return nil, err
@@ -89,5 +107,5 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 	if err != nil {
 		return nil, err
 	}
-	return stage.Outputs{"summary": sum, "trajectory": traj}, nil
+	return stage.Outputs{string(Summary): sum, string(Trajectory): traj}, nil
 }

@@ -6,9 +6,12 @@
 //
 //	const Kind = "<kind name>"
 //	func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, error)
+//	var Declared = stage.Declaration{...}
 //
-// and a Params struct, the JSON form of params. A Run starts with [Start]
-// and reads its inputs with [Read]. A stage is a pure function of its
+// a Params struct, the JSON form of params, and the names of its outputs
+// and input roles as constants ([OutputName], [Role]), each declared once
+// and listed in Declared. A Run starts with [Start] and reads its inputs
+// with [Read]. A stage is a pure function of its
 // parameters and input blobs: it reads no file, no clock and no global
 // state, so that its outputs are determined by its task key. Inputs and
 // Outputs are type aliases, so a Run function is assignable to a plain
@@ -20,6 +23,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path"
+	"strings"
 )
 
 // Inputs maps an input role to a blob (mostly a Parquet file).
@@ -51,9 +56,11 @@ func Start[P any](ctx context.Context, params []byte) (P, error) {
 	return Decode[P](params)
 }
 
-// Read decodes the input of role name with decode. Its errors name the
-// input: a missing input, or what decode found wrong.
-func Read[T any](in Inputs, name string, decode func([]byte) (T, error)) (T, error) {
+// Read decodes the input of role name (a Role, or a member of a family:
+// Role.With) with decode. Its errors name the input: a missing input, or
+// what decode found wrong.
+func Read[T any, R Role | string](in Inputs, role R, decode func([]byte) (T, error)) (T, error) {
+	name := string(role)
 	b, ok := in[name]
 	if !ok {
 		var zero T
@@ -64,4 +71,68 @@ func Read[T any](in Inputs, name string, decode func([]byte) (T, error)) (T, err
 		return v, fmt.Errorf("input %s: %w", name, err)
 	}
 	return v, nil
+}
+
+// An OutputName names an output of a kind, the key of its blob in
+// Outputs; or a family of them, one per setting, as a path.Match pattern
+// whose "*" is the varying part ("summary_*.tex").
+type OutputName string
+
+// A Role names an input of a kind, the key of its blob in Inputs; or a
+// family of them, as a path.Match pattern ("cells/*": one per setting).
+type Role string
+
+// With is the name of the family n with its "*"s replaced, in order, by
+// parts: OutputName("summary_*.tex").With("d2") is "summary_d2.tex".
+func (n OutputName) With(parts ...string) string { return fill(string(n), parts) }
+
+// With is the role of the family r with its "*"s replaced, in order, by
+// parts: Role("cells/*").With("d2") is "cells/d2".
+func (r Role) With(parts ...string) string { return fill(string(r), parts) }
+
+func fill(pattern string, parts []string) string {
+	for _, p := range parts {
+		pattern = strings.Replace(pattern, "*", p, 1)
+	}
+	return pattern
+}
+
+// Output declares one of a kind's outputs.
+type Output struct {
+	Name OutputName
+	// Doc says what it holds, for results/README.md, the page and thv
+	// show; in a family's, "*" stands for the varying part.
+	Doc string
+	// Results is the directory of results/ the export copies it to ("."
+	// for results/ itself), or "" if it stays in the store.
+	Results string
+}
+
+// DocOf is what output name, o or a member of its family, holds: Doc,
+// with a family's "*" replaced by name's part.
+func (o Output) DocOf(name string) string {
+	prefix, suffix, family := strings.Cut(string(o.Name), "*")
+	if !family {
+		return o.Doc
+	}
+	return strings.ReplaceAll(o.Doc, "*", strings.TrimSuffix(strings.TrimPrefix(name, prefix), suffix))
+}
+
+// Declaration is what a kind reads and writes, as go/analysis's Analyzer
+// declares what it requires and returns: its input roles and its
+// outputs. The engine checks every edge of a plan against the
+// declarations of both ends before anything runs.
+type Declaration struct {
+	Reads   []Role
+	Outputs []Output
+}
+
+// Output returns the declaration of output name (a family's for a member).
+func (d Declaration) Output(name string) (Output, bool) {
+	for _, o := range d.Outputs {
+		if ok, _ := path.Match(string(o.Name), name); ok {
+			return o, true
+		}
+	}
+	return Output{}, false
 }

@@ -21,6 +21,28 @@ import (
 // Kind is the name of the stage kind.
 const Kind = "summarize"
 
+// The kind's input roles and outputs.
+const (
+	// CellRole is the collect output of one (geometry, algorithm):
+	// CellInputName.
+	CellRole stage.Role = "*/*"
+	// Cells is the statistics over seeds, one formats.Cell per geometry
+	// and algorithm, in that order.
+	Cells stage.OutputName = "cells"
+	// Tests is the proposed method against the best baseline, one
+	// formats.TestRow per geometry.
+	Tests stage.OutputName = "tests"
+)
+
+// Declared is what the kind reads and writes.
+var Declared = stage.Declaration{
+	Reads: []stage.Role{CellRole},
+	Outputs: []stage.Output{
+		{Name: Cells, Doc: "the statistics over seeds (mean ± CI) of every geometry and algorithm"},
+		{Name: Tests, Doc: "the proposed method against the best baseline of each geometry: paired tests"},
+	},
+}
+
 // Params configure the statistics of one setting. The inputs are the
 // collect outputs of every (geometry, algorithm), named by CellInputName.
 type Params struct {
@@ -32,12 +54,10 @@ type Params struct {
 }
 
 // CellInputName is the input role of one (geometry, algorithm) cell.
-func CellInputName(geometry, algo string) string { return geometry + "/" + algo }
+func CellInputName(geometry, algo string) string { return CellRole.With(geometry, algo) }
 
-// Run computes output "cells" (formats.Cell, one per geometry and
-// algorithm, in that order) and output "tests" (formats.TestRow, one per
-// geometry: the proposed method against the baseline of largest mean
-// HV_last).
+// Run computes outputs Cells and Tests (the proposed method against the
+// baseline of largest mean HV_last).
 func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, error) {
 	p, err := stage.Start[Params](ctx, params)
 	if err != nil {
@@ -76,7 +96,7 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 	if err != nil {
 		return nil, err
 	}
-	return stage.Outputs{"cells": cb, "tests": tb}, nil
+	return stage.Outputs{string(Cells): cb, string(Tests): tb}, nil
 }
 
 // cell computes the statistics of one (geometry, algorithm) over its final

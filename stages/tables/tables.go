@@ -15,6 +15,33 @@ import (
 // Kind is the name of the stage kind.
 const Kind = "tables"
 
+// The kind's input roles and outputs, all LaTeX.
+const (
+	// CellsRole and TestsRole are a setting's summarize outputs:
+	// CellsInputName, TestsInputName.
+	CellsRole stage.Role = "cells/*"
+	TestsRole stage.Role = "tests/*"
+	// SummaryTable is setting *'s table of results.
+	SummaryTable    stage.OutputName = "summary_*.tex"
+	EtaTable        stage.OutputName = "eta.tex"
+	TestsTable      stage.OutputName = "tests.tex"
+	BenchmarksTable stage.OutputName = "benchmarks.tex"
+	// All is a standalone document of them all.
+	All stage.OutputName = "all.tex"
+)
+
+// Declared is what the kind reads and writes.
+var Declared = stage.Declaration{
+	Reads: []stage.Role{CellsRole, TestsRole},
+	Outputs: []stage.Output{
+		{Name: SummaryTable, Results: "tables", Doc: "summary table (HV_last100 and final α-regret, mean ± 95% CI) for setting *"},
+		{Name: EtaTable, Results: "tables", Doc: "η* per algorithm, setting and geometry (grid search)"},
+		{Name: TestsTable, Results: "tables", Doc: "the proposed method vs the best baseline per setting: Δ, bootstrap CI, Cohen's d, Wilcoxon p, wins"},
+		{Name: BenchmarksTable, Results: "tables", Doc: "exact V* vs HV(G*), and the proposed method's exact regret"},
+		{Name: All, Results: "tables", Doc: "standalone LaTeX document including every table (pdflatex all.tex)"},
+	},
+}
+
 // Params configure the LaTeX tables. The inputs are, for every setting, its
 // summarize outputs, named by CellsInputName and TestsInputName.
 type Params struct {
@@ -33,11 +60,11 @@ type AlgoInfo struct {
 	UsesEta  bool   `json:"uses_eta"`
 }
 
-// CellsInputName is the input role of a setting's summarize "cells" output.
-func CellsInputName(setting string) string { return "cells/" + setting }
+// CellsInputName is the input role of a setting's summarize cells.
+func CellsInputName(setting string) string { return CellsRole.With(setting) }
 
-// TestsInputName is the input role of a setting's summarize "tests" output.
-func TestsInputName(setting string) string { return "tests/" + setting }
+// TestsInputName is the input role of a setting's summarize tests.
+func TestsInputName(setting string) string { return TestsRole.With(setting) }
 
 // Run renders summary_<setting>.tex per setting, eta.tex, tests.tex,
 // benchmarks.tex and all.tex.
@@ -62,14 +89,14 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 	out := stage.Outputs{}
 	var files []string
 	for _, s := range p.Settings {
-		name := "summary_" + s.Name + ".tex"
+		name := SummaryTable.With(s.Name)
 		out[name] = []byte(summaryTable(p, s, cells[s.Name]))
 		files = append(files, name)
 	}
-	out["eta.tex"] = []byte(etaTable(p, cells))
-	out["tests.tex"] = []byte(testsTable(p, tests))
-	out["benchmarks.tex"] = []byte(benchmarksTable(p, cells))
-	files = append(files, "eta.tex", "tests.tex", "benchmarks.tex")
-	out["all.tex"] = []byte(allDocument(files))
+	out[string(EtaTable)] = []byte(etaTable(p, cells))
+	out[string(TestsTable)] = []byte(testsTable(p, tests))
+	out[string(BenchmarksTable)] = []byte(benchmarksTable(p, cells))
+	files = append(files, string(EtaTable), string(TestsTable), string(BenchmarksTable))
+	out[string(All)] = []byte(allDocument(files))
 	return out, nil
 }

@@ -34,7 +34,8 @@ import (
 	"thv/artifacts"
 	"thv/pipeline"
 	"thv/pipeline/codeid"
-	"thv/stages/protocol"
+	"thv/protocol"
+	"thv/protocol/config"
 )
 
 // Result is a task's line.
@@ -204,7 +205,7 @@ func probe(lockPath, storeDir, params, baseFile, after string, skipChanged bool,
 // at η* are added when their selection's output is known, with their
 // algorithm's code root).
 func planRoots(params string, lock *pipeline.Lock, store *artifacts.Store) (map[string][]string, error) {
-	cfg, err := protocol.LoadConfig(protocol.LoadOptions{ParamsFile: params})
+	cfg, err := config.Load(config.LoadOptions{ParamsFile: params})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,309 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+)
+
+// maxInt bounds every integer parameter, so that no product of two of
+// them (n·min_pulls, …) can overflow.
+const maxInt = math.MaxInt32
+
+// decode is viper's one Unmarshal of the layered values into a Config:
+// unknown keys refused (ErrorUnused), no weak typing, every value through
+// strictHook. Of several errors it returns the first by key.
+func decode(v *viper.Viper) (*Config, error) {
+	var c Config
+	err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.DecodeHookFuncValue(strictHook)), func(dc *mapstructure.DecoderConfig) {
+		dc.WeaklyTypedInput = false
+		dc.IgnoreUntaggedFields = true // Setting.Name, Config.Profile: the loader's, never a key's
+	})
+	if err != nil {
+		return nil, decodeError(err)
+	}
+	return &c, nil
+}
+
+// valueError is strictHook's error; decodeError adds the key.
+type valueError struct {
+	s    *scalar // the value, if a scalar
+	sub  string  // the path below the key (inside a value of type any, or an unknown key)
+	from string  // where the value came from, if an override
+	msg  string
+}
+
+func (e *valueError) Error() string { return e.msg }
+
+// strictHook converts a value for a field of type to.Type(), refusing
+// what would be a guess: a null, a value of the wrong kind, a lossy
+// number (number), an unknown key. A marker, or a mapping of them, is
+// absent. A field of type any gets plain values (plain).
+func strictHook(from, to reflect.Value) (any, error) {
+	in := from.Interface()
+	if holdsNoValue(in) {
+		return nil, nil
+	}
+	t := to.Type()
+	switch x := in.(type) {
+	case *scalar:
+		switch {
+		case x.tag == "!!null":
+			return nil, &valueError{s: x, from: x.from, msg: "no value (null): give one, or remove the key"}
+		case t.Kind() == reflect.Interface:
+			return x.val, nil
+		case t.Kind() == reflect.String && x.tag == "!!str":
+			return x.val, nil
+		case t.Kind() == reflect.Int || t.Kind() == reflect.Uint64 || t.Kind() == reflect.Float64:
+			return number(x, t.Kind())
+		}
+	case []any:
+		switch t.Kind() {
+		case reflect.Slice:
+			return x, nil
+		case reflect.Interface:
+			return plain(x, "")
+		}
+	case map[string]any:
+		switch t.Kind() {
+		case reflect.Struct:
+			x = without(x, func(v any) bool { _, ok := v.(unset); return ok })
+			return x, knownKeys(x, t)
+		case reflect.Map:
+			return without(x, holdsNoValue), nil
+		case reflect.Interface:
+			return plain(x, "")
+		}
+	case string:
+		return x, nil // a map's key
+	}
+	s, _ := in.(*scalar)
+	return nil, &valueError{s: s, from: originOf(in), msg: "want " + want(t.Kind()) + ", got " + kindOf(in)}
+}
+
+// knownKeys refuses a key of m that is no field of struct t (mapstructure's
+// ErrorUnused would too, but naming neither the key's path nor the known
+// keys).
+func knownKeys(m map[string]any, t reflect.Type) error {
+	var known []string
+	for i := range t.NumField() {
+		if tag := t.Field(i).Tag.Get("mapstructure"); tag != "" {
+			known = append(known, tag)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !slices.ContainsFunc(known, func(tag string) bool { return strings.EqualFold(tag, k) }) {
+			if k == "slurm" && t == reflect.TypeFor[Config]() {
+				return errors.New("slurm: the Slurm executor's settings moved to executors.slurm (docs/cluster.md): write `executors: {slurm: {...}}` with the same keys")
+			}
+			return &valueError{sub: "." + k, msg: "unknown key (known: " + strings.Join(known, ", ") + ")"}
+		}
+	}
+	return nil
+}
+
+// without is m without the entries whose value is dropped.
+func without(m map[string]any, drop func(any) bool) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if !drop(v) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// want names what a field of kind k takes.
+func want(k reflect.Kind) string {
+	switch k {
+	case reflect.Struct, reflect.Map:
+		return "a mapping"
+	case reflect.Slice:
+		return "a list"
+	case reflect.String:
+		return "a string"
+	case reflect.Int:
+		return "an integer"
+	case reflect.Uint64:
+		return "an integer ≥ 0"
+	}
+	return "a number"
+}
+
+// number is s as an int (at most maxInt in absolute value), a uint64 (a
+// seed) or a finite float64: a float is an integer only if it is exactly
+// one (3000.0), and for a uint64 only up to 2^53, where floats stop
+// holding every integer.
+func number(s *scalar, k reflect.Kind) (any, error) {
+	bad := func(msg string) error { return &valueError{s: s, from: s.from, msg: msg} }
+	var f float64
+	switch v := s.val.(type) {
+	case int:
+		f = float64(v)
+		if k == reflect.Uint64 && v >= 0 {
+			return uint64(v), nil
+		}
+	case uint64:
+		switch k {
+		case reflect.Uint64:
+			return v, nil
+		case reflect.Int:
+			return nil, bad(fmt.Sprintf("out of range: an integer of at most %d in absolute value", maxInt))
+		}
+		f = float64(v)
+	case float64:
+		f = v
+	default:
+		return nil, bad("want " + want(k) + ", got " + kindOf(s))
+	}
+	integral := f == math.Trunc(f) && !math.IsInf(f, 0)
+	switch {
+	case k == reflect.Float64 && (math.IsNaN(f) || math.IsInf(f, 0)):
+		return nil, bad("want a finite number")
+	case k == reflect.Float64:
+		return f, nil
+	case k == reflect.Uint64 && (!integral || f < 0):
+		return nil, bad("want an integer ≥ 0")
+	case k == reflect.Uint64 && f > 1<<53:
+		return nil, bad(fmt.Sprintf("out of range: write an integer of at most %d, without exponent or fraction", uint64(math.MaxUint64)))
+	case k == reflect.Uint64:
+		return uint64(f), nil
+	case !integral:
+		return nil, bad("want an integer")
+	case math.Abs(f) > maxInt:
+		return nil, bad(fmt.Sprintf("out of range: an integer of at most %d in absolute value", maxInt))
+	}
+	return int(f), nil
+}
+
+// plain is a value for a field of type any: scalars as YAML decodes them,
+// lists as []any, mappings as map[string]any without the keys that hold
+// no value; a null anywhere is refused, as for a typed field.
+func plain(v any, sub string) (any, error) {
+	switch v := v.(type) {
+	case *scalar:
+		if v.tag == "!!null" {
+			return nil, &valueError{s: v, sub: sub, from: v.from, msg: "no value (null): give one, or remove the key"}
+		}
+		return v.val, nil
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			var err error
+			if out[i], err = plain(x, fmt.Sprintf("%s[%d]", sub, i)); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if !holdsNoValue(v[k]) {
+				var err error
+				if out[k], err = plain(v[k], sub+"."+k); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return out, nil
+	}
+	return nil, nil
+}
+
+// originOf is where the first scalar of a value came from.
+func originOf(v any) string {
+	switch v := v.(type) {
+	case *scalar:
+		return v.from
+	case []any:
+		for _, x := range v {
+			if o := originOf(x); o != "" {
+				return o
+			}
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if o := originOf(v[k]); o != "" {
+				return o
+			}
+		}
+	}
+	return ""
+}
+
+// decodeError is the first of mapstructure's errors by key, naming the
+// key as the protocol writes it (settings.d3.T, seeds[0]), the value as
+// written and where it came from.
+func decodeError(err error) error {
+	var all []*mapstructure.DecodeError
+	var gather func(error)
+	gather = func(err error) {
+		switch e := err.(type) {
+		case *mapstructure.DecodeError:
+			all = append(all, e)
+		case interface{ Unwrap() []error }:
+			for _, x := range e.Unwrap() {
+				gather(x)
+			}
+		default:
+			if u := errors.Unwrap(err); u != nil {
+				gather(u)
+			}
+		}
+	}
+	gather(err)
+	if len(all) == 0 {
+		return err
+	}
+	de := slices.MinFunc(all, func(a, b *mapstructure.DecodeError) int { return strings.Compare(a.Name(), b.Name()) })
+	path := keyPath(de.Name())
+	var ve *valueError
+	if !errors.As(de.Unwrap(), &ve) {
+		if path == "" {
+			return de.Unwrap()
+		}
+		return fmt.Errorf("%s: %v", path, de.Unwrap())
+	}
+	msg := ve.msg
+	if ve.from != "" {
+		msg += " (from " + ve.from + ")"
+	}
+	path = strings.TrimPrefix(path+ve.sub, ".")
+	switch {
+	case path == "":
+		return errors.New(msg)
+	case ve.s != nil && ve.s.tag == "!!str":
+		return fmt.Errorf("%s = %s: %s", path, clip(ve.s.text), msg)
+	case ve.s != nil && ve.s.tag != "!!null":
+		return fmt.Errorf("%s = %s: %s", path, cut(ve.s.text, 40), msg)
+	}
+	return fmt.Errorf("%s: %s", path, msg)
+}
+
+// keyPath renders mapstructure's name of a value (settings[d3].T,
+// algorithms[0].params[delta]) as the protocol names keys: a map's key
+// after a dot, a list's index in brackets.
+func keyPath(name string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(name, '[')
+		if i < 0 {
+			return b.String() + name
+		}
+		j := strings.IndexByte(name[i:], ']') + i
+		b.WriteString(name[:i])
+		if k := name[i+1 : j]; strings.Trim(k, "0123456789") == "" {
+			b.WriteString("[" + k + "]")
+		} else {
+			b.WriteString("." + k)
+		}
+		name = name[j+1:]
+	}
+}
