@@ -344,7 +344,7 @@ func TestVerifyBundleRejectsTampering(t *testing.T) {
 			data[len(data)/2] ^= 1
 			es[i].data = data
 			return reseal(t, es), filepath.Base(es[i].hdr.Name)
-		}, "rejected: its store failed the check"},
+		}, "rejected: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			es, name := tc.tamper(readBundle(t, path))
@@ -570,7 +570,7 @@ func TestBundleSourceRebuilds(t *testing.T) {
 	if err != nil || !strings.Contains(out, "bundle verified") {
 		t.Fatalf("verify-bundle with thv rebuilt from source/: %v\n%s", err, out)
 	}
-	if !strings.Contains(out, "other files (re-derived): byte for byte this thv's own source") {
+	if !strings.Contains(out, "other files: re-derived: byte for byte this thv's own source") {
 		t.Errorf("the rebuilt thv does not find source/ to be its own source:\n%s", out)
 	}
 }
