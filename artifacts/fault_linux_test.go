@@ -117,6 +117,7 @@ func checkReadOnlyStore(t *testing.T, dir string, ds []Digest, k Key) {
 // write with ErrReadOnly. A corrupt object there is reported as corrupt
 // even though it cannot be moved aside.
 func TestReadOnlyMount(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	src := filepath.Join(t.TempDir(), "store")
 	s, ds, k := fillStore(t, src)
 	ro := t.TempDir()
@@ -158,6 +159,7 @@ func TestReadOnlyMount(t *testing.T) {
 // store still works after the chmod; TestReadOnlyMount covers the
 // read-only case for root.
 func TestReadOnlyPermissions(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	src := filepath.Join(t.TempDir(), "store")
 	s, ds, k := fillStore(t, src)
 	// The LOCK file exists, as in any store that a pass has used.
@@ -203,6 +205,7 @@ func TestReadOnlyPermissions(t *testing.T) {
 // disk is full; everything stored before still verifies, and writes work
 // again once there is space.
 func TestFullDisk(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	mnt := t.TempDir()
 	mountOrSkip(t, "a 1 MiB tmpfs", mnt, func() error {
 		return syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m")
@@ -272,6 +275,7 @@ func TestFullDisk(t *testing.T) {
 // belongs would block a plain open(2) forever; the store reports it as
 // corrupt at once, moves it aside, and a rerun replaces it.
 func TestFIFOInPlaceOfStoreFiles(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	s := openTemp(t)
 	data := []byte("object")
 	d, _ := s.Put(data)

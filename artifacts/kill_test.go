@@ -5,10 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +21,9 @@ import (
 // writer that Puts objects into that store until it is killed (the os/exec
 // tests' re-exec pattern).
 const helperEnv = "THV_ARTIFACTS_PUT_HELPER"
+
+// helperLooseEnv, when set, makes that writer write loose files only.
+const helperLooseEnv = "THV_ARTIFACTS_PUT_LOOSE"
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(helperEnv); dir != "" {
@@ -37,6 +42,9 @@ func TestMain(m *testing.M) {
 }
 
 func putForever(dir string) {
+	if os.Getenv(helperLooseEnv) != "" {
+		looseLimit = 0
+	}
 	s, err := Open(dir, Create)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -64,8 +72,12 @@ func putForever(dir string) {
 
 // TestKillDuringPuts SIGKILLs a process in the middle of writing many objects,
 // several times, while this process keeps reading the store. No partial
-// object may ever be visible in objects/, every object left must verify, and
-// GC must clean the temp files of the dead writers.
+// object may ever be visible, every object left must verify, and GC must
+// clean the temp files of the dead writers. Loose, a partial object can
+// only be a temp file; packed, a partial record at the end of a dead
+// writer's pack, which is never read as an object, and which the next
+// writer to take the pack sets aside (corrupt/ then holds the torn tail,
+// and only that).
 func TestKillDuringPuts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns writer processes")
@@ -74,6 +86,18 @@ func TestKillDuringPuts(t *testing.T) {
 	if err != nil {
 		t.Skip("no test executable:", err)
 	}
+	for _, packed := range []bool{false, true} {
+		name := map[bool]string{false: "loose", true: "packed"}[packed]
+		t.Run(name, func(t *testing.T) {
+			if !packed {
+				setLooseForTest(t)
+			}
+			killDuringPuts(t, exe, packed)
+		})
+	}
+}
+
+func killDuringPuts(t *testing.T, exe string, packed bool) {
 	dir := filepath.Join(t.TempDir(), ".thv")
 	s, err := Open(dir, Create)
 	if err != nil {
@@ -101,12 +125,25 @@ func TestKillDuringPuts(t *testing.T) {
 	})
 
 	r := rand.New(rand.NewPCG(1, 2))
+	env := []string{helperEnv + "=" + dir}
+	if !packed {
+		env = append(env, helperLooseEnv+"=1")
+	}
 	for range 3 {
-		killHelper(t, exe, helperEnv+"="+dir, r)
+		killHelper(t, exe, env, r)
 	}
 	close(stop)
 	readerWG.Wait()
 
+	// A writer that takes the last dead pack repairs it (packed): the
+	// store opened again, one more object put.
+	s, err = Open(dir, Create)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put([]byte("after the kills")); err != nil {
+		t.Fatal(err)
+	}
 	objs := objectsIn(t, s)
 	if len(objs) < 3 {
 		t.Fatalf("only %d objects written; the test did not exercise much", len(objs))
@@ -116,8 +153,20 @@ func TestKillDuringPuts(t *testing.T) {
 			t.Errorf("after kill: %v", err)
 		}
 	}
-	if files := listFiles(t, filepath.Join(dir, "corrupt")); len(files) != 0 {
-		t.Errorf("corrupt/ = %v", files)
+	for _, f := range listFiles(t, filepath.Join(dir, "corrupt")) {
+		if !packed || !strings.HasPrefix(f, "pack-tail-") {
+			t.Errorf("corrupt/ holds %s", f)
+		}
+	}
+	if packed {
+		if n := len(listFiles(t, filepath.Join(dir, "corrupt"))); n == 0 {
+			t.Log("no writer was killed in the middle of a record this time")
+		}
+		for _, f := range listFiles(t, filepath.Join(dir, "packs")) {
+			if strings.HasSuffix(f, ".pack") && !packEndsWithRecord(t, filepath.Join(dir, "packs", f)) {
+				t.Errorf("pack %s still has a torn tail after every pack was opened again", f)
+			}
+		}
 	}
 	leftovers := listFiles(t, filepath.Join(dir, "tmp"))
 	t.Logf("%d objects, %d temp leftovers, %d concurrent scans", len(objs), len(leftovers), scans.Load())
@@ -143,13 +192,30 @@ func TestKillDuringPuts(t *testing.T) {
 	}
 }
 
+// packEndsWithRecord reports whether the pack at p is its header and whole
+// records, nothing after the last.
+func packEndsWithRecord(t *testing.T, p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	sc := packScanner{f: f, off: int64(packHeaderSize), size: fi.Size()}
+	for {
+		if _, _, err := sc.next(); err != nil {
+			return err == io.EOF
+		}
+	}
+}
+
 // killHelper starts the test binary as the helper that env selects, waits
 // until it says it is writing ("ready"), lets it write for 20 to 100 ms and
 // SIGKILLs it, checking that it died by the signal.
-func killHelper(t *testing.T, exe, env string, r *rand.Rand) {
+func killHelper(t *testing.T, exe string, env []string, r *rand.Rand) {
 	t.Helper()
 	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), env)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -174,8 +240,9 @@ func killHelper(t *testing.T, exe, env string, r *rand.Rand) {
 	}
 }
 
-// objectsIn lists the digests of the files in objects/, checking that each
-// one's name is a digest in the right fan-out directory.
+// objectsIn lists the objects of s: packed, and the files in objects/,
+// checking that each file's name is a digest in the right fan-out
+// directory.
 func objectsIn(t *testing.T, s *Store) []Digest {
 	var out []Digest
 	for _, rel := range listFiles(t, filepath.Join(s.Root(), "objects")) {
@@ -186,6 +253,13 @@ func objectsIn(t *testing.T, s *Store) []Digest {
 			continue
 		}
 		out = append(out, d)
+	}
+	seen := map[Digest]bool{}
+	for _, h := range s.packedIDs(recObject) {
+		if d := Digest(h); !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
 	}
 	return out
 }

@@ -1,0 +1,16 @@
+package artifacts
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+// fileIDOf identifies the version of the file fi describes.
+func fileIDOf(fi fs.FileInfo) fileID {
+	id := fileID{size: uint64(fi.Size())}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id.ino = uint64(st.Ino)
+		id.ctime = st.Ctim.Nano()
+	}
+	return id
+}
