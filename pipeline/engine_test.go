@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"thv/artifacts"
+	"thv/artifacts/damage"
 	"thv/pipeline/codeid"
 )
 
@@ -423,12 +424,12 @@ func TestExpand(t *testing.T) {
 	}
 }
 
-func objectOf(t *testing.T, p *Project, id, output string) string {
+func objectOf(t *testing.T, p *Project, id, output string) artifacts.Digest {
 	rec, ok := p.Lock.Record(id)
 	if !ok {
 		t.Fatalf("no lock record for %s", id)
 	}
-	return p.Store.ObjectPath(outputOf(rec.Outputs, output))
+	return outputOf(rec.Outputs, output)
 }
 
 // TestLostInputIsRecomputed: a corrupted object that a stale task needs is
@@ -451,14 +452,11 @@ func TestLostInputIsRecomputed(t *testing.T) {
 			if how == "trigger" {
 				victim, consumer = "choose", "pick"
 			}
-			path := objectOf(t, p, victim, "x")
-			os.Chmod(path, 0o644)
+			d := objectOf(t, p, victim, "x")
 			if strings.HasPrefix(how, "deleted") {
-				os.Remove(path)
+				damage.Remove(t, p.Store, d)
 			} else {
-				b, _ := os.ReadFile(path)
-				b[0] ^= 0xff
-				os.WriteFile(path, b, 0o644)
+				damage.Flip(t, p.Store, d)
 			}
 			// Make the consumer stale so it must read the lost input; the
 			// producer itself looks cached (its record and index entry).
@@ -486,7 +484,7 @@ func TestLostInputIsRecomputed(t *testing.T) {
 			if r := rep.Results[slices.IndexFunc(rep.Results, func(r *Result) bool { return r.Task.ID == consumer })]; r.Status != Executed {
 				t.Fatalf("%s: %v %v", consumer, r.Status, r.Err)
 			}
-			if _, err := os.Stat(path); err != nil {
+			if err := p.Store.Verify(d); err != nil {
 				t.Fatalf("the lost object was not restored: %v", err)
 			}
 		})
@@ -504,9 +502,7 @@ func TestNonDeterministicStageIsCaught(t *testing.T) {
 		return p
 	}
 	e.repro(mk("one"), Options{Jobs: 1})
-	path := objectOf(t, e.project(mk("one")), "flaky", "x")
-	os.Chmod(path, 0o644)
-	os.WriteFile(path, []byte("flipped"), 0o644)
+	damage.Flip(t, e.store, objectOf(t, e.project(mk("one")), "flaky", "x"))
 	rep, err := e.project(mk("two")).Repro(context.Background(), Options{Jobs: 1, Logger: newTextLogger(&strings.Builder{})})
 	if err != nil {
 		t.Fatal(err)

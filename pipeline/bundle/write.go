@@ -279,27 +279,22 @@ type storeContents struct {
 	format  map[artifacts.Digest]string // media type, from the first bytes
 }
 
-// addStore adds the store's VERSION, every output object of the lock's
-// tasks (read through Store.Get, which verifies it) and each task's index
-// entry.
+// addStore adds a store of loose files (the layout any thv reads, and
+// DuckDB, pandas or Arrow read file by file): its VERSION, every output
+// object of the lock's tasks (read through Store.Get, which verifies it,
+// wherever it lies in the project's store) and each task's index entry.
 func (b *builder) addStore(p *pipeline.Project, status *pipeline.Report) (*storeContents, error) {
 	st := &storeContents{size: map[artifacts.Digest]int64{}, format: map[artifacts.Digest]string{}}
-	root := p.Store.Root()
-	version, err := os.ReadFile(filepath.Join(root, "VERSION"))
-	if err != nil {
+	if err := b.addData(StoreDir+"/VERSION", []byte(artifacts.LooseLayoutVersion+"\n"), 0o644); err != nil {
 		return nil, err
 	}
-	if err := b.addData(StoreDir+"/VERSION", version, 0o644); err != nil {
-		return nil, err
-	}
-	addEntry := func(k artifacts.Key) error {
-		h := k.Hex()
-		rel := path.Join("index", h[:2], h+".json")
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+	addEntry := func(e artifacts.Entry) error {
+		h := e.Key.Hex()
+		data, err := artifacts.EncodeEntry(e)
 		if err != nil {
 			return err
 		}
-		return b.addData(path.Join(StoreDir, rel), data, 0o644)
+		return b.addData(path.Join(StoreDir, "index", h[:2], h+".json"), data, 0o644)
 	}
 	for _, r := range status.Results {
 		rec, _ := p.Lock.Record(r.Task.ID)
@@ -320,20 +315,20 @@ func (b *builder) addStore(p *pipeline.Project, status *pipeline.Report) (*store
 			if _, done := st.size[o.Digest]; done {
 				continue
 			}
-			st.size[o.Digest] = o.Size
-			st.format[o.Digest] = sniff(p.Store.ObjectPath(o.Digest), o.Name)
-			rel, err := filepath.Rel(root, p.Store.ObjectPath(o.Digest))
-			if err != nil {
-				return nil, err
-			}
 			d := o.Digest
+			data, err := p.Store.Get(d)
+			if err != nil {
+				return nil, fmt.Errorf("task %s: output %s: %w", r.Task.ID, o.Name, err)
+			}
+			st.size[d] = o.Size
+			st.format[d] = sniff(data, o.Name)
 			b.items = append(b.items, &item{
-				path: path.Join(StoreDir, filepath.ToSlash(rel)), size: o.Size, sum: d, mode: 0o444,
+				path: objectPath(d), size: o.Size, sum: d, mode: 0o444,
 				open: func() ([]byte, error) { return p.Store.Get(d) },
 			})
 			st.objects++
 		}
-		if err := addEntry(rec.Key); err != nil {
+		if err := addEntry(e); err != nil {
 			return nil, err
 		}
 	}
@@ -342,12 +337,8 @@ func (b *builder) addStore(p *pipeline.Project, status *pipeline.Report) (*store
 
 // sniff names the media type of an object from its first bytes (or, for
 // text, its output name).
-func sniff(file, name string) string {
-	var head [8]byte
-	if f, err := os.Open(file); err == nil {
-		io.ReadFull(f, head[:])
-		f.Close()
-	}
+func sniff(data []byte, name string) string {
+	head := data[:min(len(data), 8)]
 	switch {
 	case bytes.HasPrefix(head[:], []byte("PAR1")):
 		return "application/vnd.apache.parquet"
