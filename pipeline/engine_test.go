@@ -403,7 +403,8 @@ func expandPlan(bad bool) *Plan {
 func TestExpand(t *testing.T) {
 	e := newEnv(t)
 	rep := e.repro(expandPlan(false), Options{Jobs: 2})
-	if got := ids(rep, Executed); !slices.Equal(got, []string{"choose", "pick", "after", "chosen/0", "chosen/1"}) {
+	// The tasks pick's expansion added come right after it (lockOrder).
+	if got := ids(rep, Executed); !slices.Equal(got, []string{"choose", "pick", "chosen/0", "chosen/1", "after"}) {
 		t.Fatalf("executed %v", got)
 	}
 	st, err := e.project(expandPlan(false)).Status(context.Background())
@@ -750,6 +751,45 @@ func TestIncompleteLockIsNotSealed(t *testing.T) {
 	for u, h := range before.Code {
 		if _, ok := after.Code[u]; !ok {
 			t.Errorf("code unit %s (%s) lost although records that ran it were kept", u, h)
+		}
+	}
+}
+
+// TestLockOrderIndependentOfExpansions: the tasks expansions add are
+// listed after the task that added them, in the order it added them,
+// whichever expansion ran first (they run as their triggers finish).
+func TestLockOrderIndependentOfExpansions(t *testing.T) {
+	build := func(firstB bool) []string {
+		p := NewPlan()
+		a := p.Add(&Task{ID: "a"})
+		ea := p.Add(&Task{ID: "expand-a"})
+		eb := p.Add(&Task{ID: "expand-b"})
+		p.Add(&Task{ID: "z"})
+		expand := func(by *Task, ids ...string) {
+			p.expanding, p.added = by, 0
+			for _, id := range ids {
+				p.Add(&Task{ID: id})
+			}
+			p.Add(&Task{ID: a.ID}) // already there: not added again
+			p.expanding = nil
+		}
+		if firstB {
+			expand(eb, "b1", "b2")
+			expand(ea, "a1", "a2", "a3")
+		} else {
+			expand(ea, "a1", "a2", "a3")
+			expand(eb, "b1", "b2")
+		}
+		var ids []string
+		for _, task := range p.lockOrder() {
+			ids = append(ids, task.ID)
+		}
+		return ids
+	}
+	want := []string{"a", "expand-a", "a1", "a2", "a3", "expand-b", "b1", "b2", "z"}
+	for _, firstB := range []bool{false, true} {
+		if got := build(firstB); !slices.Equal(got, want) {
+			t.Errorf("expand-b first %v: %v, want %v", firstB, got, want)
 		}
 	}
 }

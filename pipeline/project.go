@@ -260,7 +260,7 @@ func (rep *Report) Outputs(id string) (Outputs, bool) {
 func (r *Runner) NewLock(profile string) *Lock {
 	l := &Lock{Version: lockVersion, Profile: profile, Code: map[string]string{}, complete: true}
 	kept := false
-	for _, t := range r.Plan.Tasks {
+	for _, t := range r.Plan.lockOrder() {
 		res := r.result(t)
 		if res.Status != Cached && res.Status != Executed {
 			l.complete = false
