@@ -39,6 +39,9 @@ type Params struct {
 	RegretRounds string `json:"regret_rounds,omitempty"`
 	BenchmarkD3  string `json:"benchmark_d3,omitempty"`
 	EtaScale     string `json:"eta_scale,omitempty"`
+	// Trajectory keeps the run's per-round trajectory as an output; only
+	// the runs a figure draws need it (it is most of a run's bytes).
+	Trajectory bool `json:"trajectory,omitempty"`
 }
 
 // The decoded inputs of earlier tasks of this process (memo.go).
@@ -49,7 +52,8 @@ var (
 
 // Run simulates one run on input "instance" (formats.Instance) against
 // input "benchmark" (formats.Benchmark): outputs "summary" (one
-// formats.Summary row) and "trajectory" (formats trajectory table).
+// formats.Summary row) and, if its parameters ask for it, "trajectory"
+// (formats trajectory table).
 func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, error) {
 	p, err := stage.Start[Params](ctx, params)
 	if err != nil {
@@ -73,10 +77,6 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 	if err != nil {
 		return nil, err
 	}
-	traj, err := formats.EncodeTrajectory(tr.HV)
-	if err != nil {
-		return nil, err
-	}
 	sum, err := formats.EncodeSummaries([]formats.Summary{{
 		Algo: p.Algo, Eta: p.Eta, Seed: p.Seed, Window: s.Window,
 		HVLast: s.HVLast, VStar: s.VStar, HVGreedy: s.HVGreedy, VAlpha: s.VAlpha,
@@ -85,5 +85,11 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 	if err != nil {
 		return nil, err
 	}
-	return stage.Outputs{"summary": sum, "trajectory": traj}, nil
+	out := stage.Outputs{"summary": sum}
+	if p.Trajectory {
+		if out["trajectory"], err = formats.EncodeTrajectory(tr.HV); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
