@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -61,6 +62,27 @@ func TestRunJSON(t *testing.T) {
 	}
 	if num("regret_alpha_pos") < num("regret_alpha") || num("regret_exact") < num("regret_alpha") {
 		t.Errorf("regrets out of order: %v", r)
+	}
+	if _, ok := r["trajectory"]; ok {
+		t.Error("a trajectory without --trajectory")
+	}
+	out, err = execute(t, newRunCommand(), "--d", "2", "--geometry", "concave", "--algo", "THV-UCB", "--eta", "0.1", "--seed", "0", "--T", "400", "--json", "--trajectory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var withTraj struct {
+		HVLast     float64   `json:"hv_last100"`
+		Trajectory []float64 `json:"trajectory"`
+	}
+	if err := json.Unmarshal([]byte(out), &withTraj); err != nil || len(withTraj.Trajectory) != 400 {
+		t.Fatalf("--trajectory: %d rounds (%v)", len(withTraj.Trajectory), err)
+	}
+	var sum float64
+	for _, h := range withTraj.Trajectory[300:] {
+		sum += h
+	}
+	if withTraj.HVLast != last || math.Abs(sum/100-last) > 1e-12 {
+		t.Errorf("the trajectory's last 100 rounds average %v, HV_last100 %v", sum/100, last)
 	}
 }
 
@@ -490,6 +512,52 @@ func thv(t *testing.T, bin, dir string, args ...string) string {
 	return string(out)
 }
 
+// showTrajectories checks thv show runs --trajectory on a run a figure
+// draws (its trajectory kept in the store, by its figure's run) and on one
+// no figure draws (computed again): each has T rounds, and the mean of its
+// last hv_window rounds is the HV_last its summary, which the store keeps,
+// records.
+func showTrajectories(t *testing.T, bin, dir string, cfg *protocol.Config) {
+	t.Helper()
+	lock, err := pipeline.ReadLock(filepath.Join(dir, tinyLock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drawn, notDrawn string
+	for _, rec := range lock.Tasks {
+		switch id := rec.ID; {
+		case strings.HasSuffix(id, "/trajectory") && drawn == "" && strings.HasPrefix(id, "run/d2/"):
+			drawn = strings.TrimSuffix(id, "/trajectory")
+		case strings.HasPrefix(id, "run/d2/") && strings.Contains(id, "/RandomK/") && notDrawn == "":
+			notDrawn = id
+		}
+	}
+	if drawn == "" || notDrawn == "" {
+		t.Fatal("no d2 run drawn by a figure, or no RandomK run, in the lock")
+	}
+	set, _ := cfg.SettingFor(2)
+	for _, id := range []string{drawn, notDrawn} {
+		summary := strings.Split(strings.Split(thv(t, bin, dir, "show", "runs", id), "\n")[1], "\t")
+		hvLast, _ := strconv.ParseFloat(summary[1], 64)
+		out := thv(t, bin, dir, "show", "runs", id, "--trajectory")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if lines[0] != "# "+id || lines[1] != "round\thv" || len(lines) != set.T+2 {
+			t.Fatalf("show runs %s --trajectory: %d lines, starting %q", id, len(lines), lines[:2])
+		}
+		var sum float64
+		for _, l := range lines[len(lines)-cfg.Metrics.HVWindow:] {
+			v, err := strconv.ParseFloat(strings.Split(l, "\t")[1], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum += v
+		}
+		if mean := sum / float64(cfg.Metrics.HVWindow); math.Abs(mean-hvLast) > 1e-6 {
+			t.Errorf("%s: the mean of the trajectory's last %d rounds is %v, its summary's HV_last %v", id, cfg.Metrics.HVWindow, mean, hvLast)
+		}
+	}
+}
+
 // TestProjectCommands covers status, show, dag and gc on a finished tiny
 // project; every count comes from the plan.
 func TestProjectCommands(t *testing.T) {
@@ -537,6 +605,7 @@ func TestProjectCommands(t *testing.T) {
 	if lines := strings.Count(thv(t, bin, dir, "show", "runs", "d2/concave/THV-UCB/"), "\n"); lines != runs+1 {
 		t.Errorf("show runs: %d lines, want a header and %d runs", lines, runs)
 	}
+	showTrajectories(t, bin, dir, cfg)
 	if out := thv(t, bin, dir, "show", "eta"); !strings.Contains(out, "THV-UCB") {
 		t.Errorf("show eta:\n%s", out)
 	}
