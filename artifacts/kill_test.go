@@ -2,6 +2,8 @@ package artifacts
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -32,6 +34,10 @@ func TestMain(m *testing.M) {
 	}
 	if path := os.Getenv(writeFileHelperEnv); path != "" {
 		writeFileForever(path)
+		os.Exit(0)
+	}
+	if spec := os.Getenv(writerEnv); spec != "" {
+		writeSet(spec)
 		os.Exit(0)
 	}
 	if mode := os.Getenv(lockHelperEnv); mode != "" {
@@ -262,4 +268,149 @@ func objectsIn(t *testing.T, s *Store) []Digest {
 		}
 	}
 	return out
+}
+
+// writerEnv, when set to "<store dir>:<name>", turns the test binary into a
+// writer that puts the objects and entries of concurrentSet(name) into the
+// store, then syncs it and exits.
+const writerEnv = "THV_ARTIFACTS_WRITE_SET"
+
+const concurrentN = 300
+
+// concurrentSet is what a writer named name writes: objects shared by
+// every writer, objects of its own, and an entry per object, keyed by the
+// object (so that two writers write the same entries for the shared ones).
+func concurrentSet(name string) (objs [][]byte) {
+	for i := range concurrentN {
+		objs = append(objs, []byte(fmt.Sprintf("shared object %d", i)))
+		objs = append(objs, []byte(fmt.Sprintf("object %d of writer %s", i, name)))
+	}
+	return objs
+}
+
+func concurrentEntry(d Digest, size int) Entry {
+	return Entry{Key: Key(Sum(append([]byte("entry of "), d[:]...))), Kind: "k", Outputs: []Output{{Name: "o", Digest: d, Size: int64(size)}}}
+}
+
+func writeSet(spec string) {
+	dir, name, _ := strings.Cut(spec, ":")
+	s, err := Open(dir, Create)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	for _, data := range concurrentSet(name) {
+		d, err := s.Put(data)
+		if err == nil {
+			err = s.PutEntry(concurrentEntry(d, len(data)))
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(3)
+		}
+	}
+	if err := s.Sync(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(4)
+	}
+}
+
+// TestConcurrentWriters: two processes write the same store at once, the
+// same objects and entries and some of their own, while this one reads
+// it; each writes a pack of its own, nothing read is ever wrong, and
+// afterwards everything is there, the store checks clean, and a GC that
+// keeps everything loses nothing (and merges the two packs).
+func TestConcurrentWriters(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip("no test executable:", err)
+	}
+	dir := filepath.Join(t.TempDir(), ".thv")
+	s, err := Open(dir, Create)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []*exec.Cmd
+	for _, name := range []string{"a", "b"} {
+		cmd := exec.Command(exe, "-test.run=^$")
+		cmd.Env = append(os.Environ(), writerEnv+"="+dir+":"+name)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	done := make(chan struct{})
+	var reads atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			for _, data := range concurrentSet("a")[:40] {
+				got, err := s.Get(Sum(data))
+				switch {
+				case err == nil && !bytes.Equal(got, data):
+					t.Errorf("read wrong bytes for %q", data)
+				case err != nil && !errors.Is(err, ErrNotFound):
+					t.Errorf("while writers run: %v", err)
+				case err == nil:
+					reads.Add(1)
+				}
+			}
+		}
+	})
+	for _, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("writer: %v", err)
+		}
+	}
+	close(done)
+	wg.Wait()
+	t.Logf("%d objects read while the writers ran", reads.Load())
+	r, err := Open(dir, Create)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep, keepKeys := map[Digest]bool{}, map[Key]bool{}
+	for _, name := range []string{"a", "b"} {
+		for _, data := range concurrentSet(name) {
+			d := Sum(data)
+			if got, err := r.Get(d); err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("%q after the writers: %v", data, err)
+			}
+			e := concurrentEntry(d, len(data))
+			if got, ok, err := r.GetEntry(e.Key); !ok || err != nil || got.Outputs[0] != e.Outputs[0] {
+				t.Fatalf("the entry of %q: %v %v", data, ok, err)
+			}
+			keep[d], keepKeys[e.Key] = true, true
+		}
+	}
+	var packs int
+	for _, f := range listFiles(t, filepath.Join(dir, "packs")) {
+		if strings.HasSuffix(f, packExt) {
+			packs++
+		}
+	}
+	if packs != 2 {
+		t.Errorf("%d packs, want one per writer", packs)
+	}
+	if rep, err := r.Check(context.Background(), 2, nil); err != nil || len(rep.Problems) != 0 {
+		t.Fatalf("check: %v %v", rep.Problems, err)
+	}
+	st, err := r.GC(keep, keepKeys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ObjectsRemoved != 0 || st.EntriesRemoved != 0 || st.ObjectsKept != len(keep) || st.EntriesKept != len(keepKeys) || st.PacksRemoved != 2 || st.PacksWritten != 1 {
+		t.Fatalf("GC = %v", st)
+	}
+	for d := range keep {
+		if err := r.Verify(d); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

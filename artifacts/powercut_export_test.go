@@ -1,8 +1,10 @@
 package artifacts
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"slices"
 	"strings"
@@ -344,4 +346,66 @@ func SetBootID(id string) (restore func()) {
 	old := bootID
 	bootID = func() string { return id }
 	return func() { bootID = old }
+}
+
+// Forgeries of a pack's index, for the tests of forged packs: each edits
+// the index file of the pack holding object d in place, with its checksum
+// made right again, as a forger with the store would.
+
+// ForgeIndexPoint makes the index of d's pack say that d lies where other
+// does.
+func ForgeIndexPoint(st *Store, d, other Digest) error {
+	return forgeIdxOf(st, d, func(b []byte, at func(Digest) int) error {
+		i, j := at(d), at(other)
+		if i < 0 || j < 0 {
+			return fmt.Errorf("%v or %v is not in the index", d, other)
+		}
+		copy(b[i+32:i+44], b[j+32:j+44]) // offset and stored size
+		return nil
+	})
+}
+
+// ForgeIndexGarble flips a byte of the index of d's pack without making
+// its checksum right: an index torn or rotted.
+func ForgeIndexGarble(st *Store, d Digest) error {
+	l := st.findPacked(d, recObject)
+	if len(l) == 0 {
+		return fmt.Errorf("%v is not packed", d)
+	}
+	p := st.dir.abs(idxRel(l[0].pf.name))
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	b[idxRecordsAt+3] ^= 0x40
+	os.Chmod(p, 0o644)
+	return os.WriteFile(p, b, 0o444)
+}
+
+func forgeIdxOf(st *Store, d Digest, edit func(b []byte, at func(Digest) int) error) error {
+	l := st.findPacked(d, recObject)
+	if len(l) == 0 {
+		return fmt.Errorf("%v is not packed", d)
+	}
+	p := st.dir.abs(idxRel(l[0].pf.name))
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	n := int(binary.LittleEndian.Uint32(b[24:]))
+	at := func(x Digest) int {
+		for i := range n {
+			if o := idxRecordsAt + i*idxRecSize; string(b[o:o+32]) == string(x[:]) {
+				return o
+			}
+		}
+		return -1
+	}
+	if err := edit(b, at); err != nil {
+		return err
+	}
+	body := len(b) - idxTrailerLen
+	binary.LittleEndian.PutUint32(b[body:], crc32.Checksum(b[:body], castagnoli))
+	os.Chmod(p, 0o644)
+	return os.WriteFile(p, b, 0o444)
 }
