@@ -26,15 +26,19 @@ type Options struct {
 	Logger  *slog.Logger
 	Policy  Policy  // zero: DefaultPolicy
 	Backend Backend // nil: OpenBackend(URL); tests pass one
+	// PackSize is the bytes of objects Push puts in a pack, and so how
+	// often it writes a batch (batch.go); 0: 32 MiB.
+	PackSize int
 }
 
 // Remote is a remote store bound to the keys of this run. Its methods may
 // be called concurrently.
 type Remote struct {
-	r       *retrying
-	sign    *PrivateKey
-	trusted []PublicKey
-	log     *slog.Logger
+	r        *retrying
+	sign     *PrivateKey
+	trusted  []PublicKey
+	log      *slog.Logger
+	packSize int
 
 	Stats Stats
 
@@ -42,6 +46,14 @@ type Remote struct {
 	pushFails int
 	pushErr   error
 	bad       map[artifacts.Digest]bool // remote objects found corrupt: uploaded again
+
+	// The batches' index (batch.go), read once, and the packs read whole
+	// for Fetch, kept in memory up to packCacheSize.
+	idxMu     sync.Mutex
+	idx       *remoteIndex
+	packMu    sync.Mutex
+	packs     map[string][]byte
+	packBytes int64
 }
 
 // Stats counts what a Remote did; read it after the run.
@@ -68,7 +80,11 @@ func Open(ctx context.Context, opt Options) (*Remote, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Remote{r: &retrying{b: b, policy: p}, sign: opt.SignKey, trusted: opt.Trusted, log: log}, nil
+	size := opt.PackSize
+	if size <= 0 {
+		size = remotePackSize
+	}
+	return &Remote{r: &retrying{b: b, policy: p}, sign: opt.SignKey, trusted: opt.Trusted, log: log, packSize: size}, nil
 }
 
 // URL is the remote's URL.
@@ -99,6 +115,12 @@ func (rm *Remote) Fetch(ctx context.Context, st *artifacts.Store, key artifacts.
 }
 
 func (rm *Remote) fetch(ctx context.Context, st *artifacts.Store, key artifacts.Key, kind, task string) (artifacts.Entry, bool) {
+	return rm.fetchFrom(ctx, st, key, kind, task, true)
+}
+
+// fetchFrom is fetch, from the per-task layout and, if batched, then from
+// the batches.
+func (rm *Remote) fetchFrom(ctx context.Context, st *artifacts.Store, key artifacts.Key, kind, task string, batched bool) (artifacts.Entry, bool) {
 	reject := func(why error) (artifacts.Entry, bool) {
 		rm.Stats.EntriesRejected.Add(1)
 		rm.log.Warn("remote entry not used; computing the task", "task", task, "key", key, "remote", rm.URL(), "why", why)
@@ -107,6 +129,17 @@ func (rm *Remote) fetch(ctx context.Context, st *artifacts.Store, key artifacts.
 	data, err := rm.r.get(ctx, entryName(key), maxEnvelope)
 	if err != nil {
 		if isNotExist(err) {
+			// Not published task by task: perhaps pushed in a batch.
+			if !batched {
+				rm.Stats.EntriesMissing.Add(1)
+				return artifacts.Entry{}, false
+			}
+			if e, ok, found := rm.fetchBatched(ctx, st, key, kind, reject); found {
+				if ok {
+					rm.Stats.EntriesFetched.Add(1)
+				}
+				return e, ok
+			}
 			rm.Stats.EntriesMissing.Add(1)
 			return artifacts.Entry{}, false
 		}
@@ -137,12 +170,7 @@ func (rm *Remote) fetch(ctx context.Context, st *artifacts.Store, key artifacts.
 			return reject(err)
 		}
 		if got := artifacts.Sum(b); got != o.Digest || int64(len(b)) != o.Size {
-			rm.mu.Lock()
-			if rm.bad == nil {
-				rm.bad = map[artifacts.Digest]bool{}
-			}
-			rm.bad[o.Digest] = true
-			rm.mu.Unlock()
+			rm.markBad(o.Digest)
 			return reject(fmt.Errorf("output %q: the remote object %s is corrupt: its %d bytes hash to %v (want %d bytes)", o.Name, objectName(o.Digest), len(b), got, o.Size))
 		}
 		if _, err := st.Put(b); err != nil {
