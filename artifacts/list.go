@@ -35,6 +35,7 @@ func (s *Store) packedIDs(typ byte) [][32]byte {
 		return nil
 	}
 	s.refreshPacks()
+	s.wholeIndexes()
 	var out [][32]byte
 	s.pv.each(typ, func(l packLoc) { out = append(out, l.rec.id) })
 	return out

@@ -677,3 +677,55 @@ func TestPackStamps(t *testing.T) {
 		t.Fatal("a new pack left the stamp as it was")
 	}
 }
+
+// TestLazyIndexFind: a lazily read index finds what the whole one finds,
+// for ids present (some several times, of both types) and absent, in
+// indexes of a few records to tens of thousands.
+func TestLazyIndexFind(t *testing.T) {
+	for _, n := range []int{0, 1, 5, 40, 600, 30000} {
+		name := newPackName()
+		var recs []packRec
+		for i := range n {
+			id := sha256.Sum256([]byte(fmt.Sprint(n, i)))
+			recs = append(recs, packRec{id: id, off: int64(packHeaderSize + 100*i), stored: 10, size: 10, typ: recObject})
+			if i%7 == 0 { // a second copy, and an entry of the same id
+				recs = append(recs, packRec{id: id, off: int64(packHeaderSize + 100*i + 50), stored: 10, size: 10, typ: recObject})
+				recs = append(recs, packRec{id: id, off: int64(packHeaderSize + 100*i + 60), stored: 10, size: 10, typ: recEntry})
+			}
+		}
+		covered := int64(packHeaderSize + 100*n + 100)
+		b := encodeIdx(name, covered, recs, nil)
+		whole, err := parseIdx(b, name, covered)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lazy, err := readIdxLazy(bytes.NewReader(b), name, covered, int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 && !lazy.lazy() {
+			t.Fatal("not lazy")
+		}
+		probe := func(id [32]byte) {
+			for _, typ := range []byte{recObject, recEntry} {
+				w := whole.find(&id, typ, nil)
+				l := lazy.find(&id, typ, nil)
+				if !slices.Equal(w, l) {
+					t.Fatalf("n=%d id %x type %c: whole finds %v, lazy %v", n, id[:4], typ, w, l)
+				}
+			}
+		}
+		for i := range n {
+			probe(sha256.Sum256([]byte(fmt.Sprint(n, i))))
+			probe(sha256.Sum256([]byte(fmt.Sprint("absent", n, i))))
+		}
+		probe([32]byte{})
+		probe([32]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+		if n > 0 {
+			again, err := lazy.loadWhole(name, covered)
+			if err != nil || again.lazy() || again.n != whole.n {
+				t.Fatalf("loadWhole: %v", err)
+			}
+		}
+	}
+}

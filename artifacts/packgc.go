@@ -41,6 +41,7 @@ func (s *Store) planGC(keep map[Digest]bool, keepKeys map[Key]bool, take bool) *
 		return pl
 	}
 	s.refreshPacks()
+	s.wholeIndexes()
 	v := s.pv
 	v.mu.RLock()
 	packs := make([]*packFile, 0, len(v.packs))

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"slices"
+	"sync/atomic"
 )
 
 // A pack's index file, packs/<16 hex>.idx, lists the pack's records by id
@@ -118,15 +120,28 @@ func encodeIdx(name packName, covered int64, recs []packRec, kills []packKill) [
 }
 
 // packIdx is a pack's index as read: its bytes, checked, and looked up in
-// place (a store of a hundred thousand records is read in a millisecond
-// or two and never decoded whole).
+// place, never decoded whole. A view reads an index lazily first (its
+// header, fan-out table and kills only; each lookup reads a few records
+// from the file: a no-op pass looks up a few hundred objects), and whole
+// once a view looks up many (fullIdxAfter), or lists them all.
 type packIdx struct {
 	covered int64
 	n       int    // records
-	recs    []byte // n records of idxRecSize bytes, sorted
+	recs    []byte // n records of idxRecSize bytes, sorted; nil if lazy
 	fanout  []byte // 256 uint32
 	kills   []packKill
+	// lazy: the records are read from file when looked up; lookups
+	// counts them.
+	file    io.ReaderAt
+	lookups atomic.Int64
 }
+
+// fullIdxAfter is how many lookups in a lazily read index make its view
+// read it whole.
+const fullIdxAfter = 256
+
+// lazy reports whether ix's records are read from its file.
+func (ix *packIdx) lazy() bool { return ix.recs == nil && ix.n > 0 }
 
 // parseIdx reads the index bytes b of pack name, whose pack file has size
 // bytes: its checksum (an index torn or garbled is not used), its header,
@@ -144,6 +159,55 @@ func parseIdx(b []byte, name packName, size int64) (*packIdx, error) {
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(b[len(body):]) {
 		return nil, errors.New("checksum does not match")
 	}
+	ix, err := parseIdxHead(b, name, size, int64(len(b)))
+	if err != nil {
+		return nil, err
+	}
+	ix.recs = body[idxRecordsAt : idxRecordsAt+ix.n*idxRecSize]
+	if err := ix.parseKills(body[idxRecordsAt+ix.n*idxRecSize:]); err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// lazyIdxHeadSize is what a lazy read of an index reads first.
+const lazyIdxHeadSize = idxRecordsAt
+
+// readIdxLazy reads the index of pack name (whose pack has size bytes)
+// from f, of fileSize bytes, lazily: its header, fan-out table and kills,
+// checked as parseIdx checks them, but not its checksum, which needs the
+// whole file (a garbled record can then only send a lookup astray: to a
+// miss, or to a place whose record does not match, which is set aside).
+func readIdxLazy(f io.ReaderAt, name packName, size, fileSize int64) (*packIdx, error) {
+	if fileSize < idxRecordsAt+idxTrailerLen {
+		return nil, errors.New("not a pack index of this format")
+	}
+	head := make([]byte, lazyIdxHeadSize)
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return nil, err
+	}
+	if string(head[:8]) != idxMagic {
+		return nil, errors.New("not a pack index of this format")
+	}
+	ix, err := parseIdxHead(head, name, size, fileSize)
+	if err != nil {
+		return nil, err
+	}
+	nk := int(binary.LittleEndian.Uint32(head[28:]))
+	kills := make([]byte, nk*idxRecSize)
+	if _, err := f.ReadAt(kills, int64(idxRecordsAt+ix.n*idxRecSize)); err != nil {
+		return nil, err
+	}
+	if err := ix.parseKills(kills); err != nil {
+		return nil, err
+	}
+	ix.file = f
+	return ix, nil
+}
+
+// parseIdxHead checks an index's header and fan-out table, b[:idxRecordsAt],
+// against the pack's name and size and the index file's size.
+func parseIdxHead(b []byte, name packName, size, fileSize int64) (*packIdx, error) {
 	if !bytes.Equal(b[8:16], name[:]) {
 		return nil, errors.New("the index of another pack")
 	}
@@ -153,12 +217,11 @@ func parseIdx(b []byte, name packName, size int64) (*packIdx, error) {
 	if ix.covered < int64(packHeaderSize) || ix.covered > size {
 		return nil, fmt.Errorf("covers %d bytes of a pack of %d", ix.covered, size)
 	}
-	if int64(len(body)) != int64(idxRecordsAt)+int64(n+nk)*idxRecSize {
+	if fileSize != int64(idxRecordsAt)+int64(n+nk)*idxRecSize+idxTrailerLen {
 		return nil, errors.New("size does not match its counts")
 	}
 	ix.n = n
-	ix.fanout = body[idxFanoutAt:idxRecordsAt]
-	ix.recs = body[idxRecordsAt : idxRecordsAt+n*idxRecSize]
+	ix.fanout = bytes.Clone(b[idxFanoutAt:idxRecordsAt])
 	prev := uint32(0)
 	for i := range 256 {
 		f := binary.LittleEndian.Uint32(ix.fanout[4*i:])
@@ -170,8 +233,12 @@ func parseIdx(b []byte, name packName, size int64) (*packIdx, error) {
 	if int(prev) != n {
 		return nil, errors.New("fan-out table does not add up")
 	}
-	ks := body[idxRecordsAt+n*idxRecSize:]
-	for i := range nk {
+	return ix, nil
+}
+
+// parseKills reads the kills section ks of an index.
+func (ix *packIdx) parseKills(ks []byte) error {
+	for i := range len(ks) / idxRecSize {
 		e := ks[i*idxRecSize:]
 		var k packKill
 		copy(k.id[:], e[:32])
@@ -179,11 +246,11 @@ func parseIdx(b []byte, name packName, size int64) (*packIdx, error) {
 		copy(k.target.pack[:], e[40:48])
 		k.target.off = int64(binary.LittleEndian.Uint64(e[48:]))
 		if k.off < int64(packHeaderSize) || k.off+recHeaderSize+killPayloadSize > ix.covered || k.target.off >= maxPackSize {
-			return nil, errors.New("a kill out of range")
+			return errors.New("a kill out of range")
 		}
 		ix.kills = append(ix.kills, k)
 	}
-	return ix, nil
+	return nil
 }
 
 // verify checks what parseIdx leaves to use: the order of the records,
@@ -213,9 +280,11 @@ func (ix *packIdx) inRange(r packRec) bool {
 	return r.off >= int64(packHeaderSize) && r.end() <= ix.covered
 }
 
-// rec returns record i.
-func (ix *packIdx) rec(i int) packRec {
-	e := ix.recs[i*idxRecSize:]
+// rec returns record i (of a whole index).
+func (ix *packIdx) rec(i int) packRec { return decodeIdxRec(ix.recs[i*idxRecSize:]) }
+
+// decodeIdxRec decodes the index record e.
+func decodeIdxRec(e []byte) packRec {
 	var r packRec
 	copy(r.id[:], e[:32])
 	r.off = int64(binary.LittleEndian.Uint64(e[32:]))
@@ -232,6 +301,10 @@ func (ix *packIdx) find(id *[32]byte, typ byte, out []packRec) []packRec {
 		lo = int(binary.LittleEndian.Uint32(ix.fanout[4*(int(id[0])-1):]))
 	}
 	hi := int(binary.LittleEndian.Uint32(ix.fanout[4*int(id[0]):]))
+	if ix.lazy() {
+		ix.lookups.Add(1)
+		return ix.findLazy(id, typ, lo, hi, out)
+	}
 	// The first record whose id is not below id.
 	i, j := lo, hi
 	for i < j {
@@ -250,10 +323,95 @@ func (ix *packIdx) find(id *[32]byte, typ byte, out []packRec) []packRec {
 	return out
 }
 
-// all calls fn with every record.
+// findLazy is find in the records [lo, hi) of a lazy index, read from
+// its file: windows of records around where id's first record is likely
+// to be (ids are SHA-256 digests, evenly spread: the place is interpolated
+// from the id's next bytes) until it is found, then the records from it
+// on while they are id's. An index that cannot be read gives a miss.
+func (ix *packIdx) findLazy(id *[32]byte, typ byte, lo, hi int, out []packRec) []packRec {
+	const window = 32
+	end := hi
+	read := func(at, n int) []byte {
+		b := make([]byte, n*idxRecSize)
+		if _, err := ix.file.ReadAt(b, int64(idxRecordsAt+at*idxRecSize)); err != nil {
+			return nil
+		}
+		return b
+	}
+	idOf := func(b []byte, i int) []byte { return b[i*idxRecSize : i*idxRecSize+32] }
+	key := float64(binary.BigEndian.Uint64(id[1:9])) / (1 << 64)
+	// Narrow [lo, hi) to a window that holds id's first record (the
+	// first whose id is not below id), if any.
+	for hi-lo > window {
+		mid := lo + int(float64(hi-lo)*key) - window/2
+		mid = max(lo, min(mid, hi-window))
+		b := read(mid, window)
+		if b == nil {
+			return out
+		}
+		switch {
+		case bytes.Compare(id[:], idOf(b, 0)) <= 0:
+			hi = mid + 1 // in [lo, mid]
+		case bytes.Compare(id[:], idOf(b, window-1)) > 0:
+			lo = mid + window // beyond the window
+		default:
+			lo, hi = mid+1, mid+window // within it
+		}
+	}
+	b := read(lo, hi-lo)
+	if b == nil {
+		return out
+	}
+	i := 0
+	for i < hi-lo && bytes.Compare(idOf(b, i), id[:]) < 0 {
+		i++
+	}
+	// id's records from there on (read further while they go on).
+	for at := lo; ; {
+		for ; i < len(b)/idxRecSize; i++ {
+			e := b[i*idxRecSize:]
+			if !bytes.Equal(e[:32], id[:]) {
+				return out
+			}
+			if r := decodeIdxRec(e); r.typ == typ && ix.inRange(r) {
+				out = append(out, r)
+			}
+		}
+		at += len(b) / idxRecSize
+		if at >= end {
+			return out
+		}
+		if b = read(at, min(window, end-at)); b == nil {
+			return out
+		}
+		i = 0
+	}
+}
+
+// loadWhole reads the records of a lazy index whole, checking its
+// checksum, and returns the index so read (or an error: then the pack is
+// scanned instead).
+func (ix *packIdx) loadWhole(name packName, size int64) (*packIdx, error) {
+	n := int64(idxRecordsAt) + int64(len(ix.kills)+ix.n)*idxRecSize + idxTrailerLen
+	b := make([]byte, n)
+	if _, err := ix.file.ReadAt(b, 0); err != nil {
+		return nil, err
+	}
+	return parseIdx(b, name, size)
+}
+
+// all calls fn with every record (of a lazy index, read from its file
+// for the purpose).
 func (ix *packIdx) all(fn func(packRec)) {
+	recs := ix.recs
+	if ix.lazy() {
+		recs = make([]byte, ix.n*idxRecSize)
+		if _, err := ix.file.ReadAt(recs, idxRecordsAt); err != nil {
+			return
+		}
+	}
 	for i := range ix.n {
-		if r := ix.rec(i); ix.inRange(r) {
+		if r := decodeIdxRec(recs[i*idxRecSize:]); ix.inRange(r) {
 			fn(r)
 		}
 	}

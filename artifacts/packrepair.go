@@ -221,7 +221,7 @@ func (s *Store) checkPack(n packName, objects, bytesRead *atomic.Int64, problem 
 	var recs []packRec
 	var kills []packKill
 	off := int64(packHeaderSize)
-	ix, _, ierr := s.readIdx(n, size)
+	ix, _, ierr := s.readIdx(n, size, true)
 	if ierr == nil {
 		ierr = ix.verify()
 	}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // packView is what a Store handle knows of the packs: for each pack its
@@ -26,6 +27,10 @@ type packView struct {
 	loaded bool
 	packs  map[packName]*packFile
 	dead   map[deadKey]bool // every record some kill names
+	// whole: the indexes are read whole (after many lookups, or a
+	// listing), not lazily (packIdx); promote asks for it.
+	whole   bool
+	promote atomic.Bool
 }
 
 // packFile is one pack as a packView knows it.
@@ -184,7 +189,7 @@ func (s *Store) updatePackFile(pf *packFile, hasIdx bool) bool {
 		if ifi, err := s.dir.lstat(idxRel(pf.name)); err == nil && fileIDOf(ifi) != pf.idxID {
 			// (A newer index may cover less: a repair cut the pack's
 			// torn tail.)
-			if ix, id, err := s.readIdx(pf.name, pf.size); err == nil {
+			if ix, id, err := s.readIdx(pf.name, pf.size, s.pv.whole); err == nil {
 				pf.idx, pf.idxID = ix, id
 				pf.resetTail(ix.covered)
 				changed = true
@@ -200,23 +205,34 @@ func (s *Store) updatePackFile(pf *packFile, hasIdx bool) bool {
 }
 
 // readIdx reads and parses the index file of pack n (whose pack has size
-// bytes).
-func (s *Store) readIdx(n packName, size int64) (*packIdx, fileID, error) {
+// bytes): whole, or lazily (packIdx; the file then stays open for its
+// lookups).
+func (s *Store) readIdx(n packName, size int64, whole bool) (*packIdx, fileID, error) {
 	f, err := s.dir.open(idxRel(n), os.O_RDONLY|oNonblock, 0)
 	if err != nil {
 		return nil, fileID{}, err
 	}
-	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
+		f.Close()
 		return nil, fileID{}, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fileID{}, errors.New(notRegular(fi))
+	if why := s.notStoreFile(fi); why != "" {
+		f.Close()
+		return nil, fileID{}, errors.New(why)
 	}
 	if fi.Size() > maxPackSize {
+		f.Close()
 		return nil, fileID{}, errors.New("too large")
 	}
+	if !whole {
+		ix, err := readIdxLazy(f, n, size, fi.Size())
+		if err != nil || !ix.lazy() {
+			f.Close() // (an index of no records is whole already)
+		}
+		return ix, fileIDOf(fi), err
+	}
+	defer f.Close()
 	b := make([]byte, fi.Size())
 	if _, err := io.ReadFull(f, b); err != nil {
 		return nil, fileID{}, err
@@ -356,11 +372,38 @@ func (v *packView) rebuildDead() {
 	}
 }
 
+// wholeIndexes reads every lazily read index of the view whole: once a
+// view looks up many records, or lists them. An index that then fails
+// its checksum is dropped, and its pack scanned instead.
+func (s *Store) wholeIndexes() {
+	v := s.pv
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.whole = true
+	v.promote.Store(false)
+	for _, pf := range v.packs {
+		if pf.idx == nil || !pf.idx.lazy() {
+			continue
+		}
+		ix, err := pf.idx.loadWhole(pf.name, pf.size)
+		if err != nil {
+			pf.idx, pf.idxID = nil, fileID{}
+			pf.tail, pf.tailByID, pf.stopErr, pf.kills = nil, nil, nil, nil
+			pf.scanned = int64(packHeaderSize)
+			pf.scan(pf.size)
+			v.rebuildDead()
+			continue
+		}
+		pf.idx = ix
+	}
+}
+
 // find returns the live records of type typ with id, in the order of
 // their packs' names and offsets.
 func (v *packView) find(id [32]byte, typ byte) []packLoc {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
+	defer v.checkPromote()
 	var out []packLoc
 	var recs []packRec
 	for _, pf := range v.packs {
@@ -390,10 +433,22 @@ func (v *packView) find(id [32]byte, typ byte) []packLoc {
 	return out
 }
 
+// checkPromote asks for the indexes whole if a lazy one has been looked
+// up often (v.mu held).
+func (v *packView) checkPromote() {
+	for _, pf := range v.packs {
+		if pf.idx != nil && pf.idx.lazy() && pf.idx.lookups.Load() > fullIdxAfter {
+			v.promote.Store(true)
+			return
+		}
+	}
+}
+
 // has reports whether a live record of type typ with id is known.
 func (v *packView) has(id [32]byte, typ byte) bool {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
+	defer v.checkPromote()
 	var recs [4]packRec
 	for _, pf := range v.packs {
 		rs := recs[:0]
@@ -415,7 +470,7 @@ func (v *packView) has(id [32]byte, typ byte) bool {
 }
 
 // each calls fn with every live record of type typ (an id more than once
-// if it has several).
+// if it has several); the indexes must be whole (wholeIndexes).
 func (v *packView) each(typ byte, fn func(packLoc)) {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
@@ -442,6 +497,9 @@ func (s *Store) findPacked(id [32]byte, typ byte) []packLoc {
 		return nil
 	}
 	v := s.view()
+	if v.promote.Load() {
+		s.wholeIndexes()
+	}
 	if locs := v.find(id, typ); len(locs) > 0 {
 		return locs
 	}
@@ -484,6 +542,9 @@ func (s *Store) hasPacked(id [32]byte, typ byte) bool {
 		return false
 	}
 	v := s.view()
+	if v.promote.Load() {
+		s.wholeIndexes()
+	}
 	if v.has(id, typ) {
 		return true
 	}

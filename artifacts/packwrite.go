@@ -306,7 +306,7 @@ func (s *Store) loadPackWriter(f *os.File, n packName) (*packWriter, error) {
 	}
 	pw := &packWriter{f: f, name: n, size: fi.Size()}
 	from := int64(packHeaderSize)
-	if ix, _, err := s.readIdx(n, fi.Size()); err == nil && ix.verify() == nil {
+	if ix, _, err := s.readIdx(n, fi.Size(), true); err == nil && ix.verify() == nil {
 		ix.all(func(r packRec) { pw.recs = append(pw.recs, r) })
 		pw.kills = append(pw.kills, ix.kills...)
 		from, pw.sealed = ix.covered, ix.covered
