@@ -14,3 +14,9 @@ func fileIDOf(fi fs.FileInfo) fileID {
 	}
 	return id
 }
+
+// keepDirOpen: a directory descriptor may be listed again from its start
+// (packView.listPacks); once the directory is removed, listing it fails
+// (the VFS's iterate_dir gives ENOENT for a dead directory), and it is
+// opened again.
+const keepDirOpen = true

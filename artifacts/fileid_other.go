@@ -9,3 +9,6 @@ import "io/fs"
 func fileIDOf(fi fs.FileInfo) fileID {
 	return fileID{size: uint64(fi.Size()), ctime: fi.ModTime().UnixNano()}
 }
+
+// keepDirOpen: here a directory is opened each time it is listed.
+const keepDirOpen = false

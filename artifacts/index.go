@@ -116,7 +116,7 @@ func (s *Store) putEntry(e Entry, packed bool) error {
 		return nil
 	}
 	s.refreshPacks() // (as Put: an entry set aside meanwhile is not one to keep)
-	locs := s.findPacked(e.Key, recEntry)
+	locs := s.findPackedFresh(e.Key, recEntry, true)
 	if fi == nil || !fi.Mode().IsRegular() {
 		// The packed entry as it stands, unless a loose file (read
 		// first) hides it.

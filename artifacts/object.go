@@ -36,7 +36,7 @@ func (s *Store) Put(data []byte) (Digest, error) {
 	// or a copy another process has since set aside would be taken for
 	// one.
 	s.refreshPacks()
-	err := s.check(d, int64(len(data)))
+	err := s.checkFresh(d, int64(len(data)), true)
 	switch {
 	case err == nil:
 		return d, nil
@@ -176,10 +176,15 @@ func (s *Store) VerifyAll(ds []Digest) bool {
 // through SHA-256. wantSize < 0 means the size is not known; otherwise a
 // size mismatch is corruption without reading the bytes.
 func (s *Store) check(d Digest, wantSize int64) error {
+	return s.checkFresh(d, wantSize, false)
+}
+
+// checkFresh is check; fresh says the caller has just refreshed the view.
+func (s *Store) checkFresh(d Digest, wantSize int64, fresh bool) error {
 	var cerr *CorruptError
 	var ioErr error
 	ok := false
-	s.visitPacked(d, recObject, false, func(l packLoc) bool {
+	s.visitPackedFresh(d, recObject, false, fresh, func(l packLoc) bool {
 		if wantSize >= 0 && int64(l.rec.size) != wantSize {
 			raw, _, _ := s.readRecord(l)
 			if ce := s.quarantineRecord(l, "object", d.String(), raw, fmt.Sprintf("size %d, want %d", l.rec.size, wantSize)); ce != nil && cerr == nil {

@@ -729,3 +729,44 @@ func TestLazyIndexFind(t *testing.T) {
 		}
 	}
 }
+
+// TestPacksDirRemoved: a handle keeps packs/ open between looks; packs/
+// removed and made again (by hand: a store emptied under a running
+// process) is opened again, and the packs written since are seen.
+func TestPacksDirRemoved(t *testing.T) {
+	s := openTemp(t)
+	d1, err := s.Put([]byte("first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := Open(s.Root(), Existing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reader.Has(d1) {
+		t.Fatal("the reader does not see the first object")
+	}
+	if err := os.RemoveAll(filepath.Join(s.Root(), "packs")); err != nil {
+		t.Fatal(err)
+	}
+	writer, err := Open(s.Root(), Existing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2, err := writer.Put([]byte("second"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writer.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if !reader.Has(d2) {
+		t.Fatal("the reader does not see the pack written into the new packs/")
+	}
+	if got, err := reader.Get(d2); err != nil || string(got) != "second" {
+		t.Fatalf("Get = %q, %v", got, err)
+	}
+}

@@ -26,6 +26,7 @@ type packView struct {
 	mu     sync.RWMutex
 	loaded bool
 	packs  map[packName]*packFile
+	dirf   *os.File         // packs/, open for listPacks
 	dead   map[deadKey]bool // every record some kill names
 	// whole: the indexes are read whole (after many lookups, or a
 	// listing), not lazily (packIdx); promote asks for it.
@@ -114,7 +115,7 @@ func (s *Store) refreshPacks() {
 	if v.packs == nil {
 		v.packs = map[packName]*packFile{}
 	}
-	ents, err := readDirRel(s.dir, packsDir)
+	ents, err := v.listPacks(s)
 	if err != nil {
 		ents = nil // no packs/ (a store of the loose layout): none
 	}
@@ -154,6 +155,33 @@ func (s *Store) refreshPacks() {
 	if changed {
 		v.rebuildDead()
 	}
+}
+
+// listPacks lists packs/ through a descriptor kept open between looks
+// (read again from its start: fewer system calls than opening it each
+// time), opened again if listing it fails (the directory was removed).
+// v.mu is held.
+func (v *packView) listPacks(s *Store) ([]fs.DirEntry, error) {
+	if v.dirf != nil {
+		if _, err := v.dirf.Seek(0, io.SeekStart); err == nil {
+			if ents, err := v.dirf.ReadDir(-1); err == nil {
+				return ents, nil
+			}
+		}
+		v.dirf.Close()
+		v.dirf = nil
+	}
+	f, err := s.dir.openDir(packsDir)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := f.ReadDir(-1)
+	if err != nil || !keepDirOpen {
+		f.Close()
+		return ents, err
+	}
+	v.dirf = f
+	return ents, nil
 }
 
 // openPackFile opens pack n for reading, or returns nil if it is not a
@@ -493,6 +521,12 @@ func (v *packView) each(typ byte, fn func(packLoc)) {
 // refreshing the view once if there are none (another process may have
 // written it).
 func (s *Store) findPacked(id [32]byte, typ byte) []packLoc {
+	return s.findPackedFresh(id, typ, false)
+}
+
+// findPackedFresh is findPacked; fresh says the caller has just refreshed
+// the view (no second look on a miss).
+func (s *Store) findPackedFresh(id [32]byte, typ byte, fresh bool) []packLoc {
 	if !s.readsPacks() {
 		return nil
 	}
@@ -500,7 +534,7 @@ func (s *Store) findPacked(id [32]byte, typ byte) []packLoc {
 	if v.promote.Load() {
 		s.wholeIndexes()
 	}
-	if locs := v.find(id, typ); len(locs) > 0 {
+	if locs := v.find(id, typ); len(locs) > 0 || fresh {
 		return locs
 	}
 	s.refreshPacks()
@@ -514,8 +548,13 @@ func (s *Store) findPacked(id [32]byte, typ byte) []packLoc {
 // aside already, and written a good copy since): the records new to the
 // view then are tried too.
 func (s *Store) visitPacked(id [32]byte, typ byte, last bool, try func(packLoc) bool) {
+	s.visitPackedFresh(id, typ, last, false, try)
+}
+
+// visitPackedFresh is visitPacked; fresh as for findPackedFresh.
+func (s *Store) visitPackedFresh(id [32]byte, typ byte, last, fresh bool, try func(packLoc) bool) {
 	tried := map[deadKey]bool{}
-	locs := s.findPacked(id, typ)
+	locs := s.findPackedFresh(id, typ, fresh)
 	for len(locs) > 0 {
 		if last {
 			slices.Reverse(locs)

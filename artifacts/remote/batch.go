@@ -363,7 +363,7 @@ func (rm *Remote) fetchBatched(ctx context.Context, st *artifacts.Store, key art
 	}
 	var why error
 	for _, env := range envs {
-		e, err := rm.useEntry(ctx, st, idx, env, key, kind)
+		e, err := rm.useEntry(ctx, st, idx, openEnvelope(env, key, rm.trusted), key, kind, nil)
 		if err == nil {
 			return e, true, true
 		}
@@ -375,11 +375,24 @@ func (rm *Remote) fetchBatched(ctx context.Context, st *artifacts.Store, key art
 	return e, ok, true
 }
 
-// useEntry checks the envelope env for key (signed by a trusted key, of
-// kind), fetches its objects from their packs into st (each checked) and
-// then its entry.
-func (rm *Remote) useEntry(ctx context.Context, st *artifacts.Store, idx *remoteIndex, env json.RawMessage, key artifacts.Key, kind string) (artifacts.Entry, error) {
-	e, _, err := openEntry(env, key, rm.trusted)
+// opened is an envelope checked by openEntry: its entry, or why it is not
+// to be used.
+type opened struct {
+	e   artifacts.Entry
+	err error
+}
+
+func openEnvelope(env []byte, k artifacts.Key, trusted []PublicKey) opened {
+	e, _, err := openEntry(env, k, trusted)
+	return opened{e, err}
+}
+
+// useEntry takes the entry of an envelope for key (openEnvelope: signed by
+// a trusted key; of kind), fetches its objects from their packs into st
+// (each checked) and then its entry. absent, if not nil, says which
+// objects st was found to lack (the others are checked in st first).
+func (rm *Remote) useEntry(ctx context.Context, st *artifacts.Store, idx *remoteIndex, op opened, key artifacts.Key, kind string, absent map[artifacts.Digest]bool) (artifacts.Entry, error) {
+	e, err := op.e, op.err
 	if err != nil {
 		return e, err
 	}
@@ -390,7 +403,7 @@ func (rm *Remote) useEntry(ctx context.Context, st *artifacts.Store, idx *remote
 		return e, fmt.Errorf("%w: no outputs", ErrBadEntry)
 	}
 	for _, o := range e.Outputs {
-		if st.Has(o.Digest) && st.Verify(o.Digest) == nil {
+		if !absent[o.Digest] && st.Has(o.Digest) && st.Verify(o.Digest) == nil {
 			continue
 		}
 		loc, ok := idx.objects[o.Digest]

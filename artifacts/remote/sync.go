@@ -409,32 +409,56 @@ func (rm *Remote) Pull(ctx context.Context, st *artifacts.Store, items []Item, j
 		}
 		return rep
 	}
-	// What to pull, and from which packs.
+	// What to pull.
 	type want struct {
 		item Item
-		envs []json.RawMessage
+		envs []opened
 	}
-	var batched []want
+	var batched []*want
 	var single []Item
-	packsOf := map[string]batchPack{}
 	for _, it := range items {
 		if e, ok, err := st.GetEntry(it.Key); err == nil && ok && hasAll(st, e) {
 			rep.Done++
 			rep.Skipped++
 			continue
 		}
-		envs := idx.entries[it.Key]
-		if len(envs) == 0 {
+		if len(idx.entries[it.Key]) == 0 {
 			single = append(single, it)
 			continue
 		}
-		batched = append(batched, want{it, envs})
-		for _, env := range envs {
-			if e, _, err := openEntry(env, it.Key, rm.trusted); err == nil {
-				for _, o := range e.Outputs {
-					if loc, ok := idx.objects[o.Digest]; ok && !st.Has(o.Digest) {
-						packsOf[loc.pack.Name] = loc.pack
-					}
+		batched = append(batched, &want{item: it})
+	}
+	// Each envelope checked once (the signatures, jobs at once), and the
+	// packs that hold objects st lacks.
+	sem := make(chan struct{}, max(1, jobs))
+	var wg sync.WaitGroup
+	for _, b := range batched {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			for _, env := range idx.entries[b.item.Key] {
+				b.envs = append(b.envs, openEnvelope(env, b.item.Key, rm.trusted))
+			}
+		})
+	}
+	wg.Wait()
+	packsOf := map[string]batchPack{}
+	absent := map[artifacts.Digest]bool{}
+	for _, b := range batched {
+		for _, op := range b.envs {
+			if op.err != nil {
+				continue
+			}
+			for _, o := range op.e.Outputs {
+				loc, ok := idx.objects[o.Digest]
+				if !ok {
+					continue
+				}
+				if _, seen := absent[o.Digest]; !seen {
+					absent[o.Digest] = !st.Has(o.Digest)
+				}
+				if absent[o.Digest] {
+					packsOf[loc.pack.Name] = loc.pack
 				}
 			}
 		}
@@ -442,10 +466,7 @@ func (rm *Remote) Pull(ctx context.Context, st *artifacts.Store, items []Item, j
 	// The packs, downloaded and checked, jobs at once, into the cache
 	// (which holds what a pull needs if it fits; useEntry downloads again
 	// what it dropped).
-	names := slices.Sorted(maps.Keys(packsOf))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, jobs))
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(packsOf)) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
@@ -455,38 +476,44 @@ func (rm *Remote) Pull(ctx context.Context, st *artifacts.Store, items []Item, j
 		})
 	}
 	wg.Wait()
+	// The entries, each after its objects, jobs at once.
 	for _, b := range batched {
 		if ctx.Err() != nil {
 			break
 		}
-		var why error
-		ok := false
-		for _, env := range b.envs {
-			_, err := rm.useEntry(ctx, st, idx, env, b.item.Key, b.item.Kind)
-			if err == nil {
-				ok = true
-				break
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			var why error
+			ok := false
+			for _, op := range b.envs {
+				_, err := rm.useEntry(ctx, st, idx, op, b.item.Key, b.item.Kind, absent)
+				if err == nil {
+					ok = true
+					break
+				}
+				if why == nil {
+					why = err
+				}
 			}
-			if why == nil {
-				why = err
+			if !ok {
+				// Perhaps published task by task too (by a run that
+				// recomputed it after finding the batch's copy bad).
+				rm.Stats.EntriesRejected.Add(1)
+				rm.log.Warn("remote entry not used", "task", b.item.Task, "key", b.item.Key, "remote", rm.URL(), "why", why)
+				_, ok = rm.fetchFrom(ctx, st, b.item.Key, b.item.Kind, b.item.Task, false)
 			}
-		}
-		if !ok {
-			// Perhaps published task by task too (by a run that
-			// recomputed it after finding the batch's copy bad).
-			rm.Stats.EntriesRejected.Add(1)
-			rm.log.Warn("remote entry not used", "task", b.item.Task, "key", b.item.Key, "remote", rm.URL(), "why", why)
-			_, ok = rm.fetchFrom(ctx, st, b.item.Key, b.item.Kind, b.item.Task, false)
-		}
-		if ok {
-			rm.Stats.EntriesFetched.Add(1)
-			mu.Lock()
-			rep.Done++
-			mu.Unlock()
-			continue
-		}
-		fail(b.item, fmt.Errorf("the remote entry was not used: %w", why))
+			if ok {
+				rm.Stats.EntriesFetched.Add(1)
+				mu.Lock()
+				rep.Done++
+				mu.Unlock()
+				return
+			}
+			fail(b.item, fmt.Errorf("the remote entry was not used: %w", why))
+		})
 	}
+	wg.Wait()
 	if len(single) > 0 {
 		r := rm.each(ctx, single, jobs, nil, "pull", func(it Item) (bool, error) {
 			rejected := rm.Stats.EntriesRejected.Load()
