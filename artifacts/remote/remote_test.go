@@ -444,8 +444,9 @@ func TestFailingServer(t *testing.T) {
 				t.Fatal("the local entry is gone")
 			}
 			// Once down, the remote is not tried again.
+			fresh := newStore(t)
 			start = time.Now()
-			if _, ok := rm.Fetch(context.Background(), newStore(t), e.Key, "run", "task9"); ok {
+			if _, ok := rm.Fetch(context.Background(), fresh, e.Key, "run", "task9"); ok {
 				t.Fatal("fetched from a dead server")
 			}
 			if d := time.Since(start); d > 100*time.Millisecond {
