@@ -44,12 +44,19 @@ bin/.toolchain: FORCE
 
 FORCE:
 
+# Its phases, with their share of the time from an empty store (about 5½
+# minutes on 2 cores; docs/performance.md): the last line is the verdict,
+# results/index.html's headline.
 repro: $(BIN)
+	@echo "== 1/4 thv repro: the paper's protocol, one instance per setting and geometry (about a quarter of the time)"
 	./$(BIN) repro -j $(JOBS)
+	@echo "== 2/4 thv show, thv compare: this run against the paper's published values (seconds)"
 	./$(BIN) show
 	./$(BIN) compare --fail-on none
+	@echo "== 3/4 thv readings --only default: the same protocol on 19 more instances, to judge the published values across 20 (about three quarters of the time)"
 	./$(BIN) readings --only default -j $(JOBS)
-	./$(BIN) report # results/index.html again, now with the readings' summary
+	@echo "== 4/4 thv report: results/index.html with the judgement across instances; its verdict"
+	./$(BIN) report
 
 quick: $(BIN)
 	./$(BIN) repro --profile quick -j $(JOBS)

@@ -29,6 +29,6 @@ var Sources embed.FS
 // thv.lock, which a bundle carries as its own lock.
 //
 //go:embed go.mod go.sum Makefile README.md params.yaml .gitignore .ci/run *.go
-//go:embed cmd/thv/*.go cmd/thv/testdata/fuzz cmd/thv/testdata/consumers/package.json cmd/thv/testdata/consumers/package-lock.json cmd/thv/testdata/consumers/*.mjs
+//go:embed cmd/thv/*.go cmd/thv/testdata/*.yaml cmd/thv/testdata/fuzz cmd/thv/testdata/consumers/package.json cmd/thv/testdata/consumers/package-lock.json cmd/thv/testdata/consumers/*.mjs
 //go:embed pipeline hv envs algos stages artifacts internal docs reference
 var Module embed.FS

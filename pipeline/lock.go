@@ -57,9 +57,12 @@ type Lock struct {
 	// Image is provenance: the digest of the container image that ran the
 	// pass which wrote the lock (absent when its tasks ran outside a
 	// container). It enters no key: every executor gives the same outputs.
-	Image string            `json:"image,omitempty"`
-	Code  map[string]string `json:"code"` // code unit → hash when the tasks last ran
-	Tasks []Record          `json:"tasks"`
+	Image string `json:"image,omitempty"`
+	// Protocol is provenance too: the protocol the tasks were planned
+	// from, as the planner describes it (Project.Protocol).
+	Protocol *LockProtocol     `json:"protocol,omitempty"`
+	Code     map[string]string `json:"code"` // code unit → hash when the tasks last ran
+	Tasks    []Record          `json:"tasks"`
 
 	byID      map[string]*Record // built by index, or by Record when first asked
 	indexOnce sync.Once
@@ -70,6 +73,22 @@ type Lock struct {
 	// output names of every record but those of unchecked (validate).
 	byLine    bool
 	unchecked []int
+}
+
+// LockProtocol is what a lock says of the protocol its plan was built
+// from: the digest of its values and how they differ from the protocol's
+// reference (a paper's), in the planner's words. It enters no key.
+type LockProtocol struct {
+	Digest  string   `json:"digest"`
+	Differs []string `json:"differs,omitempty"`
+}
+
+// equal reports whether p and q say the same.
+func (p *LockProtocol) equal(q *LockProtocol) bool {
+	if p == nil || q == nil {
+		return p == q
+	}
+	return p.Digest == q.Digest && slices.Equal(p.Differs, q.Differs)
 }
 
 const lockVersion = 2
@@ -348,6 +367,13 @@ func (l *Lock) encode() ([]byte, error) {
 	w := bufio.NewWriter(&buf)
 	code, _ := json.Marshal(l.Code)
 	fmt.Fprintf(w, "{\"version\": %d,\n\"profile\": %q,\n", l.Version, l.Profile)
+	if l.Protocol != nil {
+		b, err := json.Marshal(l.Protocol)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(w, "\"protocol\": %s,\n", b)
+	}
 	if l.Image != "" {
 		fmt.Fprintf(w, "\"image\": %q,\n", l.Image)
 	}

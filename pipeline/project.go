@@ -21,6 +21,10 @@ type Project struct {
 	Lock     *Lock
 	LockPath string
 	Profile  string // recorded in the lock
+	// Protocol, if set, describes the protocol the plan is built from, as
+	// the planner words it, for the lock to record (called only when a
+	// pass may write the lock).
+	Protocol func() *LockProtocol
 	// IgnoreSeal makes every pass read each task's record from the
 	// store's index, even when the lock is sealed in the store:
 	// verification honours no seal (nor a no-op certificate, noop.go).
@@ -167,7 +171,7 @@ func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
 	if writeLock {
 		p.writeRunLog(rep, opt)
 		lock = r.NewLock(p.Profile)
-		lock.Image = opt.Image
+		lock.Image, lock.Protocol = opt.Image, p.lockProtocol()
 		if err := lock.Write(p.LockPath); err != nil {
 			return rep, fmt.Errorf("writing %s: %w", p.LockPath, err)
 		}
@@ -218,7 +222,7 @@ func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
 // a pass in which nothing ran: then rewriting it would write the same bytes
 // (the no-op fast path skips it).
 func (p *Project) lockCurrent(rep *Report) bool {
-	if len(p.Lock.Tasks) != len(rep.Results) {
+	if len(p.Lock.Tasks) != len(rep.Results) || !p.Lock.Protocol.equal(p.lockProtocol()) {
 		return false
 	}
 	for i, r := range rep.Results {
@@ -229,6 +233,14 @@ func (p *Project) lockCurrent(rep *Report) bool {
 	}
 	p.Lock.complete = true
 	return true
+}
+
+// lockProtocol is what the lock records of the protocol, or nil.
+func (p *Project) lockProtocol() *LockProtocol {
+	if p.Protocol == nil {
+		return nil
+	}
+	return p.Protocol()
 }
 
 // Status decides what is stale and why, running nothing.

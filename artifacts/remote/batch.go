@@ -208,10 +208,12 @@ type objectLoc struct {
 
 // remoteIndex is what the batches on the remote say: the signed entries of
 // each key (in no order of trust: each is checked when used) and where
-// each object lies.
+// each object lies (every place a batch names, in the batches' order: a
+// reader takes the first that checks, so a push that replaced a bad pack
+// is found past it).
 type remoteIndex struct {
 	entries map[artifacts.Key][]json.RawMessage
-	objects map[artifacts.Digest]objectLoc
+	objects map[artifacts.Digest][]objectLoc
 	batches []loadedBatch
 }
 
@@ -245,6 +247,10 @@ func (rm *Remote) loadIndex(ctx context.Context) (*remoteIndex, error) {
 			defer func() { <-sem }()
 			h, _ := parseHexName(info.Name, batchesPrefix, batchExt)
 			data, err := rm.r.get(ctx, info.Name, maxBatch)
+			if errors.Is(err, ErrRefused) {
+				rm.log.Warn("remote batch not used", "batch", info.Name, "remote", rm.URL(), "why", err)
+				return
+			}
 			if err != nil {
 				errs[i] = err
 				return
@@ -264,7 +270,7 @@ func (rm *Remote) loadIndex(ctx context.Context) (*remoteIndex, error) {
 			return nil, err
 		}
 	}
-	idx := &remoteIndex{entries: map[artifacts.Key][]json.RawMessage{}, objects: map[artifacts.Digest]objectLoc{}}
+	idx := &remoteIndex{entries: map[artifacts.Key][]json.RawMessage{}, objects: map[artifacts.Digest][]objectLoc{}}
 	for i, b := range batches {
 		if b == nil {
 			continue
@@ -274,8 +280,9 @@ func (rm *Remote) loadIndex(ctx context.Context) (*remoteIndex, error) {
 			idx.entries[e.Key] = append(idx.entries[e.Key], e.Envelope)
 		}
 		for _, o := range b.Objects {
-			if _, ok := idx.objects[o.Digest]; !ok {
-				idx.objects[o.Digest] = objectLoc{pack: b.Packs[o.Pack], offset: o.Offset, size: o.Size}
+			loc := objectLoc{pack: b.Packs[o.Pack], offset: o.Offset, size: o.Size}
+			if !slices.Contains(idx.objects[o.Digest], loc) {
+				idx.objects[o.Digest] = append(idx.objects[o.Digest], loc)
 			}
 		}
 	}
@@ -311,13 +318,9 @@ func (rm *Remote) pack(ctx context.Context, p batchPack) ([]byte, error) {
 		return b, nil
 	}
 	rm.packMu.Unlock()
-	data, err := rm.r.get(ctx, packName(p.Name), p.Size)
+	raw, err := rm.downloadPack(ctx, p)
 	if err != nil {
 		return nil, err
-	}
-	raw, err := unseal(data, p.Name, p.Unpacked)
-	if err != nil {
-		return nil, fmt.Errorf("the remote pack %s is corrupt: %w", packName(p.Name), err)
 	}
 	rm.packMu.Lock()
 	defer rm.packMu.Unlock()
@@ -338,6 +341,101 @@ func (rm *Remote) pack(ctx context.Context, p batchPack) ([]byte, error) {
 	return raw, nil
 }
 
+// downloadPack downloads pack p (at most the size its batch states) and
+// returns its decompressed bytes, checked against its name.
+func (rm *Remote) downloadPack(ctx context.Context, p batchPack) ([]byte, error) {
+	data, err := rm.r.get(ctx, packName(p.Name), p.Size)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := unseal(data, p.Name, p.Unpacked)
+	if err != nil {
+		return nil, fmt.Errorf("the remote pack %s %w: %w", packName(p.Name), errCorruptObject, err)
+	}
+	return raw, nil
+}
+
+// packOK reports whether the remote's pack p has the bytes its name says.
+func (rm *Remote) packOK(ctx context.Context, p batchPack) bool {
+	_, err := rm.downloadPack(ctx, p)
+	return err == nil
+}
+
+// checkPlaces finds, for each object of outs that the batches place on the
+// remote, the first place where it checks, as a reader would (its pack
+// downloaded, checked against its name, the object's bytes against its
+// digest): the names vouch for nothing. Each pack is downloaded once (jobs
+// at once) and not kept. An object placed only where it does not check is
+// marked bad: a push packs it again and pushes its entries again, as
+// Publish replaces a bad object. If the remote fails, the error says so.
+func (rm *Remote) checkPlaces(ctx context.Context, idx *remoteIndex, outs map[artifacts.Digest]int64, jobs int) (map[artifacts.Digest]objectLoc, error) {
+	placed := map[artifacts.Digest]objectLoc{}
+	tried := map[artifacts.Digest]int{} // places tried
+	for {
+		byPack := map[string][]artifacts.Digest{}
+		packs := map[string]batchPack{}
+		for d, size := range outs {
+			if _, ok := placed[d]; ok {
+				continue
+			}
+			locs := idx.objects[d]
+			for tried[d] < len(locs) && locs[tried[d]].size != size {
+				tried[d]++
+			}
+			if tried[d] == len(locs) {
+				if len(locs) > 0 {
+					rm.markBad(d)
+				}
+				continue
+			}
+			loc := locs[tried[d]]
+			tried[d]++
+			byPack[loc.pack.Name] = append(byPack[loc.pack.Name], d)
+			packs[loc.pack.Name] = loc.pack
+		}
+		if len(byPack) == 0 {
+			return placed, nil
+		}
+		var mu sync.Mutex
+		var failure error
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, max(1, jobs))
+		for name, ds := range byPack {
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				raw, err := rm.downloadPack(ctx, packs[name])
+				if err != nil {
+					if remoteFailed(ctx, err) {
+						mu.Lock()
+						failure = err
+						mu.Unlock()
+					} else {
+						rm.log.Warn("remote pack not used", "pack", packName(name), "remote", rm.URL(), "why", err)
+					}
+					return
+				}
+				for _, d := range ds {
+					for _, loc := range idx.objects[d][:tried[d]] {
+						if loc.pack.Name == name && loc.size == outs[d] {
+							if _, err := objectFrom(raw, loc, d); err == nil {
+								mu.Lock()
+								placed[d] = loc
+								mu.Unlock()
+								break
+							}
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if failure != nil {
+			return nil, failure
+		}
+	}
+}
+
 // object returns object d from the pack loc names, checked: its bytes must
 // hash to d.
 func objectFrom(pack []byte, loc objectLoc, d artifacts.Digest) ([]byte, error) {
@@ -351,40 +449,49 @@ func objectFrom(pack []byte, loc objectLoc, d artifacts.Digest) ([]byte, error) 
 // fetchBatched is Fetch of a key the per-task layout does not hold: from
 // the batches, the first of its entries that is signed by a trusted key,
 // of the kind asked for, every object of which is in a pack and checks.
-func (rm *Remote) fetchBatched(ctx context.Context, st *artifacts.Store, key artifacts.Key, kind string, reject func(error) (artifacts.Entry, bool)) (artifacts.Entry, bool, bool) {
+// found says whether a batch holds an entry for key; if none is used, why
+// says why (for the first) and signer who signed it.
+func (rm *Remote) fetchBatched(ctx context.Context, st *artifacts.Store, key artifacts.Key, kind string) (e artifacts.Entry, found bool, why error, signer string) {
 	idx, err := rm.index(ctx)
 	if err != nil {
-		e, ok := reject(err)
-		return e, ok, true
+		return e, true, err, ""
 	}
 	envs := idx.entries[key]
 	if len(envs) == 0 {
-		return artifacts.Entry{}, false, false
+		return e, false, nil, ""
 	}
-	var why error
 	for _, env := range envs {
-		e, err := rm.useEntry(ctx, st, idx, openEnvelope(env, key, rm.trusted), key, kind, nil)
+		op := openEnvelope(env, key, rm.trusted)
+		e, err := rm.useEntry(ctx, st, idx, op, key, kind, nil)
 		if err == nil {
-			return e, true, true
+			return e, true, nil, ""
 		}
 		if why == nil {
-			why = err
+			why, signer = err, op.signer
 		}
 	}
-	e, ok := reject(why)
-	return e, ok, true
+	return artifacts.Entry{}, true, why, signer
+}
+
+// remoteFailed reports whether err is the remote failing (or the run
+// being cancelled) rather than an entry found unusable: reported once, at
+// the end (Failure), not counted as an entry not used.
+func remoteFailed(ctx context.Context, err error) bool {
+	var failed *RemoteError
+	return ctx.Err() != nil || errors.Is(err, errDown) || errors.As(err, &failed)
 }
 
 // opened is an envelope checked by openEntry: its entry, or why it is not
 // to be used.
 type opened struct {
-	e   artifacts.Entry
-	err error
+	e      artifacts.Entry
+	signer string
+	err    error
 }
 
 func openEnvelope(env []byte, k artifacts.Key, trusted []PublicKey) opened {
-	e, _, err := openEntry(env, k, trusted)
-	return opened{e, err}
+	e, signer, err := openEntry(env, k, trusted)
+	return opened{e, signer, err}
 }
 
 // useEntry takes the entry of an envelope for key (openEnvelope: signed by
@@ -406,19 +513,9 @@ func (rm *Remote) useEntry(ctx context.Context, st *artifacts.Store, idx *remote
 		if !absent[o.Digest] && st.Has(o.Digest) && st.Verify(o.Digest) == nil {
 			continue
 		}
-		loc, ok := idx.objects[o.Digest]
-		if !ok || loc.size != o.Size {
-			return e, fmt.Errorf("output %q: object %v is in no pack on the remote", o.Name, o.Digest)
-		}
-		pack, err := rm.pack(ctx, loc.pack)
+		b, err := rm.objectOf(ctx, idx, o)
 		if err != nil {
-			rm.markBad(o.Digest)
-			return e, fmt.Errorf("output %q: %w", o.Name, err)
-		}
-		b, err := objectFrom(pack, loc, o.Digest)
-		if err != nil {
-			rm.markBad(o.Digest)
-			return e, fmt.Errorf("output %q: the remote object %v is corrupt: %w", o.Name, o.Digest, err)
+			return e, err
 		}
 		if _, err := st.Put(b); err != nil {
 			return e, fmt.Errorf("output %q: storing it locally: %w", o.Name, err)
@@ -432,13 +529,50 @@ func (rm *Remote) useEntry(ctx context.Context, st *artifacts.Store, idx *remote
 	return e, nil
 }
 
-// markBad records that the remote's copy of d was found corrupt: it is
-// uploaded again.
-func (rm *Remote) markBad(d artifacts.Digest) {
-	rm.mu.Lock()
-	defer rm.mu.Unlock()
-	if rm.bad == nil {
-		rm.bad = map[artifacts.Digest]bool{}
+// objectOf returns output o's bytes from the first place on the remote
+// where they check (its pack downloaded, checked against its name, and the
+// object's bytes against its digest). If there is no such place, o's
+// object is marked bad (a push uploads it again) and the error says why,
+// wrapping errMissingObject or errCorruptObject.
+func (rm *Remote) objectOf(ctx context.Context, idx *remoteIndex, o artifacts.Output) ([]byte, error) {
+	var why error
+	for _, loc := range idx.objects[o.Digest] {
+		if loc.size != o.Size {
+			why = fmt.Errorf("output %q: the remote object %v %w: %d bytes in pack %s, the entry says %d", o.Name, o.Digest, errCorruptObject, loc.size, loc.pack.Name, o.Size)
+			continue
+		}
+		pack, err := rm.pack(ctx, loc.pack)
+		if err != nil {
+			if remoteFailed(ctx, err) {
+				return nil, fmt.Errorf("output %q: %w", o.Name, err) // the remote failed, not the object
+			}
+			if isNotExist(err) {
+				why = fmt.Errorf("output %q: object %v %w (pack %s is not)", o.Name, o.Digest, errMissingObject, packName(loc.pack.Name))
+			} else {
+				why = fmt.Errorf("output %q: %w", o.Name, err) // errCorruptObject, ErrRefused or another fault
+			}
+			continue
+		}
+		b, err := objectFrom(pack, loc, o.Digest)
+		if err != nil {
+			why = fmt.Errorf("output %q: the remote object %v %w: %w", o.Name, o.Digest, errCorruptObject, err)
+			continue
+		}
+		return b, nil
 	}
-	rm.bad[d] = true
+	if why == nil {
+		return nil, fmt.Errorf("output %q: object %v %w (in no pack)", o.Name, o.Digest, errMissingObject)
+	}
+	rm.markBad(o.Digest)
+	return nil, why
+}
+
+// anyBad reports whether an output of e was found corrupt on the remote.
+func (rm *Remote) anyBad(e artifacts.Entry) bool {
+	for _, o := range e.Outputs {
+		if rm.isBad(o.Digest) {
+			return true
+		}
+	}
+	return false
 }

@@ -177,8 +177,9 @@ func TestPulledPacksRehashed(t *testing.T) {
 	for _, e := range es {
 		inBad := false
 		for _, o := range e.Outputs {
-			inBad = inBad || idx.objects[o.Digest].pack.Name == bad
-			if idx.objects[o.Digest].pack.Name == bad && fresh.Has(o.Digest) {
+			in := idx.objects[o.Digest][0].pack.Name == bad
+			inBad = inBad || in
+			if in && fresh.Has(o.Digest) {
 				t.Fatalf("object %v of the corrupt pack entered the local store", o.Digest)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -71,8 +72,8 @@ func (rm *Remote) GC(ctx context.Context, keep map[artifacts.Key]bool, grace tim
 			// check: GC keeps what any entry names).
 			data, err := rm.r.get(ctx, i.Name, maxEnvelope)
 			if err != nil {
-				if isNotExist(err) {
-					return nil
+				if isNotExist(err) || errors.Is(err, ErrRefused) {
+					return nil // gone, or no entry this remote wrote
 				}
 				return err
 			}

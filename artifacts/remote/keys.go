@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Key files are one line, "NAME:BASE64\n", as Nix writes its binary-cache
@@ -82,6 +83,48 @@ func checkKeyName(name string) error {
 	return nil
 }
 
+// maxKeyFile bounds a key file: one line of a name and at most 88 base64
+// characters.
+const maxKeyFile = 4 << 10
+
+// readKeyFile reads a key file, which must be a regular file of at most
+// maxKeyFile bytes: a named pipe is refused before it could block the
+// open or the read (and with it the signal that should stop thv), a
+// device such as /dev/zero before it could fill memory. (The rule of
+// pipeline/userfile, which this package, embedded in thv.Sources, does
+// not import.) It is checked before it is opened, opened without
+// blocking, and checked again once open.
+func readKeyFile(file string) ([]byte, error) {
+	check := func(fi fs.FileInfo) error {
+		switch {
+		case !fi.Mode().IsRegular():
+			return fmt.Errorf("%s: not a regular file (%s); give the key file", file, kindOf(fi.Mode()))
+		case fi.Size() > maxKeyFile:
+			return fmt.Errorf("%s: %d bytes, larger than the limit of %d for a key file", file, fi.Size(), maxKeyFile)
+		}
+		return nil
+	}
+	fi, err := os.Stat(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := check(fi); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if err := check(fi); err != nil {
+		return nil, err
+	}
+	return readBounded(f, file, fi.Size(), maxKeyFile)
+}
+
 // parseKeyLine reads "NAME:BASE64" of n decoded bytes.
 func parseKeyLine(file string, data []byte, n int) (string, []byte, error) {
 	line := strings.TrimSpace(string(data))
@@ -99,16 +142,16 @@ func parseKeyLine(file string, data []byte, n int) (string, []byte, error) {
 // LoadPrivateKey reads a NAME.key file. A key readable by others is refused:
 // anyone who can read it can sign entries everyone trusts.
 func LoadPrivateKey(file string) (*PrivateKey, error) {
+	data, err := readKeyFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("signing key: %w", err)
+	}
 	fi, err := os.Stat(file)
 	if err != nil {
 		return nil, fmt.Errorf("signing key: %w", err)
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("signing key %s: mode %v lets others read it: chmod 600 %s", file, fi.Mode().Perm(), file)
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("signing key: %w", err)
 	}
 	name, raw, err := parseKeyLine(file, data, ed25519.PrivateKeySize)
 	if err != nil {
@@ -138,7 +181,7 @@ func LoadTrustedKeys(list string) ([]PublicKey, error) {
 		if f == "" {
 			continue
 		}
-		data, err := os.ReadFile(f)
+		data, err := readKeyFile(f)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("trusted key %s: no such file (thv key generate NAME writes NAME.pub)", f)

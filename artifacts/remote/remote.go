@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -12,9 +13,11 @@ import (
 )
 
 // maxEnvelope and maxObject bound what a download may read: an index file
-// is a few hundred bytes, an object at most a few hundred megabytes.
+// is at most tens of kilobytes, an object at most a few hundred
+// megabytes. An object is read only up to the size its signed entry
+// states.
 const (
-	maxEnvelope = 64 << 20
+	maxEnvelope = 4 << 20
 	maxObject   = 4 << 30
 )
 
@@ -46,6 +49,7 @@ type Remote struct {
 	pushFails int
 	pushErr   error
 	bad       map[artifacts.Digest]bool // remote objects found corrupt: uploaded again
+	rejected  map[string]int            // why entries were not used → how many
 
 	// The batches' index (batch.go), read once, and the packs read whole
 	// for Fetch, kept in memory up to packCacheSize.
@@ -60,6 +64,7 @@ type Remote struct {
 type Stats struct {
 	EntriesFetched, EntriesRejected, EntriesMissing atomic.Int64
 	EntriesPushed, ObjectsPushed, ObjectsPresent    atomic.Int64
+	ObjectsReplaced                                 atomic.Int64 // found corrupt when pushing, and uploaded again
 	ObjectsFetched, BytesFetched, BytesPushed       atomic.Int64
 }
 
@@ -121,9 +126,9 @@ func (rm *Remote) fetch(ctx context.Context, st *artifacts.Store, key artifacts.
 // fetchFrom is fetch, from the per-task layout and, if batched, then from
 // the batches.
 func (rm *Remote) fetchFrom(ctx context.Context, st *artifacts.Store, key artifacts.Key, kind, task string, batched bool) (artifacts.Entry, bool) {
+	signer := ""
 	reject := func(why error) (artifacts.Entry, bool) {
-		rm.Stats.EntriesRejected.Add(1)
-		rm.log.Warn("remote entry not used; computing the task", "task", task, "key", key, "remote", rm.URL(), "why", why)
+		rm.rejectEntry(why, signer, "remote entry not used; computing the task", task, key)
 		return artifacts.Entry{}, false
 	}
 	data, err := rm.r.get(ctx, entryName(key), maxEnvelope)
@@ -131,24 +136,28 @@ func (rm *Remote) fetchFrom(ctx context.Context, st *artifacts.Store, key artifa
 		if isNotExist(err) {
 			// Not published task by task: perhaps pushed in a batch.
 			if !batched {
+				return artifacts.Entry{}, false // (Pull, after the batches' copy: it counts)
+			}
+			e, found, why, by := rm.fetchBatched(ctx, st, key, kind)
+			switch {
+			case !found:
 				rm.Stats.EntriesMissing.Add(1)
 				return artifacts.Entry{}, false
+			case why == nil:
+				rm.Stats.EntriesFetched.Add(1)
+				return e, true
+			case remoteFailed(ctx, why):
+				return artifacts.Entry{}, false // reported once, at the end (Failure)
 			}
-			if e, ok, found := rm.fetchBatched(ctx, st, key, kind, reject); found {
-				if ok {
-					rm.Stats.EntriesFetched.Add(1)
-				}
-				return e, ok
-			}
-			rm.Stats.EntriesMissing.Add(1)
-			return artifacts.Entry{}, false
+			signer = by
+			return reject(why)
 		}
-		if ctx.Err() != nil || errors.Is(err, errDown) {
-			return artifacts.Entry{}, false // reported when the remote went down
+		if remoteFailed(ctx, err) {
+			return artifacts.Entry{}, false // the remote failed, not the entry: reported once, at the end (Failure)
 		}
 		return reject(err)
 	}
-	e, _, err := openEntry(data, key, rm.trusted)
+	e, signer, err := openEntry(data, key, rm.trusted)
 	if err != nil {
 		return reject(err)
 	}
@@ -162,16 +171,19 @@ func (rm *Remote) fetchFrom(ctx context.Context, st *artifacts.Store, key artifa
 		if st.Has(o.Digest) && st.Verify(o.Digest) == nil {
 			continue
 		}
-		b, err := rm.r.get(ctx, objectName(o.Digest), maxObject)
+		b, err := rm.r.get(ctx, objectName(o.Digest), min(o.Size, maxObject))
 		if err != nil {
 			if isNotExist(err) {
-				err = fmt.Errorf("output %q: object %v is not on the remote", o.Name, o.Digest)
+				err = fmt.Errorf("output %q: object %v %w", o.Name, o.Digest, errMissingObject)
+			} else if errors.Is(err, ErrRefused) {
+				rm.markBad(o.Digest)
+				err = fmt.Errorf("output %q: %w", o.Name, err)
 			}
 			return reject(err)
 		}
 		if got := artifacts.Sum(b); got != o.Digest || int64(len(b)) != o.Size {
 			rm.markBad(o.Digest)
-			return reject(fmt.Errorf("output %q: the remote object %s is corrupt: its %d bytes hash to %v (want %d bytes)", o.Name, objectName(o.Digest), len(b), got, o.Size))
+			return reject(fmt.Errorf("output %q: the remote object %s %w: its %d bytes hash to %v (want %d bytes)", o.Name, objectName(o.Digest), errCorruptObject, len(b), got, o.Size))
 		}
 		if _, err := st.Put(b); err != nil {
 			return reject(fmt.Errorf("output %q: storing it locally: %w", o.Name, err))
@@ -223,20 +235,38 @@ func (rm *Remote) push(ctx context.Context, st *artifacts.Store, key artifacts.K
 	}
 	// Resuming: ed25519 signatures are deterministic, so the same key
 	// signing the same entry writes the same bytes.
-	if old, err := rm.r.get(ctx, entryName(key), maxEnvelope); err == nil && string(old) == string(env) && !rm.anyBad(e) {
-		return true, nil
-	} else if err != nil && !isNotExist(err) {
+	old, err := rm.r.get(ctx, entryName(key), maxEnvelope)
+	if err != nil && !isNotExist(err) && !errors.Is(err, ErrRefused) {
 		return false, err
 	}
+	current := err == nil && string(old) == string(env)
+	uploaded := false
 	for _, o := range e.Outputs {
 		rm.mu.Lock()
 		bad := rm.bad[o.Digest]
 		rm.mu.Unlock()
-		if info, err := rm.r.stat(ctx, objectName(o.Digest)); err == nil && info.Size == o.Size && !bad {
-			rm.Stats.ObjectsPresent.Add(1)
-			continue // content-addressed: the name vouches for nothing, but a reader re-hashes it
-		} else if err != nil && !isNotExist(err) {
+		info, err := rm.r.stat(ctx, objectName(o.Digest))
+		if err != nil && !isNotExist(err) && !errors.Is(err, ErrRefused) {
 			return false, err
+		}
+		if err == nil && info.Size == o.Size && !bad {
+			// Content-addressed, but the name vouches for nothing: an
+			// object planted under it (before the first push, or since)
+			// would deny the cache to every reader. Re-hash it; replace
+			// it if it is bad.
+			ok, err := rm.remoteObjectOK(ctx, o)
+			if err != nil {
+				return false, err
+			}
+			if ok {
+				if !current {
+					rm.Stats.ObjectsPresent.Add(1)
+				}
+				continue
+			}
+		}
+		if err == nil {
+			rm.Stats.ObjectsReplaced.Add(1)
 		}
 		b, err := st.Get(o.Digest)
 		if err != nil {
@@ -245,8 +275,12 @@ func (rm *Remote) push(ctx context.Context, st *artifacts.Store, key artifacts.K
 		if err := rm.r.put(ctx, objectName(o.Digest), b); err != nil {
 			return false, err
 		}
+		uploaded = true
 		rm.Stats.ObjectsPushed.Add(1)
 		rm.Stats.BytesPushed.Add(int64(len(b)))
+	}
+	if current && !uploaded {
+		return true, nil
 	}
 	// Last: only now may a reader find the entry.
 	if err := rm.r.put(ctx, entryName(key), env); err != nil {
@@ -254,6 +288,94 @@ func (rm *Remote) push(ctx context.Context, st *artifacts.Store, key artifacts.K
 	}
 	rm.Stats.EntriesPushed.Add(1)
 	return false, nil
+}
+
+// remoteObjectOK reports whether the remote's object for o has o's bytes,
+// reading at most o.Size of them.
+func (rm *Remote) remoteObjectOK(ctx context.Context, o artifacts.Output) (bool, error) {
+	b, err := rm.r.get(ctx, objectName(o.Digest), o.Size)
+	switch {
+	case errors.Is(err, ErrRefused) || isNotExist(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return int64(len(b)) == o.Size && artifacts.Sum(b) == o.Digest, nil
+}
+
+func (rm *Remote) markBad(d artifacts.Digest) {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	if rm.bad == nil {
+		rm.bad = map[artifacts.Digest]bool{}
+	}
+	rm.bad[d] = true
+}
+
+// Why the objects of an entry made it unusable.
+var (
+	errMissingObject = errors.New("is not on the remote")
+	errCorruptObject = errors.New("is corrupt")
+)
+
+// rejection is the reason an entry was not used, as Rejections counts
+// them: the kind of check that failed, and the signer a key is not
+// trusted for.
+func rejection(err error, signer string) string {
+	switch {
+	case errors.Is(err, ErrUntrusted):
+		return fmt.Sprintf("signed by a key that is not trusted (it names itself %q): trust its .pub with --trusted-keys, or sign with a trusted key", signer)
+	case errors.Is(err, ErrUnsigned):
+		return ErrUnsigned.Error()
+	case errors.Is(err, ErrBadSignature):
+		return "its signature does not verify under the trusted key"
+	case errors.Is(err, ErrBadEntry):
+		return ErrBadEntry.Error()
+	case errors.Is(err, errMissingObject):
+		return "an object it names is not on the remote"
+	case errors.Is(err, errCorruptObject) || errors.Is(err, ErrRefused):
+		return "an object it names is corrupt on the remote (a push with the signing key replaces it)"
+	}
+	return "another fault: " + err.Error()
+}
+
+// rejectEntry counts an entry not used, by its reason (rejection), and
+// logs the first of each reason with msg: the others are summed up at the
+// end (Rejections).
+func (rm *Remote) rejectEntry(why error, signer, msg, task string, key artifacts.Key) {
+	rm.Stats.EntriesRejected.Add(1)
+	reason := rejection(why, signer)
+	rm.mu.Lock()
+	if rm.rejected == nil {
+		rm.rejected = map[string]int{}
+	}
+	rm.rejected[reason]++
+	first := rm.rejected[reason] == 1
+	rm.mu.Unlock()
+	if first {
+		rm.log.Warn(msg+" (further entries not used for this reason are counted, not shown)", "task", task, "key", key, "remote", rm.URL(), "why", why)
+	}
+}
+
+// Rejections lists why remote entries were not used during the run, one
+// line per reason with its count, most frequent first; nil if every entry
+// found was used.
+func (rm *Remote) Rejections() []string {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	reasons := make([]string, 0, len(rm.rejected))
+	for r := range rm.rejected {
+		reasons = append(reasons, r)
+	}
+	sort.Slice(reasons, func(i, j int) bool {
+		a, b := rm.rejected[reasons[i]], rm.rejected[reasons[j]]
+		return a > b || a == b && reasons[i] < reasons[j]
+	})
+	out := make([]string, len(reasons))
+	for i, r := range reasons {
+		out[i] = fmt.Sprintf("%d entries %s", rm.rejected[r], r)
+	}
+	return out
 }
 
 // Err reports the uploads that failed during a run, naming the URL, or nil.
@@ -277,9 +399,9 @@ func (rm *Remote) Failure() error { return rm.r.failure() }
 // Summary is one line of what the remote did.
 func (rm *Remote) Summary() string {
 	s := &rm.Stats
-	return fmt.Sprintf("remote %s: %d entries fetched (%d objects, %s), %d not used, %d absent; %d entries pushed (%d objects, %s; %d objects already there)",
+	return fmt.Sprintf("remote %s: %d entries fetched (%d objects, %s), %d not used, %d absent; %d entries pushed (%d objects, %s; %d objects already there, %d replaced)",
 		rm.URL(), s.EntriesFetched.Load(), s.ObjectsFetched.Load(), bytesString(s.BytesFetched.Load()), s.EntriesRejected.Load(), s.EntriesMissing.Load(),
-		s.EntriesPushed.Load(), s.ObjectsPushed.Load(), bytesString(s.BytesPushed.Load()), s.ObjectsPresent.Load())
+		s.EntriesPushed.Load(), s.ObjectsPushed.Load(), bytesString(s.BytesPushed.Load()), s.ObjectsPresent.Load(), s.ObjectsReplaced.Load())
 }
 
 func bytesString(n int64) string {
@@ -292,16 +414,4 @@ func bytesString(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
-}
-
-// anyBad reports whether an output of e was found corrupt on the remote.
-func (rm *Remote) anyBad(e artifacts.Entry) bool {
-	rm.mu.Lock()
-	defer rm.mu.Unlock()
-	for _, o := range e.Outputs {
-		if rm.bad[o.Digest] {
-			return true
-		}
-	}
-	return false
 }

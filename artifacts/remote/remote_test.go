@@ -259,11 +259,12 @@ func checkConsistent(t *testing.T, rm *Remote, trusted []PublicKey) (entries int
 				continue
 			}
 			for _, o := range e.Outputs {
-				loc, ok := idx.objects[o.Digest]
-				if !ok {
+				locs := idx.objects[o.Digest]
+				if len(locs) == 0 {
 					t.Errorf("entry %v of batch %s names object %v, which is in no pack", be.Key, lb.info.Name, o.Digest)
 					continue
 				}
+				loc := locs[0]
 				pack, err := rm.pack(ctx, loc.pack)
 				if err == nil {
 					_, err = objectFrom(pack, loc, o.Digest)

@@ -46,6 +46,9 @@ type RemoteError struct {
 }
 
 func (e *RemoteError) Error() string {
+	if e.Attempts == 1 {
+		return fmt.Sprintf("remote %s: %s: %v", e.URL, e.Op, e.Err)
+	}
 	return fmt.Sprintf("remote %s: %s: failed %d times, the last: %v", e.URL, e.Op, e.Attempts, e.Err)
 }
 
@@ -73,17 +76,21 @@ func (r *retrying) do(ctx context.Context, op string, f func(ctx context.Context
 		actx, cancel := context.WithTimeout(ctx, r.policy.Timeout)
 		err = f(actx)
 		cancel()
-		if err == nil || isNotExist(err) {
-			return err
+		if err == nil || isNotExist(err) || errors.Is(err, ErrRefused) {
+			return err // an answer: another try would get the same
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("remote %s: %s: %w", r.b, op, ctx.Err())
 		}
-		if errors.Is(err, errNoRetry) {
+		if errors.Is(err, errNoRetry) || errors.Is(err, ErrNoBucket) {
 			break
 		}
 	}
-	re := &RemoteError{URL: r.b.String(), Op: op, Attempts: r.policy.Attempts, Err: err}
+	attempts := r.policy.Attempts
+	if errors.Is(err, ErrNoBucket) {
+		attempts = 1
+	}
+	re := &RemoteError{URL: r.b.String(), Op: op, Attempts: attempts, Err: err}
 	r.mu.Lock()
 	if r.down == nil {
 		r.down = re
@@ -91,6 +98,16 @@ func (r *retrying) do(ctx context.Context, op string, f func(ctx context.Context
 	r.mu.Unlock()
 	return re
 }
+
+// ErrRefused marks a file of the remote that is refused as it is (larger
+// than its entry states, not a regular file, a link): the operation is
+// not retried and the remote is not given up on; the entry that names it
+// is not used.
+var ErrRefused = errors.New("refused")
+
+// ErrNoBucket marks an S3 remote whose bucket does not exist: not retried
+// (it will not appear), and the remote is given up on at once.
+var ErrNoBucket = errors.New("the bucket does not exist")
 
 // errNoRetry marks an error that another attempt cannot cure.
 var errNoRetry = errors.New("not retried")

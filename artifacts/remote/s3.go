@@ -69,8 +69,14 @@ func (b *s3Backend) key(name string) string {
 }
 
 // notExist maps S3's "no such key" answers (a HEAD has no body, so only
-// its status says so) to ErrNotExist.
-func notExist(err error) error {
+// its status says so) to ErrNotExist, and "no such bucket" to ErrNoBucket,
+// which names the bucket and the fix.
+func (b *s3Backend) notExist(err error) error {
+	var nsb *types.NoSuchBucket
+	var coded interface{ ErrorCode() string } // smithy.APIError
+	if errors.As(err, &nsb) || errors.As(err, &coded) && coded.ErrorCode() == "NoSuchBucket" {
+		return fmt.Errorf("%w: there is no bucket %q at this endpoint; create it first (e.g. aws s3 mb s3://%s, with --endpoint-url for a server other than AWS S3), or correct the URL or AWS_ENDPOINT_URL", ErrNoBucket, b.bucket, b.bucket)
+	}
 	var nsk *types.NoSuchKey
 	var nf *types.NotFound
 	var re *smithyhttp.ResponseError
@@ -80,20 +86,37 @@ func notExist(err error) error {
 	return err
 }
 
+// Get reads at most limit bytes: an object that says it is larger is
+// refused before its body is read, and the buffer is never larger than
+// the object (at most limit).
 func (b *s3Backend) Get(ctx context.Context, name string, limit int64) ([]byte, error) {
 	out, err := b.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &b.bucket, Key: aws.String(b.key(name))})
 	if err != nil {
-		return nil, notExist(err)
+		return nil, b.notExist(err)
 	}
 	defer out.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(out.Body, limit+1))
+	size := aws.ToInt64(out.ContentLength)
+	if size > limit {
+		return nil, fmt.Errorf("%s: %w: %d bytes, more than the %d expected", name, ErrRefused, size, limit)
+	}
+	if size < 0 {
+		size = 0
+	}
+	return readBounded(out.Body, name, size, limit)
+}
+
+// readBounded reads r whole into a buffer of expected bytes, growing it
+// only up to limit, and refuses a stream longer than limit.
+func readBounded(r io.Reader, name string, expected, limit int64) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, expected+1))
+	n, err := io.Copy(buf, io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: larger than %d bytes", name, limit)
+	if n > limit {
+		return nil, fmt.Errorf("%s: %w: more than the %d bytes expected", name, ErrRefused, limit)
 	}
-	return data, nil
+	return buf.Bytes(), nil
 }
 
 func (b *s3Backend) Put(ctx context.Context, name string, data []byte) error {
@@ -101,13 +124,16 @@ func (b *s3Backend) Put(ctx context.Context, name string, data []byte) error {
 		Bucket: &b.bucket, Key: aws.String(b.key(name)),
 		Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data))),
 	})
-	return err
+	if err != nil {
+		return b.notExist(err)
+	}
+	return nil
 }
 
 func (b *s3Backend) Stat(ctx context.Context, name string) (Info, error) {
 	out, err := b.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &b.bucket, Key: aws.String(b.key(name))})
 	if err != nil {
-		return Info{}, notExist(err)
+		return Info{}, b.notExist(err)
 	}
 	return Info{Name: name, Size: aws.ToInt64(out.ContentLength), ModTime: aws.ToTime(out.LastModified)}, nil
 }
@@ -121,7 +147,7 @@ func (b *s3Backend) List(ctx context.Context, prefix string, fn func(Info) error
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return err
+			return b.notExist(err)
 		}
 		for _, o := range page.Contents {
 			name := aws.ToString(o.Key)
@@ -142,7 +168,7 @@ func (b *s3Backend) List(ctx context.Context, prefix string, fn func(Info) error
 func (b *s3Backend) Delete(ctx context.Context, name string) error {
 	_, err := b.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &b.bucket, Key: aws.String(b.key(name))})
 	if err != nil {
-		if err = notExist(err); isNotExist(err) {
+		if err = b.notExist(err); isNotExist(err) {
 			return nil
 		}
 	}

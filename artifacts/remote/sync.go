@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -77,12 +78,23 @@ func (rm *Remote) Push(ctx context.Context, st *artifacts.Store, items []Item, j
 		}
 		return rep
 	}
-	p := &packer{rm: rm, ctx: ctx, idx: idx, jobs: max(1, jobs), placed: map[artifacts.Digest]objectLoc{}}
-	for d, loc := range idx.objects {
-		if !rm.isBad(d) {
-			p.placed[d] = loc
+	// Where the objects of these entries lie on the remote, checked.
+	outs := map[artifacts.Digest]int64{}
+	for _, it := range items {
+		if e, ok, err := st.GetEntry(it.Key); err == nil && ok {
+			for _, o := range e.Outputs {
+				outs[o.Digest] = o.Size
+			}
 		}
 	}
+	placed, err := rm.checkPlaces(ctx, idx, outs, jobs)
+	if err != nil {
+		for _, it := range items {
+			fail(it, err)
+		}
+		return rep
+	}
+	p := &packer{rm: rm, ctx: ctx, idx: idx, jobs: max(1, jobs), placed: placed}
 	for _, it := range items {
 		if ctx.Err() != nil {
 			break
@@ -252,13 +264,20 @@ func (p *packer) startUpload(bp batchPack, z []byte) {
 		defer func() { <-p.sem }()
 		name := packName(bp.Name)
 		var err error
-		if info, serr := p.rm.r.stat(p.ctx, name); serr == nil && info.Size == bp.Size {
-			// Content-addressed: the same bytes, from a push that was
-			// interrupted (a reader re-hashes it anyway).
-		} else if serr != nil && !isNotExist(serr) {
+		// A pack of this name may be there already: the same bytes, from
+		// a push that was interrupted; but the name vouches for nothing
+		// (a pack planted under it), so it is kept only if it re-hashes
+		// right, and replaced otherwise, as is anything else under its
+		// name (a link, a named pipe).
+		info, serr := p.rm.r.stat(p.ctx, name)
+		switch {
+		case serr != nil && !isNotExist(serr) && !errors.Is(serr, ErrRefused):
 			err = serr
-		} else if err = p.rm.r.put(p.ctx, name, z); err == nil {
-			p.rm.Stats.BytesPushed.Add(int64(len(z)))
+		case serr == nil && info.Size == bp.Size && p.rm.packOK(p.ctx, bp):
+		default:
+			if err = p.rm.r.put(p.ctx, name, z); err == nil {
+				p.rm.Stats.BytesPushed.Add(int64(len(z)))
+			}
 		}
 		p.mu.Lock()
 		if err != nil {
@@ -450,10 +469,11 @@ func (rm *Remote) Pull(ctx context.Context, st *artifacts.Store, items []Item, j
 				continue
 			}
 			for _, o := range op.e.Outputs {
-				loc, ok := idx.objects[o.Digest]
-				if !ok {
+				locs := idx.objects[o.Digest]
+				if len(locs) == 0 {
 					continue
 				}
+				loc := locs[0]
 				if _, seen := absent[o.Digest]; !seen {
 					absent[o.Digest] = !st.Has(o.Digest)
 				}
@@ -485,26 +505,27 @@ func (rm *Remote) Pull(ctx context.Context, st *artifacts.Store, items []Item, j
 		wg.Go(func() {
 			defer func() { <-sem }()
 			var why error
+			signer := ""
 			ok := false
 			for _, op := range b.envs {
 				_, err := rm.useEntry(ctx, st, idx, op, b.item.Key, b.item.Kind, absent)
 				if err == nil {
 					ok = true
+					rm.Stats.EntriesFetched.Add(1)
 					break
 				}
 				if why == nil {
-					why = err
+					why, signer = err, op.signer
 				}
 			}
-			if !ok {
+			if !ok && !remoteFailed(ctx, why) {
 				// Perhaps published task by task too (by a run that
 				// recomputed it after finding the batch's copy bad).
-				rm.Stats.EntriesRejected.Add(1)
-				rm.log.Warn("remote entry not used", "task", b.item.Task, "key", b.item.Key, "remote", rm.URL(), "why", why)
-				_, ok = rm.fetchFrom(ctx, st, b.item.Key, b.item.Kind, b.item.Task, false)
+				if _, ok = rm.fetchFrom(ctx, st, b.item.Key, b.item.Kind, b.item.Task, false); !ok {
+					rm.rejectEntry(why, signer, "remote entry not used", b.item.Task, b.item.Key)
+				}
 			}
 			if ok {
-				rm.Stats.EntriesFetched.Add(1)
 				mu.Lock()
 				rep.Done++
 				mu.Unlock()

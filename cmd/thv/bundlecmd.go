@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,11 +17,14 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	thvmodule "thv"
+	"thv/artifacts"
 	"thv/pipeline"
 	"thv/pipeline/bundle"
 	"thv/pipeline/tempdir"
 	"thv/pipeline/userfile"
+	"thv/stages/compare"
 	"thv/stages/protocol"
+	"thv/stages/report"
 )
 
 // bundleImage writes the OCI image of this binary as an oci-archive and
@@ -31,9 +35,9 @@ var bundleImage = imageArchive
 func newBundleCommand() *cobra.Command {
 	var pf projectFlags
 	var out string
-	var noImage bool
+	var noImage, noVendor bool
 	cmd := &cobra.Command{
-		Use:   "bundle -o FILE [--no-image]",
+		Use:   "bundle -o FILE [--no-image] [--no-vendor]",
 		Short: "Write one archive with everything needed to check the reproduction bit for bit",
 		Long: `Write a deterministic tar.gz holding the protocol file, the lock, results/,
 a store with every artifact the lock's tasks output (store/), the module's
@@ -87,6 +91,12 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 			}
 			defer resultsDir.Remove()
 			results := resultsDir.Path()
+			// The page is the project's, readings included: what thv
+			// readings wrote goes into the bundle as it is (verify-bundle
+			// names it not checked: the bundle holds none of its tasks).
+			if err := copyReadings(proj.ResultsDir(), results); err != nil {
+				return err
+			}
 			proj.PreviousReport = filepath.Join(proj.ResultsDir(), protocol.ReportName) // its run block, if the same results
 			proj.Run = reportRun("")
 			proj.Config.Outputs.Results = results
@@ -101,25 +111,33 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 			if noImage {
 				image = nil
 			}
+			described, err := proj.Describe()
+			if err != nil {
+				return err
+			}
+			// source/ builds offline: its modules are vendored.
+			var vendor fs.FS
+			if !noVendor {
+				vendorDir, err := tempdir.New("thv-bundle-vendor-")
+				if err != nil {
+					return err
+				}
+				defer vendorDir.Remove()
+				dir := filepath.Join(vendorDir.Path(), "vendor")
+				if err := bundle.Vendor(cmd.Context(), thvmodule.Module, thvModulePath(), []string{thvModulePath() + "/cmd/thv"}, dir); err != nil {
+					return fmt.Errorf("%w (or bundle without vendored modules: --no-vendor)", err)
+				}
+				vendor = os.DirFS(dir)
+			}
 			version, published := buildVersion()
+			opt := bundleOptions(name, profile, described.Name())
+			opt.Protocol.Data = data
+			opt.Results, opt.Drawn, opt.Source, opt.Vendor, opt.Image = os.DirFS(results), drawn, thvmodule.Module, vendor, image
+			opt.Tool.Version, opt.Tool.GoVersion, opt.Published = version, runtime.Version(), published
 			errw := cmd.ErrOrStderr()
+			opt.Progress = phaseBar(errw, "bundle")
 			start := time.Now()
-			sum, err := bundle.Write(cmd.Context(), proj.Project, out, bundle.Options{
-				Protocol:  bundle.File{Path: name, Data: data},
-				Profile:   profile,
-				LockName:  filepath.Base(protocol.LockPath("", name, profile)),
-				Results:   os.DirFS(results),
-				Drawn:     drawn,
-				Source:    thvmodule.Module,
-				Image:     image,
-				Tool:      bundle.Tool{Name: "thv", Version: version, GoVersion: runtime.Version()},
-				Published: published,
-				Reproduce: fmt.Sprintf("thv repro --params %s --profile %s --store store", name, profile),
-				Verify:    "thv verify-bundle <this archive>",
-				Rebuild:   "cd source && CGO_ENABLED=0 go build -trimpath ./cmd/thv",
-				Report:    protocol.ReportName,
-				Progress:  phaseBar(errw, "bundle"),
-			})
+			sum, err := bundle.Write(cmd.Context(), proj.Project, out, opt)
 			if err != nil {
 				return err
 			}
@@ -134,6 +152,7 @@ give the same bytes. Check a bundle with thv verify-bundle.`,
 	}
 	pf.register(cmd)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the bundle file to write (tar.gz)")
+	cmd.Flags().BoolVar(&noVendor, "no-vendor", false, "leave the vendored modules out of source/ (about 9 MB smaller): building thv from source/ then needs the module proxy")
 	cmd.Flags().BoolVar(&noImage, "no-image", false, "leave the OCI image out (15 MB smaller): the image is published for running the tasks in containers, never run by verify-bundle")
 	return cmd
 }
@@ -206,7 +225,7 @@ func newVerifyBundleCommand() *cobra.Command {
 	var ef executorFlags
 	var vf verifyFlags
 	var dir string
-	var useBinary bool
+	var useBinary, jsonOut bool
 	var maxUnpacked byteSize
 	cmd := &cobra.Command{
 		Use:   "verify-bundle FILE [--sample N] [--executor process|local|container]",
@@ -230,6 +249,14 @@ its crate, its lock, a seal, its index or its binary):
     with the lock's. --sample N re-executes a random sample instead: a
     partial check, and it says so.
 
+The verdict names the protocol the bundle's results are of (the paper's,
+or the values that differ from the paper's), lists what was checked and
+what was not (and why), and gives the results' headline against the
+paper. Exit status: 0 verified; 1 rejected; 2 a wrong command line or a
+missing bundle file; 3 not checked (this machine failed, or this thv runs
+other code than the bundle's); 4 a sample agreed (--sample); 130 or 143
+interrupted. --json prints the same as one object.
+
 This thv must compute the same keys as the one that made the bundle (the
 same code): otherwise it says so. Then build thv from the bundle's
 source/ (after reviewing it: a thv built from a bundle's source checks the
@@ -237,138 +264,38 @@ bundle against that source) and run that. The bundle's own binary is never
 run.`,
 		Example: `  thv verify-bundle paper.tar.gz                 # every task re-executed
   thv verify-bundle paper.tar.gz -j 2 --task-timeout 5m
-  thv verify-bundle paper.tar.gz --sample 100    # a random partial check`,
+  thv verify-bundle paper.tar.gz --sample 100    # a random partial check
+  thv verify-bundle paper.tar.gz --json | jq .outcome`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if useBinary {
-				return errors.New("--use-bundle-binary was removed: a bundle's own thv would run a forger's code on this machine, and a forger's binary agrees with its forgery, so its verdict proves nothing; " +
-					"build thv from the bundle's source/ instead (thv verify-bundle FILE --dir DIR; review DIR/source, then cd DIR/source && CGO_ENABLED=0 go build -trimpath ./cmd/thv) and verify with that build")
+				return usageError(errors.New("--use-bundle-binary was removed: a bundle's own thv would run a forger's code on this machine, and a forger's binary agrees with its forgery, so its verdict proves nothing; " +
+					"build thv from the bundle's source/ instead (thv verify-bundle FILE --dir DIR; review DIR/source, then " + rebuildIn("DIR") + ") and verify with that build"))
 			}
-			opt, err := vf.options(cmd)
-			if err != nil {
-				return err
+			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			text := out
+			if jsonOut {
+				text = errw // stdout is the JSON object alone
 			}
-			out := cmd.OutOrStdout()
-			if dir == "" {
-				tmp, err := tempdir.New("thv-verify-bundle-")
-				if err != nil {
+			c := bundleCheck{file: args[0], dir: dir, maxUnpacked: int64(maxUnpacked)}
+			err := c.run(cmd, &ef, &vf, text)
+			sampled := c.opt.Sample > 0
+			if jsonOut {
+				j := newCheckJSON("verify-bundle", c.proto)
+				j.Bundle = args[0]
+				j.addReport(c.rep, c.opt.Sample, c.opt.Seed)
+				j.Against, j.Items, j.RunBlock = c.against, c.items, runBlockOf(c.run_)
+				if err == nil {
+					j.Message = c.verdict
+				}
+				if err := j.finish(cmd.Context(), out, err, sampled); err != nil {
 					return err
 				}
-				defer tmp.Remove()
-				dir = filepath.Join(tmp.Path(), "bundle")
 			}
-			// A bundle must be a regular file: a FIFO or a device would
-			// block or never end. Its size bounds what it may unpack to.
-			f, err := userfile.Open(args[0], maxBundleBytes)
-			if err != nil {
-				return err
+			if err == nil && sampled {
+				return sampleAgreed
 			}
-			fi, err := os.Stat(args[0])
-			if err != nil {
-				f.Close()
-				return err
-			}
-			manifest, err := bundle.Extract(f, dir, bundle.Limits{Total: int64(maxUnpacked), Compressed: fi.Size(), RaiseTotal: "--max-unpacked SIZE"})
-			f.Close()
-			if errors.Is(err, bundle.ErrLocal) {
-				return fmt.Errorf("%s not checked: %w", args[0], err) // this machine's fault, not the bundle's
-			}
-			if err != nil {
-				return fmt.Errorf("%s rejected: %w", args[0], err)
-			}
-			fmt.Fprintf(out, "manifest: %d files, every SHA-256 agrees with %s\n", len(manifest), bundle.ManifestName)
-			if _, ok := manifest[bundle.ImagePath]; ok {
-				fmt.Fprintf(out, "%s: not checked and never run (a bundle's own binary is evidence for nothing: this thv re-executes with its own build)\n", bundle.ImagePath)
-			}
-			params, lockName, err := manifest.Protocol()
-			if err != nil {
-				return fmt.Errorf("%s rejected: %w", args[0], err)
-			}
-			lock, err := pipeline.ReadLock(filepath.Join(dir, lockName))
-			if err != nil {
-				return fmt.Errorf("%s rejected: %w", args[0], err)
-			}
-			protocolData, err := os.ReadFile(filepath.Join(dir, params))
-			if err != nil {
-				return err
-			}
-			if err := noOverrides(protocolData); err != nil {
-				return err
-			}
-			if err := bundle.CheckCrate(dir, manifest); err != nil {
-				return fmt.Errorf("%s rejected: %w", args[0], err)
-			}
-			proj, err := protocol.Open(protocol.Options{
-				LoadOptions: protocol.LoadOptions{ParamsFile: filepath.Join(dir, params), Profile: lock.Profile},
-				StoreDir:    filepath.Join(dir, bundle.StoreDir),
-				Dir:         dir,
-			})
-			if err != nil {
-				return fmt.Errorf("%s rejected: its protocol: %w", args[0], err)
-			}
-			// Every record is read from the bundle's index: a seal in its
-			// store is the bundle's word about itself.
-			proj.IgnoreSeal = true
-			if got := filepath.Base(proj.LockPath); got != lockName {
-				return fmt.Errorf("%s rejected: its lock is %s, but its protocol %s with profile %s names %s", args[0], lockName, params, lock.Profile, got)
-			}
-			status, err := proj.Status(cmd.Context())
-			if err != nil {
-				return err
-			}
-			for _, r := range status.Results {
-				if r.Status == pipeline.Cached || r.Dispute != nil {
-					continue // a dispute is reported, and settled, by Verify
-				}
-				if strings.Contains(r.Reason, "code changed") {
-					return fmt.Errorf("this thv was built from other code than the bundle's thv (task %s: %s), so it computes other keys and cannot check the bundle's artifacts: "+
-						"build thv from the bundle's source/ (thv verify-bundle FILE --dir DIR; review DIR/source, then cd DIR/source && CGO_ENABLED=0 go build -trimpath ./cmd/thv) and verify with that build", r.Task.ID, r.Reason)
-				}
-				if r.Status == pipeline.Waiting && len(status.Disputes) > 0 {
-					continue // downstream of a dispute
-				}
-				return fmt.Errorf("%s rejected: task %s is not up to date in the bundle's own store (%s%s): the bundle is not self-consistent", args[0], r.Task.ID, r.Status, reasonText(r.Reason))
-			}
-			if len(status.Disputes) == 0 {
-				notes, err := resultsAgree(proj, status, dir)
-				if err != nil {
-					return fmt.Errorf("%s rejected: %w", args[0], err)
-				}
-				fmt.Fprintf(out, "results: every file of results/ is the store's output, or drawn from one\n")
-				for _, n := range notes {
-					fmt.Fprintf(out, "  %s\n", n)
-				}
-			}
-			if opt.NewExecutor, err = ef.verifier(proj); err != nil {
-				return err
-			}
-			vf.printSample(out, opt, "thv verify-bundle "+args[0])
-			errw := cmd.ErrOrStderr()
-			opt.Progress = phaseProgress(errw, isTerminal(errw))
-			rep, err := proj.Verify(cmd.Context(), opt)
-			if err != nil {
-				return err
-			}
-			printVerify(out, rep, false)
-			if !rep.OK() {
-				switch {
-				case len(rep.Store.Problems) > 0:
-					first := rep.Store.Problems[0].String()
-					if len(rep.Damaged) > 0 {
-						first = "task " + rep.Damaged[0].String()
-					}
-					return fmt.Errorf("%s rejected: its store failed the check (%d problems); first: %s", args[0], len(rep.Store.Problems), first)
-				case len(rep.Disputes) > 0:
-					return fmt.Errorf("%s rejected: %d of its lock records disagree with its store's index; first: %s", args[0], len(rep.Disputes), rep.Disputes[0])
-				}
-				return fmt.Errorf("%s rejected: %d tasks did not reproduce; first: %s", args[0], countTasks(rep.Mismatches), rep.Mismatches[0])
-			}
-			if !rep.Complete() {
-				fmt.Fprintf(out, "bundle NOT verified: %s\n", sampleVerdict(rep))
-				return nil
-			}
-			fmt.Fprintf(out, "bundle verified: this thv re-executed all %d tasks of %s from its recorded inputs and got the lock's bytes for every output; its results/ are those outputs\n", rep.Tasks(), args[0])
-			return nil
+			return err
 		},
 	}
 	ef.register(cmd)
@@ -376,8 +303,207 @@ run.`,
 	cmd.Flags().StringVar(&dir, "dir", "", "extract into this new directory and keep it (default: a temporary one, removed)")
 	cmd.Flags().Var(&maxUnpacked, "max-unpacked", fmt.Sprintf("the most the bundle may unpack to, e.g. 2GiB (default: %d times its compressed size, at least %d MiB)", bundle.TotalRatio, bundle.MinTotal>>20))
 	cmd.Flags().BoolVar(&useBinary, "use-bundle-binary", false, "removed: a bundle's own binary is never run")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print one JSON object (outcome, exit status, protocol, what was checked and not, counts per kind, the run block as stated); the report goes to stderr")
 	cmd.Flags().MarkHidden("use-bundle-binary")
 	return cmd
+}
+
+// bundleCheck is one thv verify-bundle: what it found, for its text and
+// its JSON.
+type bundleCheck struct {
+	file, dir   string
+	maxUnpacked int64
+	opt         pipeline.VerifyOptions
+	proto       *compare.Protocol
+	rep         *pipeline.VerifyReport
+	items       checkList
+	run_        *report.Run // the page's run block, as stated
+	against     string      // the results' headline against the paper
+	verdict     string      // the last line, when verified
+}
+
+// run checks the bundle, writing its report to text; the error says why
+// it is not verified, classified (rejected, not checked, usage).
+func (c *bundleCheck) run(cmd *cobra.Command, ef *executorFlags, vf *verifyFlags, text io.Writer) error {
+	file := terminalText(c.file)
+	var err error
+	if c.opt, err = vf.options(cmd); err != nil {
+		return usageError(err)
+	}
+	dir := c.dir
+	if dir == "" {
+		tmp, err := tempdir.New("thv-verify-bundle-")
+		if err != nil {
+			return notChecked(err)
+		}
+		defer tmp.Remove()
+		dir = filepath.Join(tmp.Path(), "bundle")
+	}
+	// A bundle must be a regular file: a FIFO or a device would
+	// block or never end. Its size bounds what it may unpack to.
+	f, err := userfile.Open(c.file, maxBundleBytes)
+	if err != nil {
+		return usageError(err)
+	}
+	fi, err := os.Stat(c.file)
+	if err != nil {
+		f.Close()
+		return usageError(err)
+	}
+	manifest, err := bundle.Extract(f, dir, bundle.Limits{Total: c.maxUnpacked, Compressed: fi.Size(), RaiseTotal: "--max-unpacked SIZE"})
+	f.Close()
+	if errors.Is(err, bundle.ErrLocal) {
+		return notChecked(fmt.Errorf("%s not checked: %w", file, err)) // this machine's fault, not the bundle's
+	}
+	if err != nil {
+		return rejected(fmt.Errorf("%s rejected: %w", file, err))
+	}
+	fmt.Fprintf(text, "manifest: %d files, every SHA-256 agrees with %s\n", len(manifest), bundle.ManifestName)
+	c.items.checked(bundle.ManifestName, fmt.Sprintf("%d files, each extracted defensively and its SHA-256 compared", len(manifest)))
+	if _, ok := manifest[bundle.ImagePath]; ok {
+		fmt.Fprintf(text, "%s: not checked and never run (a bundle's own binary is evidence for nothing: this thv re-executes with its own build)\n", bundle.ImagePath)
+		c.items.notChecked(bundle.ImagePath, "never run: a bundle's own binary is evidence for nothing; this thv re-executes with its own build")
+	}
+	params, lockName, err := manifest.Protocol()
+	if err != nil {
+		return rejected(fmt.Errorf("%s rejected: %w", file, err))
+	}
+	if err := bundle.CheckLockSize(dir, lockName); err != nil {
+		return rejected(fmt.Errorf("%s rejected: %w", file, err))
+	}
+	lock, err := pipeline.ReadLock(filepath.Join(dir, lockName))
+	if err != nil {
+		return rejected(fmt.Errorf("%s rejected: %w", file, err))
+	}
+	sourceChecks, err := checkBundleSource(dir, lock)
+	if err != nil {
+		return rejected(fmt.Errorf("%s rejected: %w: a thv built from it would not compute the lock's keys", file, err))
+	}
+	protocolData, err := os.ReadFile(filepath.Join(dir, params))
+	if err != nil {
+		return notChecked(err)
+	}
+	if err := noOverrides(protocolData); err != nil {
+		return usageError(err)
+	}
+	proj, err := protocol.Open(protocol.Options{
+		LoadOptions: protocol.LoadOptions{ParamsFile: filepath.Join(dir, params), Profile: lock.Profile},
+		StoreDir:    filepath.Join(dir, bundle.StoreDir),
+		Dir:         dir,
+	})
+	if err != nil {
+		return rejected(fmt.Errorf("%s rejected: its protocol: %w", file, err))
+	}
+	// The protocol is untrusted: a path it names must stay in the
+	// bundle (verify-bundle writes nothing there, but reads what thv
+	// readings left in it).
+	if r := proj.Config.Outputs.Results; !filepath.IsLocal(r) {
+		return rejected(fmt.Errorf("%s rejected: its protocol's outputs.results %q leaves the bundle's directory", file, r))
+	}
+	d, err := proj.Describe()
+	if err != nil {
+		return notChecked(err)
+	}
+	c.proto = &d
+	fmt.Fprintf(text, "protocol: %s\n", terminalText(d.Name()))
+	// Every record is read from the bundle's index: a seal in its
+	// store is the bundle's word about itself.
+	proj.IgnoreSeal = true
+	if got := filepath.Base(proj.LockPath); got != lockName {
+		return rejected(fmt.Errorf("%s rejected: its lock is %s, but its protocol %s with profile %s names %s", file, terminalText(lockName), terminalText(params), terminalText(lock.Profile), terminalText(got)))
+	}
+	status, err := proj.Status(cmd.Context())
+	if err != nil {
+		return notChecked(err)
+	}
+	for _, r := range status.Results {
+		if r.Status == pipeline.Cached || r.Dispute != nil {
+			continue // a dispute is reported, and settled, by Verify
+		}
+		if strings.Contains(r.Reason, "code changed") {
+			return notChecked(fmt.Errorf("this thv was built from other code than the bundle's thv (task %s: %s), so it computes other keys and cannot check the bundle's artifacts; "+
+				"the bundle's source/ is the code its lock records, so it is this thv's code that differs: "+
+				"build thv from the bundle's source/ (thv verify-bundle FILE --dir DIR; review DIR/source, then %s) and verify with that build", terminalText(r.Task.ID), terminalText(r.Reason), rebuildIn("DIR")))
+		}
+		if r.Status == pipeline.Waiting && len(status.Disputes) > 0 {
+			continue // downstream of a dispute
+		}
+		return rejected(fmt.Errorf("%s rejected: task %s is not up to date in the bundle's own store (%s%s): the bundle is not self-consistent", file, terminalText(r.Task.ID), r.Status, terminalText(reasonText(r.Reason))))
+	}
+	contents, err := checkBundleContents(proj, status, dir, manifest, params)
+	if err != nil {
+		return rejected(fmt.Errorf("%s rejected: %w", file, err))
+	}
+	if len(status.Disputes) == 0 {
+		notes, run, err := resultsAgree(proj, status, dir)
+		if err != nil {
+			return rejected(fmt.Errorf("%s rejected: %w", file, err))
+		}
+		c.run_ = run
+		fmt.Fprintf(text, "results: every file of results/ is the store's output, or drawn from one\n")
+		for _, n := range notes {
+			fmt.Fprintf(text, "  %s\n", terminalText(n))
+		}
+		c.items.checked("results/", "every file the store's output, drawn from one (a figure's PNG), or the page those outputs give")
+		if run != nil {
+			c.items.notChecked("results/"+protocol.ReportName+"'s run block", runBlockText(*run))
+		}
+		for _, name := range protocol.ReadingsFiles {
+			if _, ok := manifest[bundle.ResultsDir+"/"+name]; ok {
+				c.items.notChecked(bundle.ResultsDir+"/"+name, "thv readings' output: the bundle holds its table, not its tasks, so the judgement across instances is the author's word")
+			}
+		}
+	}
+	if c.opt.NewExecutor, err = ef.verifier(proj); err != nil {
+		return usageError(err)
+	}
+	vf.printSample(text, c.opt, "thv verify-bundle "+file)
+	errw := cmd.ErrOrStderr()
+	c.opt.Progress = phaseProgress(errw, isTerminal(errw))
+	rep, err := proj.Verify(cmd.Context(), c.opt)
+	if err != nil {
+		return notChecked(err)
+	}
+	c.rep = rep
+	printVerify(text, rep, false, d.Name())
+	if !rep.OK() {
+		switch {
+		case len(rep.Store.Problems) > 0:
+			first := rep.Store.Problems[0].String()
+			if len(rep.Damaged) > 0 {
+				first = "task " + rep.Damaged[0].String()
+			}
+			return rejected(fmt.Errorf("%s rejected: its store failed the check (%d problems); first: %s", file, len(rep.Store.Problems), terminalText(first)))
+		case len(rep.Disputes) > 0:
+			return rejected(fmt.Errorf("%s rejected: %d of its lock records disagree with its store's index; first: %s", file, len(rep.Disputes), terminalText(rep.Disputes[0].String())))
+		}
+		return rejected(fmt.Errorf("%s rejected: %d tasks did not reproduce; first: %s", file, countTasks(rep.Mismatches), terminalText(rep.Mismatches[0].String())))
+	}
+	c.items.add(contents...)
+	c.items.add(sourceChecks...)
+	c.items.checked(bundle.StoreDir+"/", "every object re-hashed, every index entry resolved")
+	c.items.checked(lockName, "every record compared with the store's index entry for its key")
+	if rep.Complete() {
+		c.items.checked("every task", fmt.Sprintf("all %d re-executed by this thv from the bundle's recorded inputs, every output identical to the lock's", rep.Tasks()))
+	} else {
+		c.items.notChecked("every task", sampleVerdict(rep))
+	}
+	proj.Config.Outputs.Results = filepath.Join(dir, bundle.ResultsDir) // its readings' table, as the page read it
+	if v, ok, err := proj.Verdict(status); err == nil && ok {
+		c.against = verdictLine(v, true)
+	}
+	c.items.print(text)
+	if c.against != "" {
+		fmt.Fprintf(text, "against the paper: %s\n", terminalText(c.against))
+	}
+	if !rep.Complete() {
+		fmt.Fprintf(text, "bundle NOT verified: %s\n", sampleVerdict(rep))
+		return nil
+	}
+	c.verdict = fmt.Sprintf("bundle verified: this thv re-executed all %d tasks of %s (%s) from its recorded inputs and got the lock's bytes for every output; its results/ are those outputs",
+		rep.Tasks(), file, terminalText(d.Name()))
+	fmt.Fprintln(text, c.verdict)
+	return nil
 }
 
 func reasonText(r string) string {
@@ -393,16 +519,53 @@ func reasonText(r string) string {
 // figures' PNGs, drawn at export on whatever CPU wrote the bundle, through
 // the curves they name and their pixels. It returns a note per PNG drawn
 // elsewhere.
-func resultsAgree(proj *protocol.Project, status *pipeline.Report, dir string) (notes []string, err error) {
+func resultsAgree(proj *protocol.Project, status *pipeline.Report, dir string) (notes []string, run *report.Run, err error) {
 	freshDir, err := tempdir.New("thv-verify-bundle-results-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer freshDir.Remove()
 	fresh := freshDir.Path()
+	// What thv readings wrote, the bundle's as it is (its tasks are not in
+	// the bundle): the page is rendered with it, as the author's was.
+	if err := copyReadings(filepath.Join(dir, bundle.ResultsDir), fresh); err != nil {
+		return nil, nil, err
+	}
 	proj.Config.Outputs.Results = fresh
 	if _, err := proj.ExportResults(status); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return bundle.CheckResults(dir, fresh, protocol.SameResult)
+	notes, err = bundle.CheckResults(dir, fresh, protocol.SameResult)
+	if err != nil {
+		return nil, nil, err
+	}
+	page, err := os.ReadFile(filepath.Join(dir, bundle.ResultsDir, protocol.ReportName))
+	if err == nil {
+		if r, err := report.ParseRun(page); err == nil {
+			run = &r
+		}
+	}
+	return notes, run, nil
 }
+
+// copyReadings copies the files thv readings writes into results/ from
+// the directory from to the directory to, those that are there.
+func copyReadings(from, to string) error {
+	for _, name := range protocol.ReadingsFiles {
+		b, err := userfile.ReadFile(filepath.Join(from, name), maxReadingsBytes)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("results/%s: %w", name, err)
+		}
+		if err := artifacts.WriteFileAtomic(filepath.Join(to, name), b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxReadingsBytes bounds a file of thv readings read from a bundle: the
+// paper's sweep writes tens of kilobytes.
+const maxReadingsBytes = 16 << 20

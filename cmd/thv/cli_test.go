@@ -653,6 +653,9 @@ func TestInterruptStopsCleanly(t *testing.T) {
 	if err == nil {
 		t.Fatalf("the run finished before the interrupt arrived (the test must interrupt it mid-run):\n%s", out.String())
 	}
+	if code := exitCode(err); code != 130 {
+		t.Errorf("an interrupted repro exits %d, want 130 (128 + SIGINT)", code)
+	}
 	if !strings.Contains(out.String(), "interrupted") || !strings.Contains(out.String(), "context canceled") {
 		t.Fatalf("interrupted repro said:\n%s", out.String())
 	}

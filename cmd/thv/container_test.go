@@ -71,7 +71,7 @@ func TestContainerExecutorSameLock(t *testing.T) {
 			}
 			// And a container verify re-executes tasks identically.
 			// With limits of its own: the flags reach the containers.
-			if out := thvOK(t, bin, dir, "verify", "--profile", "quick", "--sample", "20", "--skip-store", "--executor", "container", "--runtime", rt, "--task-memory", "1GiB", "--out-limit", "512MiB"); !strings.Contains(out, "every output identical") {
+			if out := thvExit(t, bin, dir, exitSample, "verify", "--profile", "quick", "--sample", "20", "--skip-store", "--executor", "container", "--runtime", rt, "--task-memory", "1GiB", "--out-limit", "512MiB"); !strings.Contains(out, "every output identical") {
 				t.Fatalf("verify in %s:\n%s", rt, out)
 			}
 		})

@@ -18,11 +18,22 @@ func main() {
 	// memory for fewer collections speeds up the no-op path noticeably.
 	debug.SetGCPercent(400)
 	root := &cobra.Command{
-		Use:           "thv",
-		Short:         "Top-k Pareto bandits: exact hypervolume, THV-UCB and baselines, and the paper-reproduction pipeline",
+		Use:   "thv",
+		Short: "Top-k Pareto bandits: exact hypervolume, THV-UCB and baselines, and the paper-reproduction pipeline",
+		Long: `Top-k Pareto bandits: exact hypervolume, THV-UCB and baselines, and the
+paper-reproduction pipeline (README.md).
+
+Exit status: 0 done (for thv verify, verify-bundle and compare: verified, or
+the gate passed); 1 an error, or for those three: rejected (a difference
+found); 2 a wrong command line or a missing input (nothing checked); 3 not
+checked (this machine failed, this thv runs other code than the bundle's,
+or the values are not comparable); 4 a random sample agreed (--sample: a
+partial check); 130 or 143 interrupted (SIGINT, SIGTERM).`,
+		Version:       "thv", // versionText, when --version asks
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate(versionTemplate)
 	startProfile, stopProfile := addProfileFlag(root) // hidden --cpuprofile (profile.go)
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		// Temp data of killed runs is removed when the next command that
@@ -38,13 +49,16 @@ func main() {
 	root.AddCommand(newReportCommand())                                              // reportcmd.go
 	// Ctrl-C (or SIGTERM) cancels the context: a pass stops cleanly; a
 	// second one exits at once (signals.go).
-	ctx, stop := notifyContext(context.Background(), os.Stderr, os.Exit)
+	ctx, stop, signalled := notifyContext(context.Background(), os.Stderr, os.Exit)
 	defer stop()
 	err := root.ExecuteContext(ctx)
 	stopProfile()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "thv:", err)
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintln(os.Stderr, "thv:", terminalLines(msg)) // terminal.go: it may quote untrusted input
+		}
+		code := exitStatus(ctx, err, signalled())
 		stop()
-		os.Exit(1)
+		os.Exit(code)
 	}
 }

@@ -90,6 +90,11 @@ completed, so the next repro resumes.`,
 				return err
 			}
 			defer proj.DropNoopCheck()
+			if !dry {
+				if err := proj.CheckWritable(); err != nil {
+					return err
+				}
+			}
 			if jobs == 0 {
 				jobs = ef.defaultJobs(proj)
 			}
@@ -116,7 +121,7 @@ completed, so the next repro resumes.`,
 			}
 			start := time.Now()
 			rep, err := proj.Repro(cmd.Context(), pipeline.Options{Jobs: jobs, DryRun: dry, Progress: prog, Executor: exec, Logger: logger(errw), Image: image, Remote: pipelineRemote(rm)})
-			if rerr := finishRemote(rm, errw); rerr != nil {
+			if rerr := finishRemote(rm, errw, rf.require); rerr != nil {
 				defer func() { err = errors.Join(err, rerr) }() // after the run's own report: local work is kept
 			}
 			if err != nil {
@@ -127,17 +132,23 @@ completed, so the next repro resumes.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
+			described, err := proj.Describe()
+			if err != nil {
+				return err
+			}
 			if dry {
 				printStale(out, proj.Plan, rep, 20)
 			} else {
 				fmt.Fprintf(out, "%d tasks: %d executed, %d cached, %d failed, %d blocked in %s; lock %s\n",
 					len(rep.Results), rep.Executed, rep.Cached, rep.Failed, rep.Blocked, time.Since(start).Round(time.Millisecond), proj.LockPath)
+				fmt.Fprintf(out, "protocol: %s\n", terminalText(described.Name()))
 			}
 			if jsonOut {
 				json.NewEncoder(out).Encode(map[string]any{
 					"tasks": len(rep.Results), "executed": rep.Executed, "cached": rep.Cached,
 					"failed": rep.Failed, "blocked": rep.Blocked, "stale": rep.Stale,
 					"dry_run": dry, "seconds": time.Since(start).Seconds(),
+					"lock": proj.LockPath, "protocol": protocolOf(described),
 				})
 			}
 			if rep.Failed > 0 {

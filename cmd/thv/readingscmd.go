@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,12 +56,25 @@ the claims.`,
 				return err
 			}
 			sweep := base.Readings
+			proto, err := base.Describe()
+			if err != nil {
+				return err
+			}
 			if len(sweep.Variants) == 0 {
 				return fmt.Errorf("params: readings.variants is empty: nothing to sweep (see the embedded params.yaml)")
 			}
 			for _, name := range only {
 				if _, ok := sweep.Lookup(name); !ok {
-					return fmt.Errorf("--only %q: no such reading (readings: %s)", name, strings.Join(readingNames(sweep), ", "))
+					return usageError(fmt.Errorf("--only %q: no such reading (readings: %s)", name, strings.Join(readingNames(sweep), ", ")))
+				}
+			}
+			selected := len(sweep.Variants)
+			if len(only) > 0 {
+				selected = 0
+				for _, v := range sweep.Variants {
+					if slices.Contains(only, v.Name) {
+						selected++
+					}
 				}
 			}
 			dir, err := os.Getwd()
@@ -70,10 +85,16 @@ the claims.`,
 			if !filepath.IsAbs(results) {
 				results = filepath.Join(dir, results)
 			}
+			// A lock belongs to its protocol: with overrides that change
+			// the protocol, the readings' locks go elsewhere.
+			locksDir, err := protocol.ReadingsLockDir(opt.LoadOptions, results)
+			if err != nil {
+				return err
+			}
 			errw, out := cmd.ErrOrStderr(), cmd.OutOrStdout()
 			var exec pipeline.Executor
 			var image string
-			var done []compare.ReadingResult
+			var judged []compare.ReadingResult
 			ref, err := protocol.ParseReference(thvmodule.PaperReference)
 			if err != nil {
 				return err
@@ -95,26 +116,32 @@ the claims.`,
 			if opt.Kinds, err = protocol.Kinds(); err != nil {
 				return err
 			}
-			for i, v := range sweep.Variants {
+			done := 0
+			for _, v := range sweep.Variants {
 				if len(only) > 0 && !slices.Contains(only, v.Name) {
 					continue
 				}
+				done++
 				// A reading runs once, or, with one fixed instance per cell,
 				// once per instance seed of the sweep.
 				cfg, err := protocol.LoadReading(opt.LoadOptions, &sweep, v)
 				if err != nil {
 					return err
 				}
-				runs, locks := []protocol.Reading{v}, []string{filepath.Join(results, "readings", v.Name+".lock")}
+				runs, locks := []protocol.Reading{v}, []string{filepath.Join(locksDir, v.Name+".lock")}
 				var seeds []uint64
 				if cfg.Instances.Mode == protocol.InstancesFixed && len(sweep.InstanceSeeds) > 0 {
 					seeds, runs, locks = sweep.InstanceSeeds, nil, nil
 					for _, s := range seeds {
 						runs = append(runs, v.ForInstance(s))
-						locks = append(locks, filepath.Join(results, "readings", v.Name, fmt.Sprintf("instance-seed=%d.lock", s)))
+						locks = append(locks, filepath.Join(locksDir, v.Name, fmt.Sprintf("instance-seed=%d.lock", s)))
 					}
 				}
 				r := compare.ReadingResult{Name: v.Name, Why: v.Why, Set: v.Set, InstanceSeeds: len(seeds), Proposed: cfg.Proposed()}
+				readingProto, err := cfg.Describe()
+				if err != nil {
+					return err
+				}
 				var perInstance []compare.Results
 				var regret string
 				// Each run's project (its configuration, its lock read and
@@ -156,7 +183,11 @@ the claims.`,
 					if len(runs) > 1 {
 						label = fmt.Sprintf("%s, instance seed %d (%d/%d)", v.Name, seeds[j], j+1, len(runs))
 					}
-					fmt.Fprintf(errw, "reading %d/%d %s: %s\n", i+1, len(sweep.Variants), label, describeSet(runs[j].Set))
+					of := ""
+					if selected > 1 {
+						of = fmt.Sprintf(" (reading %d of the %d selected)", done, selected)
+					}
+					fmt.Fprintf(errw, "reading %s%s: %s\n", label, of, describeSet(runs[j].Set))
 					start := time.Now()
 					if err := os.MkdirAll(filepath.Dir(proj.LockPath), 0o755); err != nil {
 						return err
@@ -192,24 +223,41 @@ the claims.`,
 					}
 				}
 				if len(runs) > 1 {
-					r.Rows = compare.AcrossInstances(ref, perInstance, regret)
+					r.Rows = compare.AcrossInstances(ref, readingProto, perInstance, regret)
 				}
-				done = append(done, r)
+				judged = append(judged, r)
 			}
-			rows := make([]formats.ReadingRow, len(done))
-			for i, r := range done {
+			rows := make([]formats.ReadingRow, len(judged))
+			var across []formats.Comparison
+			for i, r := range judged {
 				rows[i] = r.Summarize()
+				rows[i].Protocol, rows[i].ProtocolDigest = proto.Name(), base.ProtocolDigest()
+				if across == nil && len(r.Set) == 0 && r.InstanceSeeds > 0 {
+					across = r.Rows // the page's headline (protocol.AcrossFile)
+				}
 			}
 			pq, err := formats.EncodeReadings(rows)
 			if err != nil {
 				return err
 			}
-			report := compare.ReadingsMarkdown(done, ref.Tolerance.Percentile)
+			report := compare.ReadingsMarkdown(judged, proto, ref.Tolerance.Percentile)
 			if err := writeIfChanged(filepath.Join(results, "readings.parquet"), pq); err != nil {
 				return err
 			}
-			if err := writeIfChanged(filepath.Join(results, "readings.md"), []byte(report)); err != nil {
+			if err := writeIfChanged(filepath.Join(results, protocol.ReadingsReport), []byte(report)); err != nil {
 				return err
+			}
+			acrossPath := filepath.Join(results, protocol.AcrossFile)
+			if across != nil {
+				b, err := formats.EncodeComparisons(across)
+				if err != nil {
+					return err
+				}
+				if err := writeIfChanged(acrossPath, b); err != nil {
+					return err
+				}
+			} else if err := os.Remove(acrossPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err // a sweep without the default reading: the one before's rows are not its
 			}
 			printReadings(out, rows, base.Proposed())
 			fmt.Fprintf(out, "\nreport: %s\n", filepath.Join(results, "readings.md"))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,6 +23,7 @@ type remoteFlags struct {
 	url, signKey, trusted string
 	jobs                  int
 	packSize              byteSize // push: objects per pack (and batch); 0: the default
+	require               bool
 }
 
 func (f *remoteFlags) register(cmd *cobra.Command, sign bool) {
@@ -30,6 +32,7 @@ func (f *remoteFlags) register(cmd *cobra.Command, sign bool) {
 	fl.StringVar(&f.trusted, "trusted-keys", "", "public keys (FILE.pub[,FILE.pub…]) whose signed remote entries are used (default: $THV_TRUSTED_KEYS)")
 	if sign {
 		fl.StringVar(&f.signKey, "sign-key", "", "private key (NAME.key) that signs the entries uploaded to the remote; without it the remote is read-only")
+		fl.BoolVar(&f.require, "require-remote", false, "fail the run (after it completes) if the remote could have served a task and did not: an entry it holds was not used (an untrusted key, a bad signature, a corrupt object) or the remote stopped answering")
 	}
 }
 
@@ -61,6 +64,9 @@ func (f *remoteFlags) open(ctx context.Context, errw io.Writer) (*remote.Remote,
 		keys = append(keys, sk.Public()) // what this run signs, it trusts
 	}
 	if len(keys) == 0 {
+		if f.require {
+			return nil, fmt.Errorf("--require-remote: remote %s has no trusted keys (--trusted-keys or THV_TRUSTED_KEYS), so no entry of it can be used", url)
+		}
 		fmt.Fprintf(errw, "thv: remote %s: no trusted keys (--trusted-keys or THV_TRUSTED_KEYS): no remote entry will be used\n", url)
 	}
 	return remote.Open(ctx, remote.Options{URL: url, SignKey: sk, Trusted: keys, Logger: logger(errw), PackSize: int(f.packSize)})
@@ -74,16 +80,35 @@ func pipelineRemote(rm *remote.Remote) pipeline.Remote {
 	return rm
 }
 
-// finishRemote prints what the remote did and reports its upload failures.
-func finishRemote(rm *remote.Remote, errw io.Writer) error {
+// finishRemote prints what the remote did, with one line for all the
+// entries it held that were not used (counted by reason), and reports its
+// upload failures; with --require-remote, also any entry not used and a
+// remote that failed.
+func finishRemote(rm *remote.Remote, errw io.Writer, require bool) error {
 	if rm == nil {
 		return nil
 	}
 	fmt.Fprintln(errw, rm.Summary())
-	if err := rm.Failure(); err != nil {
-		fmt.Fprintf(errw, "thv: the remote stopped answering during the run; tasks were computed locally: %v\n", err)
+	rejected := rm.Rejections()
+	if len(rejected) > 0 {
+		fmt.Fprintf(errw, "thv: remote %s: entries not used, their tasks computed: %s\n", rm.URL(), strings.Join(rejected, "; "))
 	}
-	return rm.Err()
+	failure := rm.Failure()
+	switch {
+	case errors.Is(failure, remote.ErrNoBucket):
+		fmt.Fprintf(errw, "thv: %v; tasks were computed locally\n", failure)
+	case failure != nil:
+		fmt.Fprintf(errw, "thv: the remote stopped answering during the run; tasks were computed locally: %v\n", failure)
+	}
+	err := rm.Err()
+	if require && (len(rejected) > 0 || failure != nil) {
+		why := strings.Join(rejected, "; ")
+		if failure != nil {
+			why = strings.Join(append(rejected, "the remote failed: "+failure.Error()), "; ")
+		}
+		err = errors.Join(err, fmt.Errorf("--require-remote: remote %s could have served tasks that were computed instead (%s)", rm.URL(), why))
+	}
+	return err
 }
 
 func newKeyCommand() *cobra.Command {
@@ -176,6 +201,9 @@ entries already there are skipped, so a killed ` + verb + ` resumes.`,
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d of %d entries done (%d already there), %d failed, %d bytes in %s\n",
 				verb, rep.Done, rep.Total, rep.Skipped, rep.Failed, rep.Bytes, rep.Elapsed.Round(time.Millisecond))
+			if r := rm.Rejections(); len(r) > 0 {
+				fmt.Fprintf(errw, "thv: remote %s: entries not used: %s\n", rm.URL(), strings.Join(r, "; "))
+			}
 			if rep.Failed > 0 {
 				for i, e := range rep.Errs {
 					if i == 10 {

@@ -104,7 +104,38 @@ func TestReportInBrowser(t *testing.T) {
 		}
 	}
 
-	// The first screen is not blank: its luminance varies.
+	// The first 1280×800 screen leads with the result: the title naming
+	// the protocol, the verdict, the command that checks it and the plot
+	// of ours against the published values, each wholly inside it, the
+	// plot drawn (its verdict colours are in the screenshot's pixels);
+	// the provenance is below it.
+	if _, err := chromedp.Run(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
+		t.Fatal(err)
+	}
+	type box struct {
+		Sel                      string
+		Top, Bottom, Left, Right float64
+		Found                    bool
+	}
+	boxes := eval[[]box](t, ctx, `(window.scrollTo(0, 0), ['h1', 'p.protocol', 'p.verdict', 'p.check', '#plot svg', '#provenance'].map(s => {
+		const e = document.querySelector(s); if (!e) return {sel: s, found: false};
+		const r = e.getBoundingClientRect(); return {sel: s, found: true, top: r.top, bottom: r.bottom, left: r.left, right: r.right} }))`)
+	var plot box
+	for _, b := range boxes {
+		switch {
+		case !b.Found:
+			t.Errorf("the page has no %s", b.Sel)
+		case b.Sel == "#provenance":
+			if b.Top < 800 {
+				t.Errorf("the provenance starts at %.0f px, inside the first screen", b.Top)
+			}
+		case b.Top < 0 || b.Bottom > 800 || b.Left < 0 || b.Right > 1280:
+			t.Errorf("%s is at [%.0f, %.0f]×[%.0f, %.0f] px: not wholly in the first 1280×800 screen", b.Sel, b.Left, b.Right, b.Top, b.Bottom)
+		}
+		if b.Sel == "#plot svg" {
+			plot = b
+		}
+	}
 	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
@@ -112,15 +143,27 @@ func TestReportInBrowser(t *testing.T) {
 	if sd, dark := spread(t, shot); sd < 20 || dark < 0.01 {
 		t.Errorf("the first screen looks blank: luminance SD %.1f, %.2f%% of the pixels dark", sd, 100*dark)
 	}
+	if n := verdictPixels(t, shot, plot.Left, plot.Top, plot.Right, plot.Bottom); n < 200 {
+		t.Errorf("the plot's area of the first screen has %d pixels of a verdict's colour: not drawn", n)
+	}
 	os.WriteFile(filepath.Join(t.TempDir(), "first-screen.png"), shot, 0o644)
+	if title := eval[string](t, ctx, `document.title`); !strings.Contains(title, "a modified protocol: ") {
+		t.Errorf("title %q does not name the modified protocol", title)
+	}
 
-	// The verdict filter (radio buttons and CSS): only the chosen rows show.
-	counts := eval[[]int](t, ctx, `(() => { document.getElementById('fv-differs').click();
+	// The verdict filter (radio buttons and CSS): only the chosen rows
+	// show. (No value of the quick profile is comparable with the paper's:
+	// every row is "not comparable".)
+	counts := eval[[]int](t, ctx, `(() => { document.getElementById('fv-incomparable').click();
 		const rows = [...document.querySelectorAll('#comparison tbody tr')];
 		const shown = rows.filter(r => r.getClientRects().length > 0);
-		return [rows.filter(r => r.dataset.v === 'differs').length, shown.length, shown.filter(r => r.dataset.v !== 'differs').length] })()`)
+		return [rows.filter(r => r.dataset.v === 'incomparable').length, shown.length, shown.filter(r => r.dataset.v !== 'incomparable').length] })()`)
 	if counts[0] == 0 || counts[1] != counts[0] || counts[2] != 0 {
-		t.Errorf("filter on 'differs': %d such rows, %d shown, %d others shown", counts[0], counts[1], counts[2])
+		t.Errorf("filter on 'not comparable': %d such rows, %d shown, %d others shown", counts[0], counts[1], counts[2])
+	}
+	hidden := eval[int](t, ctx, `(document.getElementById('fv-differs').click(), [...document.querySelectorAll('#comparison tbody tr')].filter(r => r.getClientRects().length > 0).length)`)
+	if hidden != 0 {
+		t.Errorf("filter on 'differs': %d rows shown, none differs", hidden)
 	}
 	eval[bool](t, ctx, `(document.getElementById('fv-all').click(), true)`)
 
@@ -184,7 +227,7 @@ func browser(t *testing.T, chromium string) context.Context {
 		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 800))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
@@ -204,6 +247,30 @@ func eval[T any](t *testing.T, ctx context.Context, script string, opts ...chrom
 		t.Fatalf("%.60s…: %v", script, err)
 	}
 	return v
+}
+
+// verdictPixels counts the pixels of a screenshot, in the rectangle
+// given in CSS pixels, whose colour is one of the plot's verdicts'.
+func verdictPixels(t *testing.T, shot []byte, left, top, right, bottom float64) int {
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatalf("the screenshot: %v", err)
+	}
+	scale := float64(img.Bounds().Dx()) / 1280 // device pixels per CSS pixel
+	n := 0
+	for y := int(top * scale); y < int(bottom*scale) && y < img.Bounds().Max.Y; y++ {
+		for x := int(left * scale); x < int(right*scale) && x < img.Bounds().Max.X; x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			c := fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8)
+			// the plot's verdict colours (stages/report/plot.go)
+			for _, v := range []string{"#1f5fbf", "#c2410c", "#7a7a7a", "#a06c00"} {
+				if c == v {
+					n++
+				}
+			}
+		}
+	}
+	return n
 }
 
 // spread returns the standard deviation of a PNG's luminance (0–255) and
@@ -231,29 +298,36 @@ func spread(t *testing.T, b []byte) (sd, dark float64) {
 
 // TestReportQuickBundle: the quick profile (the embedded params.yaml,
 // whose lock a bundle renames) bundled: the bundle's page is the
-// project's, run block included (its executor is the repro's), the crate's
-// preview links it, and verify-bundle accepts it, saying it compared the
-// page outside its run block.
+// project's, run block and readings included (its executor is the
+// repro's), the crate's preview links it and names the protocol, and
+// verify-bundle accepts it, saying it compared the page outside its run
+// block and giving that block whole as the author's word.
 func TestReportQuickBundle(t *testing.T) {
 	bin, dir := quickLocal(t)
-	// thv readings' table (TestReadings) is no stored output, so no
-	// bundle holds it, and a page that summarises it is not a bundle's:
-	// set it aside for this test.
-	readings := filepath.Join(dir, "results", "readings.parquet")
-	if err := os.Rename(readings, readings+".aside"); err == nil {
-		t.Cleanup(func() { os.Rename(readings+".aside", readings) })
-	}
 	thvOK(t, bin, dir, "repro", "--profile", "quick", "-j", "2") // as in TestReportInBrowser
 	path := filepath.Join(t.TempDir(), "quick.tar.gz")
 	thvOK(t, bin, dir, "bundle", "--profile", "quick", "--no-image", "-o", path)
 	x := filepath.Join(t.TempDir(), "x")
 	out, err := run(bin, t.TempDir(), "verify-bundle", path, "--sample", "1", "--dir", x)
-	if err != nil || !strings.Contains(out, "results/index.html: the stored outputs' page; its run block (unchecked) says") {
-		t.Fatalf("verify-bundle: %v\n%s", err, out)
+	if exitCode(err) != exitSample || !strings.Contains(out, `results/index.html: the page the stored outputs give, byte for byte outside its run block; the run block, stated by the author, not checked: date "`) ||
+		!strings.Contains(out, `", thv verify "`) || !strings.Contains(out, "protocol: a modified protocol: grid_seeds 3 (paper 10), seeds 3 (paper 10), settings.d2.T 300 (paper 2000)") {
+		t.Fatalf("verify-bundle: exit %d\n%s", exitCode(err), out)
 	}
 	page := must(os.ReadFile(filepath.Join(x, "results", "index.html")))
 	if !bytes.Equal(page, must(os.ReadFile(filepath.Join(dir, "results", "index.html")))) {
 		t.Error("the bundle's page is not the project's")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "results", "readings.parquet")); err == nil && !bytes.Contains(page, []byte(`<section id="readings"`)) {
+		t.Error("the project has the readings' table, the bundle's page has no readings")
+	}
+	if v := pageVerdict.FindSubmatch(page); v == nil || !bytes.Contains(v[1], []byte("no agreement is counted")) || bytes.Contains(v[1], []byte("values agree")) {
+		t.Errorf("the quick profile's headline: %s", v)
+	}
+	if title := pageTitle.FindSubmatch(page); title == nil || !bytes.Contains(title[1], []byte("(profile quick): a modified protocol: grid_seeds 3 (paper 10)")) {
+		t.Errorf("the quick profile's title: %s", title)
+	}
+	if preview := must(os.ReadFile(filepath.Join(x, "ro-crate-preview.html"))); !bytes.Contains(preview, []byte("<p><strong>Protocol: a modified protocol: grid_seeds 3 (paper 10), seeds 3 (paper 10), settings.d2.T 300 (paper 2000)")) {
+		t.Error("the crate's preview does not name the modified protocol")
 	}
 	if !bytes.Contains(page, []byte(`<th scope="row">executor</th><td>local</td>`)) {
 		t.Error("the page does not name the repro's executor")
@@ -261,7 +335,7 @@ func TestReportQuickBundle(t *testing.T) {
 
 	// thv verify's verdict reaches the page through thv report, and the
 	// executor stays the repro's.
-	thvOK(t, bin, dir, "verify", "--profile", "quick", "--sample", "3", "--skip-store")
+	thvExit(t, bin, dir, exitSample, "verify", "--profile", "quick", "--sample", "3", "--skip-store")
 	if out := thvOK(t, bin, dir, "report", "--profile", "quick"); !strings.Contains(out, "index.html") {
 		t.Fatalf("thv report: %s", out)
 	}

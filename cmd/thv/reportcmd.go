@@ -54,7 +54,16 @@ date (thv repro first); the store is only read. docs/report.md.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%.0f kB); open it in a browser\n", page, float64(fi.Size())/1e3)
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "wrote %s (%.0f kB); open it in a browser\n", page, float64(fi.Size())/1e3)
+			// The page's headline, the last line of make repro.
+			v, ok, err := proj.Verdict(status)
+			if err != nil {
+				return err
+			}
+			if ok {
+				fmt.Fprintf(out, "verdict: %s\n", terminalText(v.Sentence()))
+			}
 			return nil
 		},
 	}

@@ -59,6 +59,13 @@ and the tests are the outputs of its summarize tasks, not recomputed.`,
 			if len(args) > 0 {
 				what = args[0]
 			}
+			if what != "runs" { // runs prints TSV, one line per run
+				described, err := proj.Describe()
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "protocol: %s\n", terminalText(described.Name()))
+			}
 			switch {
 			case what == "summary" && len(args) <= 1:
 				return printSummary(cmd.OutOrStdout(), proj, rep)

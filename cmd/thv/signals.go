@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -17,14 +18,17 @@ import (
 // stderr. A command blocked where it does not watch its context (a read, a
 // container, a slow task) can so always be stopped; the temp directories
 // it leaves are removed by the next thv that starts (pipeline/tempdir).
-// stop releases the signals.
-func notifyContext(parent context.Context, stderr io.Writer, exit func(int)) (ctx context.Context, stop func()) {
+// stop releases the signals; signalled is the first signal received, or
+// nil.
+func notifyContext(parent context.Context, stderr io.Writer, exit func(int)) (ctx context.Context, stop func(), signalled func() os.Signal) {
 	ctx, cancel := context.WithCancel(parent)
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	var first atomic.Value
 	go func() {
 		select {
-		case <-ch:
+		case sig := <-ch:
+			first.Store(sig)
 			cancel()
 		case <-ctx.Done():
 			return // stopped
@@ -34,9 +38,12 @@ func notifyContext(parent context.Context, stderr io.Writer, exit func(int)) (ct
 		exit(128 + signalNumber(sig))
 	}()
 	return ctx, func() {
-		signal.Stop(ch)
-		cancel()
-	}
+			signal.Stop(ch)
+			cancel()
+		}, func() os.Signal {
+			sig, _ := first.Load().(os.Signal)
+			return sig
+		}
 }
 
 func signalName(sig os.Signal) string {

@@ -37,7 +37,11 @@ func TestVerify(t *testing.T) {
 	thvRepro(t, bin, dir)
 	plan := tinyPlan(t)
 	for _, args := range [][]string{{"verify", "--all"}, {"verify", "--all", "--executor", "process"}, {"verify", "--sample", "3"}} {
-		out := thv(t, bin, dir, args...)
+		code := exitVerified
+		if args[1] == "--sample" {
+			code = exitSample // a partial check
+		}
+		out := thvExit(t, bin, dir, code, append(args, "--params", tinyParams(t))...)
 		if !strings.Contains(out, "every output identical to the lock") || !strings.Contains(out, "0 problems") {
 			t.Fatalf("thv %s on a fresh store:\n%s", strings.Join(args, " "), out)
 		}
@@ -85,7 +89,19 @@ func TestVerify(t *testing.T) {
 		t.Fatalf("verify on a store missing an output:\n%s", out)
 	}
 	thvRepro(t, bin, dir)
-	thv(t, bin, dir, "verify", "--sample", "1")
+	thvExit(t, bin, dir, exitSample, "verify", "--sample", "1", "--params", tinyParams(t))
+}
+
+// thvExit runs bin in dir and expects the exit status code.
+func thvExit(t *testing.T, bin, dir string, code int, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if exitCode(err) != code {
+		t.Fatalf("thv %s: exit %d, want %d\n%s", strings.Join(args, " "), exitCode(err), code, out)
+	}
+	return string(out)
 }
 
 // lockOutputs returns the output digests of a task's line in lock bytes.

@@ -9,13 +9,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"thv/pipeline"
+	"thv/stages/compare"
 )
 
 func newVerifyCommand() *cobra.Command {
 	var pf projectFlags
 	var ef executorFlags
 	var vf verifyFlags
-	var skipStore bool
+	var skipStore, jsonOut bool
 	cmd := &cobra.Command{
 		Use:   "verify [--sample N] [--executor process|local|container]",
 		Short: "Re-execute every task of the lock, ignoring the cache, and compare every output bit for bit",
@@ -37,8 +38,10 @@ itself (no seal is honoured, no worker's answer is taken on its word):
     (drawn from the system's random source, its seed printed): a partial
     check, and it says so.
 
-Prints a report per kind and exits non-zero on any difference, naming the
-task and its first differing output. The lock and the store's artifacts
+Prints a report per kind and the protocol the lock is of, and exits 1 on
+any difference, naming the task and its first differing output; 3 when it
+could not check (this machine failed), 4 after a sample that agreed (a
+partial check), 2 on a wrong command line (README.md, "Exit status"). The lock and the store's artifacts
 are not changed. The lock must be current (thv status says all up to
 date): verify checks what a repro recorded, it does not make it.`,
 		Example: `  thv verify                          # store check + every task re-executed
@@ -47,48 +50,30 @@ date): verify checks what a repro recorded, it does not make it.`,
   thv verify --executor container     # re-execute inside the OCI image`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opt, err := vf.options(cmd)
-			if err != nil {
-				return err
-			}
-			proj, err := pf.open(false)
-			if err != nil {
-				return err
-			}
-			if opt.NewExecutor, err = ef.verifier(proj); err != nil {
-				return err
-			}
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			vf.printSample(out, opt, "thv verify")
-			opt.SkipStore = skipStore
-			opt.Progress = phaseProgress(errw, isTerminal(errw))
-			rep, err := proj.Verify(cmd.Context(), opt)
-			if err != nil {
-				return err
+			text := out
+			if jsonOut {
+				text = errw // stdout is the JSON object alone
 			}
-			printVerify(out, rep, skipStore)
-			if err := proj.RecordVerify(verifySummary(rep)); err != nil { // for results/index.html
-				fmt.Fprintf(errw, "thv: recording the verdict for thv report: %v\n", err)
-			}
-			if !rep.OK() {
-				switch {
-				case len(rep.Store.Problems) > 0:
-					first := rep.Store.Problems[0].String()
-					if len(rep.Damaged) > 0 {
-						first = "task " + rep.Damaged[0].String()
-					}
-					return fmt.Errorf("the store failed its check (%d problems; nothing re-executed: thv repro recomputes what was moved to corrupt/, then verify again); first: %s", len(rep.Store.Problems), first)
-				case len(rep.Disputes) > 0:
-					return fmt.Errorf("%d tasks: the lock and the store's index disagree (thv repro re-executes them and keeps what the computation gives); first: %s", len(rep.Disputes), rep.Disputes[0])
+			var c verifyRun
+			err := c.run(cmd, &pf, &ef, &vf, skipStore, text)
+			sampled := c.opt.Sample > 0
+			if jsonOut {
+				j := newCheckJSON("verify", c.proto)
+				j.addReport(c.rep, c.opt.Sample, c.opt.Seed)
+				j.Against = c.against
+				j.Items = c.items
+				if err := j.finish(cmd.Context(), out, err, sampled); err != nil {
+					return err
 				}
-				return fmt.Errorf("%d tasks did not reproduce; first: %s", countTasks(rep.Mismatches), rep.Mismatches[0])
 			}
-			if !rep.Complete() {
-				fmt.Fprintln(out, sampleVerdict(rep))
+			if err == nil && sampled {
+				return sampleAgreed
 			}
-			return nil
+			return err
 		},
 	}
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print one JSON object (outcome, exit status, protocol, counts per kind, differences, what was checked); the report goes to stderr")
 	pf.register(cmd)
 	ef.register(cmd)
 	vf.register(cmd)
@@ -96,17 +81,96 @@ date): verify checks what a repro recorded, it does not make it.`,
 	return cmd
 }
 
-// printVerify prints the store check and the per-kind table.
-func printVerify(w io.Writer, rep *pipeline.VerifyReport, skippedStore bool) {
+// verifyRun is one thv verify: what it found, for its text and its JSON.
+type verifyRun struct {
+	opt     pipeline.VerifyOptions
+	proto   *compare.Protocol
+	rep     *pipeline.VerifyReport
+	against string // the results' headline against the paper
+	items   checkList
+}
+
+// run verifies, writing its report to text; the error says why the check
+// did not verify, classified (rejected, not checked, usage).
+func (c *verifyRun) run(cmd *cobra.Command, pf *projectFlags, ef *executorFlags, vf *verifyFlags, skipStore bool, text io.Writer) error {
+	var err error
+	if c.opt, err = vf.options(cmd); err != nil {
+		return usageError(err)
+	}
+	proj, err := pf.open(false)
+	if err != nil {
+		return usageError(err)
+	}
+	d, err := proj.Describe()
+	if err != nil {
+		return notChecked(err)
+	}
+	c.proto = &d
+	fmt.Fprintf(text, "protocol: %s\n", terminalText(d.Name()))
+	if c.opt.NewExecutor, err = ef.verifier(proj); err != nil {
+		return usageError(err)
+	}
+	errw := cmd.ErrOrStderr()
+	vf.printSample(text, c.opt, "thv verify")
+	c.opt.SkipStore = skipStore
+	c.opt.Progress = phaseProgress(errw, isTerminal(errw))
+	rep, err := proj.Verify(cmd.Context(), c.opt)
+	if err != nil {
+		return notChecked(err)
+	}
+	c.rep = rep
+	printVerify(text, rep, skipStore, d.Name())
+	if err := proj.RecordVerify(verifySummary(rep)); err != nil { // for results/index.html
+		fmt.Fprintf(errw, "thv: recording the verdict for thv report: %v\n", err)
+	}
+	if skipStore {
+		c.items.notChecked("the store's other objects", "--skip-store: only the lock's outputs were read")
+	} else {
+		c.items.checked("the store", "every object re-hashed, every index entry resolved")
+	}
+	if !rep.OK() {
+		switch {
+		case len(rep.Store.Problems) > 0:
+			first := rep.Store.Problems[0].String()
+			if len(rep.Damaged) > 0 {
+				first = "task " + rep.Damaged[0].String()
+			}
+			return rejected(fmt.Errorf("the store failed its check (%d problems; nothing re-executed: thv repro recomputes what was moved to corrupt/, then verify again); first: %s", len(rep.Store.Problems), terminalText(first)))
+		case len(rep.Disputes) > 0:
+			return rejected(fmt.Errorf("%d tasks: the lock and the store's index disagree (thv repro re-executes them and keeps what the computation gives); first: %s", len(rep.Disputes), terminalText(rep.Disputes[0].String())))
+		}
+		return rejected(fmt.Errorf("%d tasks did not reproduce; first: %s", countTasks(rep.Mismatches), terminalText(rep.Mismatches[0].String())))
+	}
+	c.items.checked("the lock", "every record compared with the store's index entry for its key")
+	if rep.Complete() {
+		c.items.checked("every task", fmt.Sprintf("all %d re-executed from their recorded inputs, every output identical to the lock's", rep.Tasks()))
+	} else {
+		c.items.notChecked("every task", sampleVerdict(rep))
+	}
+	if status, err := proj.Status(cmd.Context()); err == nil {
+		if v, ok, err := proj.Verdict(status); err == nil && ok {
+			c.against = v.Sentence()
+			fmt.Fprintf(text, "against the paper: %s\n", terminalText(c.against))
+		}
+	}
+	if !rep.Complete() {
+		fmt.Fprintln(text, sampleVerdict(rep))
+	}
+	return nil
+}
+
+// printVerify prints the store check and the per-kind table, ending with
+// the verdict on the lock of protocol (its name).
+func printVerify(w io.Writer, rep *pipeline.VerifyReport, skippedStore bool, protocol string) {
 	if !skippedStore {
 		fmt.Fprintf(w, "store: %d objects (%.1f MB) re-hashed, %d index entries resolved, %d problems\n",
 			rep.Store.Objects, float64(rep.Store.Bytes)/1e6, rep.Store.Entries, len(rep.Store.Problems))
 		for _, p := range rep.Store.Problems {
-			fmt.Fprintf(w, "  BAD %s\n", p)
+			fmt.Fprintf(w, "  BAD %s\n", terminalText(p.String()))
 		}
 	}
 	for _, d := range rep.Damaged {
-		fmt.Fprintf(w, "  DAMAGED %s\n", d)
+		fmt.Fprintf(w, "  DAMAGED %s\n", terminalText(d.String()))
 	}
 	if len(rep.Store.Problems) > 0 {
 		return
@@ -118,10 +182,10 @@ func printVerify(w io.Writer, rep *pipeline.VerifyReport, skippedStore bool) {
 				fmt.Fprintf(w, "  … %d more\n", len(rep.Disputes)-20)
 				break
 			}
-			fmt.Fprintf(w, "  DISPUTE %s\n", d)
+			fmt.Fprintf(w, "  DISPUTE %s\n", terminalText(d.String()))
 		}
 		for _, m := range rep.Mismatches {
-			fmt.Fprintf(w, "  FAILED %s\n", m)
+			fmt.Fprintf(w, "  FAILED %s\n", terminalText(m.String()))
 		}
 		return
 	}
@@ -130,7 +194,7 @@ func printVerify(w io.Writer, rep *pipeline.VerifyReport, skippedStore bool) {
 	fmt.Fprintln(tw, "kind\ttasks\tre-executed\tidentical\tdiffering\tfailed\t")
 	var tot pipeline.KindVerdict
 	for _, k := range rep.Kinds {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t\n", k.Kind, k.Tasks, k.Checked, k.Agreed, k.Differed, k.Failed)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t\n", terminalText(k.Kind), k.Tasks, k.Checked, k.Agreed, k.Differed, k.Failed)
 		tot.Tasks += k.Tasks
 		tot.Checked += k.Checked
 		tot.Agreed += k.Agreed
@@ -144,13 +208,13 @@ func printVerify(w io.Writer, rep *pipeline.VerifyReport, skippedStore bool) {
 			fmt.Fprintf(w, "  … %d more\n", len(rep.Mismatches)-20)
 			break
 		}
-		fmt.Fprintf(w, "  DIFFERS %s\n", m)
+		fmt.Fprintf(w, "  DIFFERS %s\n", terminalText(m.String()))
 	}
 	if rep.OK() {
 		if rep.Complete() {
-			fmt.Fprintf(w, "verified: all %d tasks re-executed, every output identical to the lock\n", tot.Checked)
+			fmt.Fprintf(w, "verified: all %d tasks re-executed, every output identical to the lock (%s)\n", tot.Checked, terminalText(protocol))
 		} else {
-			fmt.Fprintf(w, "sample agreed: %d of %d tasks re-executed, every output identical to the lock\n", tot.Checked, tot.Tasks)
+			fmt.Fprintf(w, "sample agreed: %d of %d tasks re-executed, every output identical to the lock (%s)\n", tot.Checked, tot.Tasks, terminalText(protocol))
 		}
 	}
 }

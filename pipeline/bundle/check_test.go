@@ -3,7 +3,6 @@ package bundle
 import (
 	"bytes"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -44,58 +43,6 @@ func TestManifestProtocol(t *testing.T) {
 		if err != nil || params != tc.params || lock != tc.lock {
 			t.Errorf("%s: got %q, %q, %v; want %q, %q", tc.name, params, lock, err, tc.params, tc.lock)
 		}
-	}
-}
-
-// TestCheckCrate: a crate whose digests are the manifest's passes (local
-// "#" entities and entities without a digest are not files); a digest that
-// differs, a file the bundle does not hold, a broken @id or broken JSON
-// fail, naming what is wrong.
-func TestCheckCrate(t *testing.T) {
-	tex, png := []byte("\\begin{table}"), []byte("\x89PNG")
-	m := Manifest{"results/tables/all.tex": sha256.Sum256(tex), "results/figures/d 2.png": sha256.Sum256(png)}
-	entity := func(id string, data []byte) string {
-		return fmt.Sprintf(`{"@id": %q, "sha256": "%x"}`, id, sha256.Sum256(data))
-	}
-	good := []string{
-		entity("results/tables/all.tex", tex),
-		entity("results/figures/d%202.png", png), // @id is a URI path
-		entity("#run/collect", []byte("not a file")),
-		`{"@id": "./", "name": "the bundle"}`,
-	}
-	for _, tc := range []struct {
-		name  string
-		graph []string
-		crate string // instead of graph
-		err   string
-	}{
-		{"agrees", good, "", ""},
-		{"other digest", append(slices.Clone(good[1:]), entity("results/tables/all.tex", []byte("forged"))), "", "gives results/tables/all.tex the SHA-256"},
-		{"not held", append(slices.Clone(good), entity("results/tables/extra.tex", tex)), "", "describes results/tables/extra.tex, which the bundle does not hold"},
-		{"bad @id", append(slices.Clone(good), entity("results/%zz", tex)), "", `@id "results/%zz"`},
-		{"not JSON", nil, `{"@graph": [`, CrateName},
-	} {
-		dir := t.TempDir()
-		crate := tc.crate
-		if crate == "" {
-			crate = `{"@context": "https://w3id.org/ro/crate/1.1/context", "@graph": [` + strings.Join(tc.graph, ", ") + `]}`
-		}
-		if err := os.WriteFile(filepath.Join(dir, CrateName), []byte(crate), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		err := CheckCrate(dir, m)
-		if tc.err == "" {
-			if err != nil {
-				t.Errorf("%s: %v", tc.name, err)
-			}
-			continue
-		}
-		if err == nil || !strings.Contains(err.Error(), tc.err) {
-			t.Errorf("%s: got %v, want an error containing %q", tc.name, err, tc.err)
-		}
-	}
-	if err := CheckCrate(t.TempDir(), m); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("no crate: got %v, want ErrNotExist", err)
 	}
 }
 

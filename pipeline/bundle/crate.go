@@ -91,14 +91,7 @@ func newCrate(p *pipeline.Project, status *pipeline.Report, st *storeContents, i
 func sortedKeys[V any](m map[string]V) []string { return sortedPaths(m) }
 
 // objectPath is the bundle path of a store object.
-func (c *crate) objectPath(d artifacts.Digest) string { return objectPath(d) }
-
-// objectPath is the bundle path of a store object: the store in a bundle
-// is of loose files.
-func objectPath(d artifacts.Digest) string {
-	h := d.Hex()
-	return StoreDir + "/objects/" + h[:2] + "/" + h
-}
+func (c *crate) objectPath(d artifacts.Digest) string { return objectBundlePath(d) }
 
 // encode returns ro-crate-metadata.json and ro-crate-preview.html.
 func (c *crate) encode() (metadata, preview []byte, err error) {

@@ -20,6 +20,10 @@ func (c *crate) preview() ([]byte, error) {
 		verify = e(fmt.Sprintf("%-43s # manifest, store, and every task re-executed\n", c.opt.Verify))
 	}
 	title := e(c.opt.Tool.Name + " reproduction bundle: " + c.opt.Protocol.Path + ", profile " + c.opt.Profile)
+	judged := ""
+	if c.opt.Judged != "" {
+		judged = "<p><strong>Protocol: " + e(c.opt.Judged) + ".</strong></p>\n"
+	}
 	fmt.Fprintf(&b, `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -31,9 +35,9 @@ func (c *crate) preview() ([]byte, error) {
 <h1>%s</h1>
 <p>An RO-Crate (Workflow Run and Provenance Run Crate profiles): its machine-readable description is
 <a href="ro-crate-metadata.json">ro-crate-metadata.json</a>.</p>
-%s<h2>Check it</h2>
+%s%s<h2>Check it</h2>
 <pre>%ssha256sum -c SHA256SUMS                     # in the extracted directory, without %s</pre>
-`, title, title, c.reportLink(), verify, e(c.opt.Tool.Name))
+`, title, title, judged, c.reportLink(), verify, e(c.opt.Tool.Name))
 	if c.opt.Reproduce != "" {
 		fmt.Fprintf(&b, "<p>Re-run the protocol in the extracted directory: <code>%s</code></p>\n", e(c.opt.Reproduce))
 	}

@@ -22,7 +22,9 @@ import (
 
 // Options say what a bundle holds besides the project's store and lock.
 type Options struct {
-	Protocol File   // the protocol file the project was planned from, e.g. params.yaml
+	// Protocol is the protocol file the project was planned from, e.g.
+	// params.yaml; the bundle holds its canonical form (CanonicalProtocol).
+	Protocol File
 	Profile  string // the protocol's profile
 	LockName string // the lock's name in the bundle (the one the protocol's name implies)
 	// Results are the exported results (tables, figures), put under
@@ -35,6 +37,9 @@ type Options struct {
 	Drawn map[string]artifacts.Digest
 	// Source is the module's source, put under source/; nil: none.
 	Source fs.FS
+	// Vendor is the vendored modules that let Source build offline (see
+	// Vendor), put under source/vendor/; nil: none.
+	Vendor fs.FS
 	// Image writes the OCI image of the running binary as an oci-archive
 	// tarball and returns its manifest digest ("sha256:…"); nil: the
 	// bundle holds no image, and its crate says so.
@@ -56,6 +61,10 @@ type Options struct {
 	// Report is the page of Results a reader opens first (its path in
 	// Results, e.g. index.html), linked from the crate's preview; "": none.
 	Report string
+	// Judged names the protocol the results are of, in words ("the
+	// paper's protocol", or the values that differ from it), shown by
+	// the crate's preview.
+	Judged string
 }
 
 // File is a file given whole.
@@ -127,6 +136,11 @@ func Write(ctx context.Context, p *pipeline.Project, out string, opt Options) (*
 	if err := sameLock(p, lockBytes, work.Path()); err != nil {
 		return nil, err
 	}
+	protocol, err := CanonicalProtocol(opt.Protocol.Data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", opt.Protocol.Path, err)
+	}
+	opt.Protocol.Data = protocol
 	b := &builder{}
 	for _, f := range []File{opt.Protocol, {opt.LockName, lockBytes}} {
 		if err := b.addData(f.Path, f.Data, 0o644); err != nil {
@@ -136,7 +150,7 @@ func Write(ctx context.Context, p *pipeline.Project, out string, opt Options) (*
 	for _, sub := range []struct {
 		fsys fs.FS
 		dir  string
-	}{{opt.Results, ResultsDir}, {opt.Source, SourceDir}} {
+	}{{opt.Results, ResultsDir}, {opt.Source, SourceDir}, {opt.Vendor, SourceDir + "/" + VendorDir}} {
 		if err := b.addFS(sub.fsys, sub.dir); err != nil {
 			return nil, err
 		}
@@ -279,23 +293,65 @@ type storeContents struct {
 	format  map[artifacts.Digest]string // media type, from the first bytes
 }
 
+// storeFile is one file of a bundle's store: an object a task of the lock
+// output (its first output of that digest, in plan order) or a task's
+// index entry.
+type storeFile struct {
+	path   string // in the bundle
+	task   string
+	object bool
+	digest artifacts.Digest // an object's
+	output string           // an object's output name
+	key    artifacts.Key    // an index entry's
+}
+
+// storeVersion is the store's VERSION file in a bundle.
+const storeVersion = StoreDir + "/VERSION"
+
+// storeFiles lists the files of the store of a bundle of p's lock, VERSION
+// aside: per task of the plan, each output object not listed before, then
+// the task's index entry. Writing a bundle and checking one list the same.
+func storeFiles(p *pipeline.Project, status *pipeline.Report) []storeFile {
+	var out []storeFile
+	seen := map[artifacts.Digest]bool{}
+	for _, r := range status.Results {
+		rec, ok := p.Lock.Record(r.Task.ID)
+		if !ok {
+			continue // Current refuses such a lock before a bundle is written
+		}
+		for _, o := range rec.Outputs { // sorted by name, as an index entry's
+			if seen[o.Digest] {
+				continue
+			}
+			seen[o.Digest] = true
+			out = append(out, storeFile{path: objectBundlePath(o.Digest), task: rec.ID, object: true, digest: o.Digest, output: o.Name})
+		}
+		h := rec.Key.Hex()
+		out = append(out, storeFile{path: StoreDir + "/index/" + h[:2] + "/" + h + ".json", task: rec.ID, key: rec.Key})
+	}
+	return out
+}
+
+// objectBundlePath is the bundle path of a store object: the store in a
+// bundle is of loose files.
+func objectBundlePath(d artifacts.Digest) string {
+	h := d.Hex()
+	return StoreDir + "/objects/" + h[:2] + "/" + h
+}
+
 // addStore adds a store of loose files (the layout any thv reads, and
-// DuckDB, pandas or Arrow read file by file): its VERSION, every output
-// object of the lock's tasks (read through Store.Get, which verifies it,
-// wherever it lies in the project's store) and each task's index entry.
+// DuckDB, pandas or Arrow read file by file), whatever the layout of the
+// project's store: its VERSION (artifacts.LooseLayoutVersion), every
+// output object of the lock's tasks (read through Store.Get, which
+// verifies it, wherever it lies) and each task's index entry (its exact
+// bytes, artifacts.EncodeEntry), after checking that each entry is the
+// lock's record.
 func (b *builder) addStore(p *pipeline.Project, status *pipeline.Report) (*storeContents, error) {
 	st := &storeContents{size: map[artifacts.Digest]int64{}, format: map[artifacts.Digest]string{}}
-	if err := b.addData(StoreDir+"/VERSION", []byte(artifacts.LooseLayoutVersion+"\n"), 0o644); err != nil {
+	if err := b.addData(storeVersion, []byte(artifacts.LooseLayoutVersion+"\n"), 0o644); err != nil {
 		return nil, err
 	}
-	addEntry := func(e artifacts.Entry) error {
-		h := e.Key.Hex()
-		data, err := artifacts.EncodeEntry(e)
-		if err != nil {
-			return err
-		}
-		return b.addData(path.Join(StoreDir, "index", h[:2], h+".json"), data, 0o644)
-	}
+	entries := map[string]artifacts.Entry{}
 	for _, r := range status.Results {
 		rec, _ := p.Lock.Record(r.Task.ID)
 		e, ok, err := p.Store.GetEntry(rec.Key)
@@ -312,33 +368,57 @@ func (b *builder) addStore(p *pipeline.Project, status *pipeline.Report) (*store
 			if d, _ := rec.Outputs.Get(o.Name); d != o.Digest {
 				return nil, fmt.Errorf("task %s: output %s: the lock records %s, the store's index %s: run thv repro first, then bundle", r.Task.ID, o.Name, d, o.Digest)
 			}
-			if _, done := st.size[o.Digest]; done {
-				continue
-			}
-			d := o.Digest
-			data, err := p.Store.Get(d)
+		}
+		entries[rec.ID] = e
+	}
+	for _, f := range storeFiles(p, status) {
+		if !f.object {
+			data, err := artifacts.EncodeEntry(entries[f.task])
 			if err != nil {
-				return nil, fmt.Errorf("task %s: output %s: %w", r.Task.ID, o.Name, err)
+				return nil, err
 			}
-			st.size[d] = o.Size
-			st.format[d] = sniff(data, o.Name)
-			b.items = append(b.items, &item{
-				path: objectPath(d), size: o.Size, sum: d, mode: 0o444,
-				open: func() ([]byte, error) { return p.Store.Get(d) },
-			})
-			st.objects++
+			if err := b.addData(f.path, data, 0o644); err != nil {
+				return nil, err
+			}
+			continue
 		}
-		if err := addEntry(e); err != nil {
-			return nil, err
-		}
+		o, _ := entries[f.task].Output(f.output)
+		st.size[f.digest] = o.Size
+		st.format[f.digest] = sniffObject(p.Store, f.digest, f.output)
+		d := f.digest
+		b.items = append(b.items, &item{
+			path: f.path, size: o.Size, sum: d, mode: 0o444,
+			open: func() ([]byte, error) { return p.Store.Get(d) },
+		})
+		st.objects++
 	}
 	return st, nil
 }
 
+// sniffObject is sniff of object d of store s: its loose file's first
+// bytes, or a packed object's bytes (objects under a megabyte).
+func sniffObject(s *artifacts.Store, d artifacts.Digest, name string) string {
+	if loc, ok := s.Locate(d); ok && loc.Packed {
+		data, _ := s.Get(d)
+		return sniffHead(data, name)
+	}
+	return sniff(s.ObjectPath(d), name)
+}
+
 // sniff names the media type of an object from its first bytes (or, for
 // text, its output name).
-func sniff(data []byte, name string) string {
-	head := data[:min(len(data), 8)]
+func sniff(file, name string) string {
+	var head [8]byte
+	n := 0
+	if f, err := os.Open(file); err == nil {
+		n, _ = io.ReadFull(f, head[:])
+		f.Close()
+	}
+	return sniffHead(head[:n], name)
+}
+
+// sniffHead is sniff of an object that begins with head.
+func sniffHead(head []byte, name string) string {
 	switch {
 	case bytes.HasPrefix(head[:], []byte("PAR1")):
 		return "application/vnd.apache.parquet"

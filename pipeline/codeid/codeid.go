@@ -61,7 +61,7 @@
 // "go list -m -json all" run in the working directory (the package directory,
 // inside the module; go test puts its own toolchain's bin first on PATH), which
 // reports the same versions and go.sum hashes. A binary built with -mod=vendor
-// has no sums at all; its identities are errors.
+// records no hashes: WithGoSumHashes takes them from the go.sum compiled in.
 package codeid
 
 import (

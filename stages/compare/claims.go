@@ -58,13 +58,19 @@ func bestOther(cells []formats.Cell, g, algo, metric string) (own, best *formats
 	return own, best
 }
 
-// CheckClaims checks every claim against res, with a claim about
-// final_regret read as our metric regret (formats.RegretMetrics); a claim
-// about every cell is judged over the geometries in this order.
-func CheckClaims(claims []Claim, res Results, regret string, geometries []string) []formats.ClaimCheck {
+// CheckClaims checks every claim against res, the results of protocol
+// proto, with a claim about final_regret read as our metric regret
+// (formats.RegretMetrics); a claim about every cell is judged over the
+// geometries in this order. A claim is not judged where proto cannot
+// reproduce the published values of its metric.
+func CheckClaims(claims []Claim, proto Protocol, res Results, regret string, geometries []string) []formats.ClaimCheck {
 	out := make([]formats.ClaimCheck, len(claims))
 	for i, c := range claims {
 		out[i] = formats.ClaimCheck{ID: c.ID, Kind: c.Kind, Text: c.Text}
+		if why := proto.claimReason(c.Metric); why != "" {
+			out[i].NotComparable = why
+			continue
+		}
 		c.Metric = ourMetric(c.Metric, regret)
 		switch c.Kind {
 		case "best":
@@ -78,8 +84,16 @@ func CheckClaims(claims []Claim, res Results, regret string, geometries []string
 	return out
 }
 
+// TieRule is how a claim of being best treats a tie, stated wherever a
+// tie is shown.
+const TieRule = "a tie for the best counts as best: no other algorithm is better"
+
+// checkBest: the algorithm's mean is the best of its (setting, geometry)
+// in every cell. Means equal to the last bit are a tie (an algorithm that
+// accrues regret in the shared initialisation alone ties with any other
+// that does), decided by TieRule.
 func checkBest(c Claim, res Results, geometries []string) (bool, string) {
-	var fails []string
+	var fails, ties []string
 	n := 0
 	for _, s := range res.settingsByD() {
 		for _, g := range geometries {
@@ -90,19 +104,41 @@ func checkBest(c Claim, res Results, geometries []string) (bool, string) {
 			n++
 			v, higher := metricOf(own, c.Metric)
 			b, _ := metricOf(best, c.Metric)
-			if higher && v > b || !higher && v < b {
-				continue
+			switch {
+			case v == b:
+				ties = append(ties, fmt.Sprintf("%s/%s with %s at %s", s, g, best.Algo, significant(v, 4)))
+			case higher && v > b || !higher && v < b:
+			default:
+				theirs, ours := distinct(b, v)
+				fails = append(fails, fmt.Sprintf("%s/%s: %s %s vs %s %s", s, g, best.Algo, theirs, c.Algorithm, ours))
 			}
-			fails = append(fails, fmt.Sprintf("%s/%s: %s %.4g vs %s %.4g", s, g, best.Algo, b, c.Algorithm, v))
 		}
 	}
 	if n == 0 {
 		return false, "no cell of " + c.Algorithm + " in the results"
 	}
-	if len(fails) == 0 {
-		return true, fmt.Sprintf("best in all %d (setting, geometry) cells", n)
+	tied := ""
+	if len(ties) > 0 {
+		tied = fmt.Sprintf("; tied for best in %d (%s; %s)", len(ties), strings.Join(ties, "; "), TieRule)
 	}
-	return false, fmt.Sprintf("not best in %d of %d cells: %s", len(fails), n, strings.Join(fails, "; "))
+	if len(fails) == 0 {
+		return true, fmt.Sprintf("best in all %d (setting, geometry) cells%s", n, tied)
+	}
+	return false, fmt.Sprintf("not best in %d of %d cells: %s%s", len(fails), n, strings.Join(fails, "; "), tied)
+}
+
+// significant prints v with digits significant digits.
+func significant(v float64, digits int) string { return strconv.FormatFloat(v, 'g', digits, 64) }
+
+// distinct prints a and b (a ≠ b) with the fewest significant digits, at
+// least 4, that tell them apart: two different numbers never print alike.
+func distinct(a, b float64) (string, string) {
+	for digits := 4; digits < 17; digits++ {
+		if x, y := significant(a, digits), significant(b, digits); x != y {
+			return x, y
+		}
+	}
+	return strconv.FormatFloat(a, 'g', -1, 64), strconv.FormatFloat(b, 'g', -1, 64)
 }
 
 func checkMargin(c Claim, res Results) (bool, string) {
@@ -119,7 +155,7 @@ func checkMargin(c Claim, res Results) (bool, string) {
 		if !higher {
 			margin = b - v
 		}
-		parts = append(parts, fmt.Sprintf("%s %+.4g (vs %s)", s, margin, best.Algo))
+		parts = append(parts, fmt.Sprintf("%s %s (vs %s)", s, signedSignificant(margin, 4), best.Algo))
 		if n > 0 && !(margin > prev) {
 			holds = false
 		}
@@ -129,7 +165,16 @@ func checkMargin(c Claim, res Results) (bool, string) {
 	if n < 2 {
 		return false, "fewer than two settings to compare"
 	}
-	return holds, "margins on " + c.Geometry + ": " + strings.Join(parts, ", ")
+	return holds, "margins on " + c.Geometry + ": " + strings.Join(parts, ", ") + " (it holds if each is larger than the one before; an equal margin does not grow)"
+}
+
+// signedSignificant is significant with a sign.
+func signedSignificant(v float64, digits int) string {
+	s := significant(v, digits)
+	if s[0] != '-' {
+		s = "+" + s
+	}
+	return s
 }
 
 func checkEta(c Claim, res Results) (bool, string) {

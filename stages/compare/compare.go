@@ -34,6 +34,10 @@ type Params struct {
 	// value among: tolerance (b) is judged across many instances by thv
 	// readings, and these verdicts use (a).
 	OneInstance bool `json:"one_instance,omitempty"`
+	// Protocol is the protocol judged, against the paper's: its
+	// description heads every report, and the published values it cannot
+	// reproduce are not judged. Zero for the paper's own.
+	Protocol Protocol `json:"protocol,omitzero"`
 }
 
 // CellsInputName is the input role of a setting's summarize cells.
@@ -87,8 +91,8 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 	if p.OneInstance {
 		ref = ref.OneInstance()
 	}
-	rows := Compare(&ref, res, finals, regret)
-	claims := CheckClaims(ref.Claims, res, regret, p.Geometries)
+	rows := Compare(&ref, p.Protocol, res, finals, regret)
+	claims := CheckClaims(ref.Claims, p.Protocol, res, regret, p.Geometries)
 	out := stage.Outputs{}
 	if out["comparison.parquet"], err = formats.EncodeComparisons(rows); err != nil {
 		return nil, err
@@ -96,21 +100,22 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 	if out["claims.parquet"], err = formats.EncodeClaims(claims); err != nil {
 		return nil, err
 	}
-	out["compare.md"] = []byte(Markdown(&ref, rows, claims))
+	out["compare.md"] = []byte(Markdown(&ref, p.Protocol, rows, claims))
 	return out, nil
 }
 
-// Compare judges every value of the reference against our results. finals
-// holds the per-seed summaries by FinalInputName; regret is our metric the
-// reference's final_regret is read as (formats.RegretMetrics).
-func Compare(ref *Reference, res Results, finals map[string][]formats.Summary, regret string) []formats.Comparison {
-	return judge(ref, regret, func(c RefCell, metric string) (Ours, bool) { return oursFor(res, finals, c, metric) })
+// Compare judges every value of the reference against our results, from a
+// run of protocol proto. finals holds the per-seed summaries by
+// FinalInputName; regret is our metric the reference's final_regret is
+// read as (formats.RegretMetrics).
+func Compare(ref *Reference, proto Protocol, res Results, finals map[string][]formats.Summary, regret string) []formats.Comparison {
+	return judge(ref, proto, regret, func(c RefCell, metric string) (Ours, bool) { return oursFor(res, finals, c, metric) })
 }
 
 // judge compares every value of the reference with ours(cell, our metric
 // column), under the reference's tolerance; a value ours has nothing for
-// is missing.
-func judge(ref *Reference, regret string, ours func(RefCell, string) (Ours, bool)) []formats.Comparison {
+// is missing, and one proto cannot reproduce is not judged.
+func judge(ref *Reference, proto Protocol, regret string, ours func(RefCell, string) (Ours, bool)) []formats.Comparison {
 	var rows []formats.Comparison
 	for _, c := range ref.Cells {
 		for _, m := range []struct {
@@ -126,7 +131,11 @@ func judge(ref *Reference, regret string, ours func(RefCell, string) (Ours, bool
 				r = CompareValue(o, *m.v.Value, m.v.CI, ref.Tolerance, ref.Tolerance.Applies == "percentile")
 			} else {
 				r = formats.Comparison{Published: *m.v.Value, PublishedCI: m.v.CI, Missing: true,
-					Ours: math.NaN(), OursCI: math.NaN(), Diff: math.NaN(), RelDiff: math.NaN(), Percentile: math.NaN()}
+					Ours: math.NaN(), OursCI: math.NaN(), Diff: math.NaN(), RelDiff: math.NaN(), Percentile: math.NaN(),
+					Low: math.NaN(), High: math.NaN()}
+			}
+			if why := proto.Reason(c.Setting, m.name); why != "" && ok {
+				r = notJudged(r, why)
 			}
 			r.Setting, r.Geometry, r.Algorithm, r.Metric = c.Setting, c.Geometry, c.Algorithm, m.name
 			rows = append(rows, r)
@@ -159,9 +168,39 @@ func oursFor(res Results, finals map[string][]formats.Summary, c RefCell, metric
 	return o, true
 }
 
-// Counts summarises a comparison: values compared, agreeing, missing, and
-// claims holding, of all.
-type Counts struct{ Values, Agree, Missing, Claims, Hold int }
+// VerdictWord is a value's verdict in words: agrees, differs, missing or
+// not comparable.
+func VerdictWord(r formats.Comparison) string {
+	switch {
+	case r.Missing:
+		return "missing"
+	case r.NotComparable != "":
+		return "not comparable"
+	case r.Agrees:
+		return "agrees"
+	}
+	return "differs"
+}
+
+// notJudged is row r of a value the protocol cannot reproduce: our mean
+// and CI stay (they are what we computed), every verdict is withdrawn.
+func notJudged(r formats.Comparison, why string) formats.Comparison {
+	r.NotComparable = why
+	r.Diff, r.RelDiff, r.Percentile = math.NaN(), math.NaN(), math.NaN()
+	r.WithinCI, r.WithinRel, r.InBand, r.Agrees = false, false, false, false
+	return r
+}
+
+// Counts summarises a comparison: the published values, those judged
+// (comparable and not missing), agreeing, missing, not comparable; the
+// claims, those judged, holding.
+type Counts struct {
+	Values, Judged, Agree, Missing, NotComparable int
+	Claims, ClaimsJudged, Hold                    int
+}
+
+// Differ is how many judged values differ.
+func (n Counts) Differ() int { return n.Judged - n.Agree }
 
 // Count tallies rows and claims.
 func Count(rows []formats.Comparison, claims []formats.ClaimCheck) Counts {
@@ -171,12 +210,21 @@ func Count(rows []formats.Comparison, claims []formats.ClaimCheck) Counts {
 		switch {
 		case r.Missing:
 			n.Missing++
-		case r.Agrees:
-			n.Agree++
+		case r.NotComparable != "":
+			n.NotComparable++
+		default:
+			n.Judged++
+			if r.Agrees {
+				n.Agree++
+			}
 		}
 	}
 	for _, c := range claims {
 		n.Claims++
+		if c.NotComparable != "" {
+			continue
+		}
+		n.ClaimsJudged++
 		if c.Holds {
 			n.Hold++
 		}
@@ -184,58 +232,98 @@ func Count(rows []formats.Comparison, claims []formats.ClaimCheck) Counts {
 	return n
 }
 
-// Markdown is the report: the tolerance, one table per setting, the claims.
-func Markdown(ref *Reference, rows []formats.Comparison, claims []formats.ClaimCheck) string {
+// Markdown is the report: the protocol judged and the verdict, how a
+// value is judged, one table per setting, the claims.
+func Markdown(ref *Reference, proto Protocol, rows []formats.Comparison, claims []formats.ClaimCheck) string {
 	var b strings.Builder
-	n := Count(rows, claims)
-	fmt.Fprintf(&b, "# Comparison with the published results\n\nReference: %s.\n\n", ref.Source)
-	t := ref.Tolerance
-	fmt.Fprintf(&b, "Tolerance (verdicts use **%s**): (a) `CI∪` — our mean and the published one are within the union of both 95%% CIs; `rel` — within %g%% of the published value; (b) `pct` — the percentile of the published value among our per-instance outcomes (one per seed), agreeing inside [%g, %g].\n\n",
-		t.Applies, 100*t.Relative, t.Percentile[0], t.Percentile[1])
-	if ref.oneInstance {
-		b.WriteString("The protocol draws one instance per (setting, geometry) (`instances.mode: fixed`): its seeds vary only the noise and are no sample of instances, so the verdicts use (a); (b), the percentile among the cell means of many instances, is in `results/readings.md` (`thv readings`).\n\n")
-	}
-	fmt.Fprintf(&b, "**%d of %d values agree, %d missing; %d of %d claims hold.**\n", n.Agree, n.Values, n.Missing, n.Hold, n.Claims)
+	b.WriteString("# Comparison with the published results\n\n")
+	v := Verdict{Protocol: proto, Run: Count(rows, claims), OneInstance: ref.oneInstance, Relative: ref.Tolerance.Relative, Band: ref.Tolerance.Percentile}
+	fmt.Fprintf(&b, "**%s**\n\nReference: %s.\n\n", MarkdownText(v.Sentence()), MarkdownText(ref.Source))
+	b.WriteString(judgedHow(ref) + "\n")
 	setting := ""
 	for _, r := range rows {
 		if r.Setting != setting {
 			setting = r.Setting
-			fmt.Fprintf(&b, "\n## %s\n\n| algorithm | geometry | metric | ours | published | diff | rel | CI∪ | rel | pct | verdict |\n|---|---|---|---|---|---|---|---|---|---|---|\n", setting)
+			fmt.Fprintf(&b, "\n## %s\n\n| algorithm | geometry | metric | ours: mean ± 95%% CI | published: mean ± 95%% CI | ours − published | relative | CIs overlap | within %g%% | published value's percentile among our outcomes | verdict |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+				setting, 100*ref.Tolerance.Relative)
 		}
-		if r.Missing {
-			fmt.Fprintf(&b, "| %s | %s | %s | — | %s | | | | | | missing |\n", r.Algorithm, r.Geometry, r.Metric, pm(r.Published, r.PublishedCI))
-			continue
+		switch {
+		case r.Missing:
+			fmt.Fprintf(&b, "| %s | %s | %s | — | %s | | | | | | missing |\n", r.Algorithm, r.Geometry, r.Metric, Published(r.Published, r.PublishedCI))
+		case r.NotComparable != "":
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | | | | | | not comparable: %s |\n", r.Algorithm, r.Geometry, r.Metric,
+				Estimate(r.Ours, r.OursCI), Published(r.Published, r.PublishedCI), MarkdownText(r.NotComparable))
+		default:
+			verdict := "agrees"
+			if !r.Agrees {
+				verdict = "**differs**"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Algorithm, r.Geometry, r.Metric,
+				Estimate(r.Ours, r.OursCI), Published(r.Published, r.PublishedCI), Diff(r.Diff, r.OursCI), Relative(r.RelDiff),
+				yes(r.WithinCI), yes(r.WithinRel), Percentile(r.Percentile), verdict)
 		}
-		verdict := "agrees"
-		if !r.Agrees {
-			verdict = "**differs**"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %+.4g | %+.1f%% | %s | %s | %s | %s |\n", r.Algorithm, r.Geometry, r.Metric,
-			pm(r.Ours, r.OursCI), pm(r.Published, r.PublishedCI), r.Diff, 100*r.RelDiff, yes(r.WithinCI), yes(r.WithinRel), pctText(r.Percentile), verdict)
 	}
 	b.WriteString("\n## Claims\n\n")
+	if len(claims) == 0 {
+		b.WriteString("The reference states no claim.\n")
+	}
 	for _, c := range claims {
-		mark := "holds"
-		if !c.Holds {
-			mark = "**fails**"
-		}
-		fmt.Fprintf(&b, "- %s — %s: %s. %s\n", c.ID, mark, c.Text, c.Detail)
+		fmt.Fprintf(&b, "- %s — %s: %s. %s\n", MarkdownText(c.ID), ClaimWord(c), MarkdownText(c.Text), MarkdownText(upper(ClaimDetail(c))))
 	}
 	return b.String()
 }
 
-func pm(v, ci float64) string { return fmt.Sprintf("%.4g ± %.2g", v, ci) }
+// judgedHow says in plain words how a published value is judged: the
+// columns of the report, and which test decides.
+func judgedHow(ref *Reference) string {
+	t := ref.Tolerance
+	var b strings.Builder
+	fmt.Fprintf(&b, "How a value is judged. *Ours* is our mean over the seeds with its 95%% confidence interval; *published*, the paper's, as printed. "+
+		"*CIs overlap*: our interval and the published one meet. *Within %g%%*: ours is within %g%% of the published value. "+
+		"*Percentile*: where the published value falls among our outcomes (0: below all of them, 100: above all). ",
+		100*t.Relative, 100*t.Relative)
+	if t.Applies == "percentile" {
+		fmt.Fprintf(&b, "A value **agrees** when its percentile lies in [%g, %g]: it is a plausible outcome of ours.\n", t.Percentile[0], t.Percentile[1])
+	} else {
+		fmt.Fprintf(&b, "A value **agrees** when the CIs overlap or it is within %g%%.\n", 100*t.Relative)
+	}
+	if ref.oneInstance {
+		b.WriteString("\nThe protocol draws one instance per (setting, geometry), as the paper does: its seeds vary only the noise and are no sample of instances, so these verdicts use the CIs and the relative tolerance; the percentile band across many instances is judged by `thv readings` (`results/readings.md`).\n")
+	}
+	return b.String()
+}
+
+// ClaimWord is a claim's verdict: holds, fails or not judged.
+func ClaimWord(c formats.ClaimCheck) string {
+	switch {
+	case c.NotComparable != "":
+		return "not judged"
+	case c.Holds:
+		return "holds"
+	}
+	return "**fails**"
+}
+
+// ClaimDetail is a claim's numbers, or why it is not judged.
+func ClaimDetail(c formats.ClaimCheck) string {
+	if c.NotComparable != "" {
+		return "Not judged: " + c.NotComparable + "."
+	}
+	return c.Detail
+}
+
+// MarkdownText is free text for a Markdown file, its markup characters
+// escaped: a reference's texts and a protocol's values come from files,
+// and no Markdown file receives markup from one raw.
+func MarkdownText(s string) string {
+	return markdownEscaper.Replace(s)
+}
+
+var markdownEscaper = strings.NewReplacer(`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "<", "&lt;", ">", "&gt;", "|", `\|`, "#", `\#`)
 
 func yes(b bool) string {
 	if b {
 		return "yes"
 	}
 	return "no"
-}
-
-func pctText(p float64) string {
-	if math.IsNaN(p) {
-		return "—"
-	}
-	return fmt.Sprintf("%.0f", p)
 }

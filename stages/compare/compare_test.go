@@ -96,6 +96,22 @@ func TestPaperReference(t *testing.T) {
 	if len(ref.Cells) != 2*14*4 {
 		t.Fatalf("%d cells, want 2 settings × 14 algorithms × 4 geometries", len(ref.Cells))
 	}
+	// What a reader sees cites the paper, not a file or a history they do
+	// not have; the claims are the paper's (its Results' first paragraph).
+	var ids []string
+	for _, text := range append([]string{ref.Source}, claimTexts(ref)...) {
+		for _, bad := range []string{"paper.tex", " line ", "issue", "#"} {
+			if strings.Contains(strings.ToLower(text), bad) {
+				t.Errorf("the reference shows a reader %q: %s", bad, text)
+			}
+		}
+	}
+	for _, c := range ref.Claims {
+		ids = append(ids, c.ID)
+	}
+	if strings.Join(ids, " ") != "best-hv lowest-regret margin-grows-linear" {
+		t.Errorf("claims %v: want the paper's three", ids)
+	}
 	path := os.Getenv("THV_PAPER")
 	set := path != ""
 	if !set {
@@ -120,6 +136,14 @@ func TestPaperReference(t *testing.T) {
 			}
 		}
 	}
+}
+
+func claimTexts(ref *Reference) []string {
+	var out []string
+	for _, c := range ref.Claims {
+		out = append(out, c.Text)
+	}
+	return out
 }
 
 // TestCompareValue: inside and outside each kind of tolerance.
@@ -196,17 +220,17 @@ func TestClaims(t *testing.T) {
 		{ID: "eta-random", Kind: "eta_star", Algorithm: "ScalarUCB", Value: 0.01},
 	}
 	want := map[string]bool{"best-hv": false, "best-regret": false, "margin-linear": true, "margin-convex": false, "eta": false, "eta-random": false}
-	for _, c := range CheckClaims(claims, res, formats.RegretMetrics[0], paperNames.Geometries) {
+	for _, c := range CheckClaims(claims, Protocol{}, res, formats.RegretMetrics[0], paperNames.Geometries) {
 		if c.Holds != want[c.ID] {
 			t.Errorf("%s: holds = %v (%s), want %v", c.ID, c.Holds, c.Detail, want[c.ID])
 		}
 	}
-	got := CheckClaims(claims[:1], res, formats.RegretMetrics[0], paperNames.Geometries)[0].Detail
+	got := CheckClaims(claims[:1], Protocol{}, res, formats.RegretMetrics[0], paperNames.Geometries)[0].Detail
 	if !strings.Contains(got, "d3/convex: RandomK 0.55 vs THV-UCB 0.5") {
 		t.Errorf("best-hv detail: %s", got)
 	}
 	delete(res, "d3")
-	for _, c := range CheckClaims(claims[:1], res, formats.RegretMetrics[0], paperNames.Geometries) {
+	for _, c := range CheckClaims(claims[:1], Protocol{}, res, formats.RegretMetrics[0], paperNames.Geometries) {
 		if !c.Holds {
 			t.Errorf("best-hv on d2 only: %s", c.Detail)
 		}
@@ -257,7 +281,7 @@ func TestClaimsFollowTheGivenGeometries(t *testing.T) {
 		{[]string{"linear", "convex"}, "not best in 2 of 2 cells: d2/linear: RandomK 0.2 vs THV-UCB 0.1; d2/convex: RandomK 0.2 vs THV-UCB 0.1"},
 		{[]string{"linear"}, "not best in 1 of 1 cells: d2/linear: RandomK 0.2 vs THV-UCB 0.1"},
 	} {
-		if got := CheckClaims(best, res, formats.RegretMetrics[0], c.geometries)[0].Detail; got != c.want {
+		if got := CheckClaims(best, Protocol{}, res, formats.RegretMetrics[0], c.geometries)[0].Detail; got != c.want {
 			t.Errorf("geometries %v: %s\nwant %s", c.geometries, got, c.want)
 		}
 	}

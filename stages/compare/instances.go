@@ -12,8 +12,8 @@ import "thv/stages/formats"
 // means; our CI is the median over instances of the cell's CI half-width
 // (what one instance's seeds give, as the paper's CI is), which tolerance
 // (a) uses.
-func AcrossInstances(ref *Reference, perInstance []Results, regret string) []formats.Comparison {
-	return judge(ref, regret, func(c RefCell, metric string) (Ours, bool) {
+func AcrossInstances(ref *Reference, proto Protocol, perInstance []Results, regret string) []formats.Comparison {
+	return judge(ref, proto, regret, func(c RefCell, metric string) (Ours, bool) {
 		var means, halves []float64
 		for _, res := range perInstance {
 			est, ok := cellEstimate(res, c, metric)

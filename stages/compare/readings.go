@@ -30,7 +30,7 @@ func (r ReadingResult) Summarize() formats.ReadingRow {
 	row := formats.ReadingRow{Reading: r.Name, Set: strings.Join(r.Set, "; "), CompareKey: r.CompareKey, InstanceSeeds: r.InstanceSeeds}
 	var thv, hv, reg []float64
 	for _, c := range r.Rows {
-		if c.Missing {
+		if c.Missing || c.NotComparable != "" {
 			continue
 		}
 		row.Values++
@@ -59,6 +59,9 @@ func (r ReadingResult) Summarize() formats.ReadingRow {
 		}
 	}
 	for _, c := range r.Claims {
+		if c.NotComparable != "" {
+			continue
+		}
 		row.Claims++
 		if c.Holds {
 			row.ClaimsHold++
@@ -70,9 +73,10 @@ func (r ReadingResult) Summarize() formats.ReadingRow {
 
 // ReadingsMarkdown is the sweep's report: one row per reading, then the
 // agreeing values per algorithm and reading, then the claims per reading.
-func ReadingsMarkdown(results []ReadingResult, band [2]float64) string {
+func ReadingsMarkdown(results []ReadingResult, proto Protocol, band [2]float64) string {
 	var b strings.Builder
 	b.WriteString("# Readings sweep: the paper's open readings against its published values\n\n")
+	fmt.Fprintf(&b, "Each reading varies %s.\n\n", MarkdownText(proto.Name()))
 	fmt.Fprintf(&b, "Written by `thv readings`. Each reading is the protocol with the keys shown set, run on the settings the paper publishes values for; every value of `reference/paper.yaml` is judged as `thv compare` judges it (tolerance (b): a published value agrees if it lies in the [%g, %g] percentile band of our per-instance outcomes — the cell means of the fixed instances for a reading judged over instances, the per-seed outcomes for one judged over its seeds, each seed then its own instance; tolerance (a): the CIs overlap or within the relative tolerance). CI ratio: the median of our 95%% CI half-width over the published one.\n\n", band[0], band[1])
 	proposed := "the proposed method"
 	if len(results) > 0 {
@@ -133,11 +137,11 @@ func ReadingsMarkdown(results []ReadingResult, band [2]float64) string {
 		first := results[0]
 		fmt.Fprintf(&b, "\n## %s: the values that differ\n\n| setting | geometry | algorithm | metric | ours | published | rel | pct |\n|---|---|---|---|---|---|---|---|\n", first.Name)
 		for _, c := range first.Rows {
-			if c.Agrees || c.Missing {
+			if c.Agrees || c.Missing || c.NotComparable != "" {
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %+.1f%% | %s |\n", c.Setting, c.Geometry, c.Algorithm, c.Metric,
-				pm(c.Ours, c.OursCI), pm(c.Published, c.PublishedCI), 100*c.RelDiff, pctText(c.Percentile))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", c.Setting, c.Geometry, c.Algorithm, c.Metric,
+				Estimate(c.Ours, c.OursCI), Published(c.Published, c.PublishedCI), Relative(c.RelDiff), Percentile(c.Percentile))
 		}
 	}
 	proposedRegret(&b, results)
@@ -145,11 +149,11 @@ func ReadingsMarkdown(results []ReadingResult, band [2]float64) string {
 	for _, r := range results {
 		fmt.Fprintf(&b, "**%s**", r.Name)
 		if r.Why != "" {
-			fmt.Fprintf(&b, " (%s)", r.Why)
+			fmt.Fprintf(&b, " (%s)", MarkdownText(r.Why))
 		}
 		b.WriteString(":\n")
 		for _, c := range r.Claims {
-			fmt.Fprintf(&b, "- %s %s: %s\n", yes(c.Holds), c.ID, c.Detail)
+			fmt.Fprintf(&b, "- %s %s: %s\n", ClaimWord(c), MarkdownText(c.ID), MarkdownText(ClaimDetail(c)))
 		}
 		if r.InstanceSeeds > 0 {
 			fmt.Fprintf(&b, "- claims on the first of its %d instances; compare task key of that run `%s`\n\n", r.InstanceSeeds, r.CompareKey)
@@ -164,7 +168,7 @@ func ReadingsMarkdown(results []ReadingResult, band [2]float64) string {
 const tightCI = 0.001
 
 // proposedRegret writes, per reading, the proposed method's Final Regret
-// in every published cell (issue 24's question), how many of the other
+// in every published cell, how many of the other
 // published values agree, and the two claims about the proposed method's
 // rank.
 func proposedRegret(b *strings.Builder, results []ReadingResult) {
@@ -178,7 +182,7 @@ func proposedRegret(b *strings.Builder, results []ReadingResult) {
 	for _, r := range results {
 		for _, c := range r.Rows {
 			k := cell{c.Setting, c.Geometry}
-			if c.Algorithm != proposed || c.Metric != MetricRegret || c.Missing {
+			if c.Algorithm != proposed || c.Metric != MetricRegret || c.Missing || c.NotComparable != "" {
 				continue
 			}
 			if _, ok := published[k]; !ok {
@@ -203,6 +207,9 @@ func proposedRegret(b *strings.Builder, results []ReadingResult) {
 		mine := map[cell]formats.Comparison{}
 		other, otherN, tight, tightN := 0, 0, 0, 0
 		for _, c := range r.Rows {
+			if c.NotComparable != "" {
+				continue
+			}
 			if !c.Missing && c.Metric == MetricRegret && c.PublishedCI > 0 && c.PublishedCI <= tightCI {
 				tightN++
 				if c.OursCI <= tightCI {

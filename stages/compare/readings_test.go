@@ -23,11 +23,11 @@ func TestFinalRegretReading(t *testing.T) {
 		ours  float64
 		holds bool
 	}{"regret_alpha_pos": {5, true}, "regret_alpha": {-400, false}, "regret_exact": {20, true}} {
-		rows := Compare(ref, res, nil, regret)
+		rows := Compare(ref, Protocol{}, res, nil, regret)
 		if len(rows) != 1 || rows[0].Ours != want.ours {
 			t.Errorf("%s: ours %v, want %v", regret, rows[0].Ours, want.ours)
 		}
-		if c := CheckClaims(ref.Claims, res, regret, paperNames.Geometries)[0]; c.Holds != want.holds {
+		if c := CheckClaims(ref.Claims, Protocol{}, res, regret, paperNames.Geometries)[0]; c.Holds != want.holds {
 			t.Errorf("%s: lowest-regret claim holds = %v (%s), want %v", regret, c.Holds, c.Detail, want.holds)
 		}
 	}
@@ -54,8 +54,8 @@ func TestReadingSummarize(t *testing.T) {
 	if !math.IsNaN(median(nil)) || median([]float64{3, 1, 2}) != 2 || median([]float64{4, 1, 3, 2}) != 2.5 {
 		t.Fatal("median")
 	}
-	md := ReadingsMarkdown([]ReadingResult{r}, [2]float64{2.5, 97.5})
-	for _, s := range []string{"| x | `a=1`, `b=2` | its seeds | 3 / 5 |", "| THV-UCB | 1/2 · 0/0 |", "| RandomK | 1/1 · 1/2 |", "## x: the values that differ", "|  |  | THV-UCB | hv_last100 | 0 ± 0.004 | 0 ± 0.002 |"} {
+	md := ReadingsMarkdown([]ReadingResult{r}, Protocol{}, [2]float64{2.5, 97.5})
+	for _, s := range []string{"| x | `a=1`, `b=2` | its seeds | 3 / 5 |", "| THV-UCB | 1/2 · 0/0 |", "| RandomK | 1/1 · 1/2 |", "## x: the values that differ", "|  |  | THV-UCB | hv_last100 | 0.0000 ± 0.0040 | 0 ± 0.002 |"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("report lacks %q:\n%s", s, md)
 		}
@@ -74,17 +74,17 @@ func TestAcrossInstances(t *testing.T) {
 		per = append(per, Results{"d2": {{Geometry: "linear", Algo: "THV-UCB",
 			HVLast: formats.Estimate{Mean: 0.5 + float64(i)/100, HalfWidth: float64(i+1) / 1000}}}})
 	}
-	r := AcrossInstances(ref, per, formats.RegretMetrics[0])[0]
+	r := AcrossInstances(ref, Protocol{}, per, formats.RegretMetrics[0])[0]
 	// 12 of the 20 means lie below 0.62, one equals it: rank (12 + ½)/20.
 	if r.Missing || r.Seeds != 20 || math.Abs(r.Percentile-62.5) > 1e-9 || !r.Agrees || math.Abs(r.OursCI-0.0105) > 1e-12 || math.Abs(r.Ours-0.595) > 1e-12 {
 		t.Fatalf("inside: %+v", r)
 	}
 	pub = 0.75 // above every instance
-	if r := AcrossInstances(ref, per, formats.RegretMetrics[0])[0]; r.Agrees || r.Percentile != 100 {
+	if r := AcrossInstances(ref, Protocol{}, per, formats.RegretMetrics[0])[0]; r.Agrees || r.Percentile != 100 {
 		t.Fatalf("outside: %+v", r)
 	}
 	per[3] = Results{"d2": nil}
-	if r := AcrossInstances(ref, per, formats.RegretMetrics[0])[0]; !r.Missing {
+	if r := AcrossInstances(ref, Protocol{}, per, formats.RegretMetrics[0])[0]; !r.Missing {
 		t.Fatalf("a cell absent on one instance: %+v", r)
 	}
 }
@@ -105,7 +105,7 @@ func TestProposedRegretTable(t *testing.T) {
 	md := ReadingsMarkdown([]ReadingResult{
 		{Name: "default", Proposed: "THV-UCB", InstanceSeeds: 20, Rows: rows(false, 1.64), Claims: claims},
 		{Name: "other", Proposed: "THV-UCB", InstanceSeeds: 20, Rows: rows(true, 2.61), Claims: claims[:1]},
-	}, [2]float64{2.5, 97.5})
+	}, Protocol{}, [2]float64{2.5, 97.5})
 	for _, s := range []string{
 		"## THV-UCB's Final Regret per reading",
 		"| reading | d2 linear | d3 linear | agree | other values | CI < 0.001 | best-hv | lowest-regret |",

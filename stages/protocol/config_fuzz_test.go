@@ -44,7 +44,7 @@ func FuzzLoadConfig(f *testing.F) {
 			if _, again := loadConfig(src, "p.yaml", opt, noEnv); again == nil || again.Error() != err.Error() {
 				t.Fatalf("second load: %v; first: %v", again, err)
 			}
-			if _, old := legacyLoad(src, "p.yaml", opt, noEnv); old == nil && !viperKeyLimit.MatchString(err.Error()) {
+			if _, old := legacyLoad(src, "p.yaml", opt, noEnv.lookup); old == nil && !viperKeyLimit.MatchString(err.Error()) {
 				t.Fatalf("refused (%v), but the former loader accepts it", err)
 			}
 			return
@@ -56,7 +56,7 @@ func FuzzLoadConfig(f *testing.F) {
 		if err != nil || fmt.Sprintf("%#v", *again) != fmt.Sprintf("%#v", *cfg) {
 			t.Fatalf("second load differs: %v", err)
 		}
-		old, err := legacyLoad(src, "p.yaml", opt, noEnv)
+		old, err := legacyLoad(src, "p.yaml", opt, noEnv.lookup)
 		if err != nil {
 			t.Fatalf("accepted, but the former loader says: %v", err)
 		}

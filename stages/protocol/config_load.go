@@ -42,7 +42,7 @@ func LoadConfig(opt LoadOptions) (*Config, error) {
 		}
 		src, name = b, opt.ParamsFile
 	}
-	return loadConfig(src, name, opt, os.LookupEnv)
+	return loadConfig(src, name, opt, environ(os.Environ()))
 }
 
 // readParamsFile reads a params file of at most MaxParamsBytes, without
@@ -59,9 +59,23 @@ func readParamsFile(path string) ([]byte, error) {
 	return b, nil
 }
 
-// loadConfig is LoadConfig on the bytes of a params file; env looks up the
-// THV_* variables.
-func loadConfig(src []byte, name string, opt LoadOptions, env func(string) (string, bool)) (*Config, error) {
+// environ is an environment, "NAME=value" strings as os.Environ gives
+// them.
+type environ []string
+
+// lookup is os.LookupEnv in e (the last of repeated names, as getenv).
+func (e environ) lookup(name string) (string, bool) {
+	for i := len(e) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(e[i], "="); ok && k == name {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// loadConfig is LoadConfig on the bytes of a params file, with the THV_*
+// variables of env.
+func loadConfig(src []byte, name string, opt LoadOptions, env environ) (*Config, error) {
 	root, err := parseTree(src, 1, "", true)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -193,12 +207,15 @@ func join(path, key string) string {
 // string, after the layering, where neither the limits nor the variable's
 // name for an error can be had, and AutomaticEnv would let THV_SETTINGS
 // hide every key under settings.
-func applyEnv(v *viper.Viper, env func(string) (string, bool)) error {
+func applyEnv(v *viper.Viper, env environ) error {
 	keys := v.AllKeys()
 	slices.Sort(keys)
+	if err := unknownEnv(keys, env); err != nil {
+		return err
+	}
 	for _, k := range keys {
 		name := envName(k)
-		val, ok := env(name)
+		val, ok := env.lookup(name)
 		if !ok || val == "" {
 			continue
 		}
@@ -221,6 +238,90 @@ func applyEnv(v *viper.Viper, env func(string) (string, bool)) error {
 		}
 	}
 	return nil
+}
+
+// OtherVariables are the THV_* variables that are not protocol keys: those
+// thv reads (the store, the remote cache and its keys), and those its own
+// scripts and tests set around it (the paper's source, the signing key of
+// the CI template, the cross-architecture check), which a thv they start
+// inherits.
+var OtherVariables = []string{"THV_STORE", "THV_REMOTE", "THV_TRUSTED_KEYS", "THV_REMOTE_ANONYMOUS",
+	"THV_PAPER", "THV_SIGNING_KEY", "THV_SIGN_KEY_FILE", "THV_PUBLIC_CACHE",
+	"THV_CROSSARCH", "THV_CROSSARCH_PARAMS", "THV_CROSSARCH_PROFILE"}
+
+// unknownEnv refuses a set THV_* variable that names no key of the
+// protocol (keys: its leaf keys and mappings) and is none of
+// OtherVariables, as --set refuses an unknown key: a typo
+// (THV_SETTINGS_D3_TT) would otherwise change nothing, silently. An
+// empty variable is ignored, as for a key.
+func unknownEnv(keys []string, env environ) error {
+	known, mappings := map[string]bool{}, map[string]string{}
+	for _, k := range keys {
+		known[envName(k)] = true
+		for i := strings.LastIndexByte(k, '.'); i > 0; i = strings.LastIndexByte(k[:i], '.') {
+			mappings[envName(k[:i])] = k
+		}
+	}
+	for _, name := range OtherVariables {
+		known[name] = true
+	}
+	var unknown []string
+	for _, kv := range env {
+		name, val, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "THV_") && val != "" && !known[name] && !slices.Contains(unknown, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	name := unknown[0]
+	if leaf, ok := mappings[name]; ok {
+		return fmt.Errorf("environment %s names a mapping of the protocol, which a variable cannot replace: set one of its keys, e.g. %s", name, envName(leaf))
+	}
+	hint := ""
+	if near := nearest(name, slices.Sorted(maps.Keys(known))); near != "" {
+		hint = fmt.Sprintf(" (did you mean %s?)", near)
+	}
+	more := ""
+	if len(unknown) > 1 {
+		more = fmt.Sprintf(" (and %d more: %s)", len(unknown)-1, strings.Join(unknown[1:], ", "))
+	}
+	return fmt.Errorf("environment %s is not a key of the protocol%s%s: a THV_* variable overrides the key it names, e.g. THV_SETTINGS_D3_T=300 for settings.d3.T, and thv also reads %s; unset it",
+		name, hint, more, strings.Join(OtherVariables[:4], ", "))
+}
+
+// nearest is the name of names within two edits of name, or "".
+func nearest(name string, names []string) string {
+	best, dist := "", 3
+	for _, n := range names {
+		if d := editDistance(name, n); d < dist {
+			best, dist = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, byte by byte.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 var envReplacer = strings.NewReplacer(".", "_", "-", "_", "+", "PLUS")

@@ -24,17 +24,14 @@ func tinyYAML(t testing.TB) string {
 }
 
 // noEnv is an environment without THV_* variables.
-func noEnv(string) (string, bool) { return "", false }
+var noEnv environ
 
-func envOf(kv ...string) func(string) (string, bool) {
-	return func(name string) (string, bool) {
-		for i := 0; i+1 < len(kv); i += 2 {
-			if kv[i] == name {
-				return kv[i+1], true
-			}
-		}
-		return "", false
+func envOf(kv ...string) environ {
+	var e environ
+	for i := 0; i+1 < len(kv); i += 2 {
+		e = append(e, kv[i]+"="+kv[i+1])
 	}
+	return e
 }
 
 // TestLoadConfigAsBefore: every params file, profile and override loads to

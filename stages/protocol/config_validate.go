@@ -5,6 +5,8 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
+	"unicode"
 
 	"thv/algos"
 	_ "thv/algos/all" // the registry the protocol is validated against
@@ -23,6 +25,9 @@ func (c *Config) normalize() error {
 	// In the order of the names, so that the same file always gets the
 	// same error (map order is random).
 	for _, name := range slices.Sorted(maps.Keys(c.Settings)) {
+		if err := checkName("settings", name); err != nil {
+			return err
+		}
 		s := c.Settings[name]
 		s.Name = name
 		key := "settings." + name
@@ -44,6 +49,11 @@ func (c *Config) normalize() error {
 			return fmt.Errorf("%s.T = %d: shorter than metrics.hv_window = %d", key, s.T, c.Metrics.HVWindow)
 		}
 		c.Settings[name] = s
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Profiles)) {
+		if err := checkName("profiles", name); err != nil {
+			return err
+		}
 	}
 	if len(c.Geometries) == 0 {
 		return fmt.Errorf("geometries: empty list")
@@ -227,4 +237,25 @@ func checkSeeds(key string, seeds []uint64) error {
 		at[s] = i
 	}
 	return nil
+}
+
+// A protocol is untrusted input (a bundle's is someone else's): the names
+// it gives to settings and profiles become task IDs, file names, Markdown
+// headings and table cells and terminal text, so they are checked when it
+// is loaded, as reading names are (readingName): letters, digits and
+// ". _ + -" only, so that neither a terminal nor a Markdown file ever
+// receives a control character or markup from one.
+
+// checkName refuses a name of section that is not of readingName's form.
+func checkName(section, name string) error {
+	if !readingName.MatchString(name) {
+		return fmt.Errorf("%s: the name %q: want lower-case letters, digits, '.', '_', '+', '-', at most 64, starting with a letter or digit (a name becomes a task ID, a file name and text in Markdown and on a terminal)", section, clipN(name, 80))
+	}
+	return nil
+}
+
+// hasControl reports a control character (C0, DEL, C1) or a Unicode
+// format character (the bidirectional overrides among them) in s.
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }) >= 0
 }

@@ -90,7 +90,7 @@ const (
 // the tolerance above of want's; note then says how far they are. A PNG
 // identical to want gives no note. The page, index.html, must be want
 // outside its run block, and that block in its form (report.Same); note
-// then says what the block states, unchecked.
+// then says what the block states, every row, as the author's word.
 func SameResult(rel string, want, got []byte) (note string, err error) {
 	if bytes.Equal(want, got) {
 		return "", nil
@@ -101,7 +101,8 @@ func SameResult(rel string, want, got []byte) (note string, err error) {
 		if err != nil {
 			return "", fmt.Errorf("results/%s: %w", rel, err)
 		}
-		return fmt.Sprintf("results/%s: the stored outputs' page; its run block (unchecked) says: date %q, executor %q", rel, run.Date, run.Executor), nil
+		return fmt.Sprintf("results/%s: the page the stored outputs give, byte for byte outside its run block; the run block, stated by the author, not checked: date %q, executor %q, thv %q, thv verify %q",
+			rel, run.Date, run.Executor, run.Thv, run.Verify), nil
 	}
 	wantStamp, _, serr := readPNGStamp(want, "")
 	source, _, drawn := strings.Cut(strings.TrimPrefix(wantStamp, "drawn by thv from "), "; image data ")
@@ -117,7 +118,7 @@ func SameResult(rel string, want, got []byte) (note string, err error) {
 	case stamp != expected:
 		return "", fmt.Errorf("results/%s is not the drawing of %s it should be: its stamp says %q", rel, source, stamp)
 	}
-	n, delta, total, err := pixelsApart(want, got)
+	n, delta, total, gotImage, err := pixelsApart(want, got)
 	if err != nil {
 		return "", fmt.Errorf("results/%s: %w", rel, err)
 	}
@@ -125,23 +126,51 @@ func SameResult(rel string, want, got []byte) (note string, err error) {
 		return "", fmt.Errorf("results/%s: %d of %d pixels differ, by up to %d/255, from this machine's drawing of %s: more than another CPU's rasteriser explains (at most %d/255 on %.2g%% of the pixels)",
 			rel, n, total, delta, source, pngMaxChannelDelta, 100*pngMaxDifferingPix)
 	}
+	// Every other byte: the file must be the PNG thv writes of those
+	// pixels, stamped, so that no chunk, text or trailing byte rides along
+	// unchecked.
+	var canonical bytes.Buffer
+	if err := png.Encode(&canonical, gotImage); err != nil {
+		return "", fmt.Errorf("results/%s: %w", rel, err)
+	}
+	stamped, err := stampPNG(canonical.Bytes(), source)
+	if err != nil {
+		return "", fmt.Errorf("results/%s: %w", rel, err)
+	}
+	if !bytes.Equal(stamped, got) {
+		return "", fmt.Errorf("results/%s holds more than its pixels and its stamp: it is not the PNG thv writes of its image (other chunks, another encoding, or bytes after its end)", rel)
+	}
 	return fmt.Sprintf("results/%s: drawn from %s on another CPU; %d of %d pixels differ from this machine's drawing, by at most %d/255", rel, source, n, total, delta), nil
 }
 
-// pixelsApart decodes two PNGs of the same size and counts the pixels that
-// differ, with the largest difference of a colour channel (8 bits).
-func pixelsApart(a, b []byte) (differing int, maxDelta uint32, total int, err error) {
+// pixelsApart decodes two PNGs of the same size, a this machine's drawing
+// and b another's, and counts the pixels that differ, with the largest
+// difference of a colour channel (8 bits); it returns b's image. b's size
+// is read from its header before any pixel is decoded: a PNG declaring
+// another size (a huge one would exhaust memory) is refused unread.
+func pixelsApart(a, b []byte) (differing int, maxDelta uint32, total int, bImage image.Image, err error) {
+	ca, err := png.DecodeConfig(bytes.NewReader(a))
+	if err != nil {
+		return 0, 0, 0, nil, err
+	}
+	cb, err := png.DecodeConfig(bytes.NewReader(b))
+	if err != nil {
+		return 0, 0, 0, nil, err
+	}
+	if ca.Width != cb.Width || ca.Height != cb.Height {
+		return 0, 0, 0, nil, fmt.Errorf("%d×%d pixels, this machine's drawing %d×%d", cb.Width, cb.Height, ca.Width, ca.Height)
+	}
 	ia, err := png.Decode(bytes.NewReader(a))
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, nil, err
 	}
 	ib, err := png.Decode(bytes.NewReader(b))
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, nil, err
 	}
 	r := ia.Bounds()
 	if ib.Bounds() != r {
-		return 0, 0, 0, fmt.Errorf("%d×%d pixels, this machine's drawing %d×%d", ib.Bounds().Dx(), ib.Bounds().Dy(), r.Dx(), r.Dy())
+		return 0, 0, 0, nil, fmt.Errorf("%d×%d pixels, this machine's drawing %d×%d", ib.Bounds().Dx(), ib.Bounds().Dy(), r.Dx(), r.Dy())
 	}
 	for y := r.Min.Y; y < r.Max.Y; y++ {
 		for x := r.Min.X; x < r.Max.X; x++ {
@@ -152,7 +181,7 @@ func pixelsApart(a, b []byte) (differing int, maxDelta uint32, total int, err er
 			}
 		}
 	}
-	return differing, maxDelta, r.Dx() * r.Dy(), nil
+	return differing, maxDelta, r.Dx() * r.Dy(), ib, nil
 }
 
 // channelDelta is the largest difference of one 8-bit channel (R, G, B or

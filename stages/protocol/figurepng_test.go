@@ -2,6 +2,8 @@ package protocol
 
 import (
 	"bytes"
+	"encoding/binary"
+	"hash/crc32"
 	"image"
 	"image/color"
 	"image/png"
@@ -49,8 +51,19 @@ func TestExportDrawsThePNGFromTheCurves(t *testing.T) {
 	if stamp, want, err := readPNGStamp(drawn, source); err != nil || stamp == "" || stamp != want {
 		t.Errorf("stamp %q, want %q (%v)", stamp, want, err)
 	}
-	if _, err := png.Decode(bytes.NewReader(drawn)); err != nil {
+	decoded, err := png.Decode(bytes.NewReader(drawn))
+	if err != nil {
 		t.Errorf("the stamped PNG does not decode: %v", err)
+	}
+	// The drawing is the canonical PNG of its pixels (what SameResult
+	// requires of another CPU's drawing): encoded again and stamped, the
+	// same bytes.
+	var again bytes.Buffer
+	if err := png.Encode(&again, decoded); err != nil {
+		t.Fatal(err)
+	}
+	if canonical, err := stampPNG(again.Bytes(), source); err != nil || !bytes.Equal(canonical, drawn) {
+		t.Errorf("the drawing is not the canonical PNG of its pixels (%v)", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(figs, "d2.curves.parquet")); len(b) == 0 {
 		t.Error("the curves are not exported")
@@ -137,6 +150,21 @@ func TestSameResult(t *testing.T) {
 	unstamped := bytes.Clone(want[:wantChunks[len(wantChunks)-2].start])
 	unstamped = append(unstamped, want[wantChunks[len(wantChunks)-1].start:]...)
 
+	// Bytes beside the pixels and the stamp: a text chunk claiming
+	// anything, bytes after IEND, a header declaring a huge image (whose
+	// decoding would take gigabytes).
+	otherChunks, _ := pngChunks(otherCPU)
+	iend := otherChunks[len(otherChunks)-1].start
+	text := "Comment\x00verified by the authors"
+	comment := append(binary.BigEndian.AppendUint32(nil, uint32(len(text))), "tEXt"+text...)
+	comment = binary.BigEndian.AppendUint32(comment, crc32.ChecksumIEEE(comment[4:]))
+	withText := append(append(bytes.Clone(otherCPU[:iend]), comment...), otherCPU[iend:]...)
+	trailing := append(bytes.Clone(otherCPU), "claims"...)
+	huge := bytes.Clone(otherCPU)
+	binary.BigEndian.PutUint32(huge[16:], 1<<20) // IHDR's width and height
+	binary.BigEndian.PutUint32(huge[20:], 1<<20)
+	binary.BigEndian.PutUint32(huge[29:], crc32.ChecksumIEEE(huge[12:29]))
+
 	if note, err := SameResult("figures/d2.png", want, want); note != "" || err != nil {
 		t.Errorf("identical: %q, %v", note, err)
 	}
@@ -154,6 +182,9 @@ func TestSameResult(t *testing.T) {
 		"edited":          {tampered, "is not the drawing of " + source},
 		"no stamp":        {unstamped, "carries no stamp naming the curves it is drawn from (" + source + ")"},
 		"not a PNG":       {[]byte("GIF89a"), "results/figures/d2.png: not a PNG file"},
+		"a text chunk":    {withText, "holds more than its pixels and its stamp"},
+		"trailing bytes":  {trailing, "holds more than its pixels and its stamp"},
+		"huge":            {huge, "1048576×1048576 pixels, this machine's drawing 400×300"},
 	}
 	for name, c := range cases {
 		if note, err := SameResult("figures/d2.png", want, c.got); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -51,6 +51,13 @@ func newKinds(sources fs.FS, embedded bool) (*pipeline.Kinds, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A build from a bundle's vendored source/ records no module hashes:
+	// they are go.sum's, as compiled in.
+	gosum, err := fs.ReadFile(thv.Module, "go.sum")
+	if err != nil {
+		return nil, err
+	}
+	c.Modules = codeid.WithGoSumHashes(c.Modules, gosum)
 	c.SourcesInBinary = embedded
 	return pipeline.NewKinds(codeid.New(c), kindList...)
 }
@@ -61,4 +68,17 @@ func newKinds(sources fs.FS, embedded bool) (*pipeline.Kinds, error) {
 var codeHints = codeid.Hints{
 	Build:            "go build ./cmd/thv",
 	UpdateThirdParty: "go test . -run TestThirdPartyTable -update (in the module root)",
+}
+
+// CodeFingerprint is the fingerprint of this binary's code, as a no-op
+// certificate is keyed by it (codeid's: the module's sources embedded in
+// the binary, its modules, the toolchain and the binary's build ID), for
+// thv --version.
+func CodeFingerprint() (string, error) {
+	c, err := codeid.BinaryConfig(thv.Sources, thv.ThirdParty, codeHints)
+	if err != nil {
+		return "", err
+	}
+	c.SourcesInBinary = true
+	return codeid.New(c).Fingerprint()
 }

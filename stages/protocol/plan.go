@@ -94,7 +94,11 @@ func (p *planner) addCompare(reference []byte, summaries map[string]*pipeline.Ta
 		return err
 	}
 	t := &pipeline.Task{ID: CompareID, Kind: compare.Kind}
-	params := compare.Params{Reference: *ref, Vocabulary: vocabulary, FinalRegret: p.cfg.Metrics.FinalRegret, OneInstance: p.cfg.Instances.Mode == InstancesFixed}
+	proto, err := p.cfg.Describe()
+	if err != nil {
+		return err
+	}
+	params := compare.Params{Reference: *ref, Vocabulary: vocabulary, FinalRegret: p.cfg.Metrics.FinalRegret, OneInstance: p.cfg.Instances.Mode == InstancesFixed, Protocol: proto}
 	for _, s := range p.cfg.SortedSettings() {
 		params.Settings = append(params.Settings, s.Name)
 		t.Deps = append(t.Deps, pipeline.Dep{Name: compare.CellsInputName(s.Name), From: summaries[s.Name], Output: "cells"})

@@ -3,14 +3,19 @@ package protocol
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/trace"
+	"slices"
 	"strings"
 
+	"thv"
 	"thv/artifacts"
 	"thv/pipeline"
+	"thv/stages/compare"
 	"thv/stages/report"
 )
 
@@ -27,6 +32,10 @@ type Project struct {
 	PreviousReport string
 
 	seen *resultsSeen // results/ read early (results_early.go), or nil
+	// paper: the project was opened with the paper's protocol itself (the
+	// embedded params.yaml, no profile, no override), so Describe needs
+	// no comparison.
+	paper bool
 }
 
 // Options locate a project.
@@ -64,7 +73,95 @@ func Open(opt Options) (*Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	return open(cfg, opt, LockPath(dir, opt.ParamsFile, cfg.Profile))
+	suffix, err := overrideSuffix(opt.LoadOptions, cfg)
+	if err != nil {
+		return nil, err
+	}
+	lockPath := LockPath(dir, opt.ParamsFile, cfg.Profile)
+	own := strings.TrimSuffix(lockPath, ".lock") + suffix + ".lock"
+	readFrom := own
+	if _, err := os.Stat(own); suffix != "" && errors.Is(err, fs.ErrNotExist) {
+		// Its first pass reads the lock of the protocol it overrides, as
+		// a record to explain staleness by ("params changed: T 3000 →
+		// 300") and to find cached outputs by, and writes its own.
+		readFrom = lockPath
+	}
+	p, err := openLock(cfg, opt, own, readFrom)
+	if err != nil {
+		return nil, err
+	}
+	p.paper = opt.ParamsFile == "" && cfg.Profile == "paper" && len(opt.Set) == 0 && !protocolEnv(os.Environ())
+	return p, nil
+}
+
+// Describe is p.Config.Describe, at no cost for the paper's own protocol:
+// thv repro names it on its last line, also when it has nothing to do.
+func (p *Project) Describe() (compare.Protocol, error) {
+	if p.paper {
+		return compare.Protocol{}, nil
+	}
+	return p.Config.Describe()
+}
+
+// A lock belongs to its protocol: thv.lock is the paper's, and no override
+// may rewrite it. Overrides (--set, THV_* variables) that change the
+// protocol's values make another protocol, whose lock (and readings'
+// locks) are named after it: thv.set-1a2b3c4d.lock, by the first digits of
+// its ProtocolDigest. Overrides that change nothing the results depend on
+// (outputs.results, the executors' settings, the readings sweep's
+// section) keep the lock.
+
+// overrideSuffix is ".set-" and 8 hex digits of cfg's ProtocolDigest when
+// opt's overrides change the values of its params file and profile, else
+// "".
+func overrideSuffix(opt LoadOptions, cfg *Config) (string, error) {
+	if len(opt.Set) == 0 && !protocolEnv(os.Environ()) {
+		return "", nil
+	}
+	src, name := thv.DefaultParams, "embedded params.yaml"
+	if opt.ParamsFile != "" {
+		b, err := readParamsFile(opt.ParamsFile)
+		if err != nil {
+			return "", err
+		}
+		src, name = b, opt.ParamsFile
+	}
+	base, err := loadConfig(src, name, LoadOptions{ParamsFile: opt.ParamsFile, Profile: opt.Profile}, nil)
+	if err != nil {
+		return "", err
+	}
+	digest := cfg.ProtocolDigest()
+	if base.ProtocolDigest() == digest {
+		return "", nil
+	}
+	return ".set-" + strings.TrimPrefix(digest, "sha256:")[:8], nil
+}
+
+// protocolEnv reports a set THV_* variable that may override a key of the
+// protocol (one not in OtherVariables).
+func protocolEnv(env []string) bool {
+	for _, kv := range env {
+		name, val, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "THV_") && val != "" && !slices.Contains(OtherVariables, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadingsLockDir is where thv readings keeps its readings' locks for the
+// protocol opt loads: <results>/readings, or, when overrides change the
+// protocol, <results>/readings.set-<digits> (overrideSuffix).
+func ReadingsLockDir(opt LoadOptions, results string) (string, error) {
+	cfg, err := LoadConfig(opt)
+	if err != nil {
+		return "", err
+	}
+	suffix, err := overrideSuffix(opt, cfg)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(results, "readings"+suffix), nil
 }
 
 // OpenReading opens the protocol of one reading of the readings sweep
@@ -108,6 +205,12 @@ func OpenStore(opt Options, dir string) (*artifacts.Store, error) {
 // open opens the store (unless opt has one) and the lock file; cfg's DAG
 // is planned when a pass needs it.
 func open(cfg *Config, opt Options, lockPath string) (*Project, error) {
+	return openLock(cfg, opt, lockPath, lockPath)
+}
+
+// openLock is open with the lock read from readFrom (lockPath, or the lock
+// of the protocol an override changes) and written to lockPath.
+func openLock(cfg *Config, opt Options, lockPath, readFrom string) (*Project, error) {
 	store := opt.Store
 	if store == nil {
 		dir, err := projectDir(opt)
@@ -145,19 +248,33 @@ func open(cfg *Config, opt Options, lockPath string) (*Project, error) {
 			early = pipeline.StartNoopCheck(store, kinds, pd, b, sum)
 		}
 	}
-	lock, err := pipeline.ReadLockEarly(lockPath, start)
+	lock, err := pipeline.ReadLockEarly(readFrom, start)
 	if err != nil {
 		early.Release()
 		return nil, err
 	}
 	proj := &pipeline.Project{
 		Planner:    func() (*pipeline.Plan, error) { return NewPlan(cfg) },
+		Protocol:   func() *pipeline.LockProtocol { return lockProtocol(cfg) },
 		PlanDigest: pd,
 		Shared:     opt.Listing,
 		Kinds:      kinds, Store: store, Lock: lock, LockPath: lockPath, Profile: cfg.Profile,
 	}
 	proj.UseNoopCheck(early)
 	return &Project{Config: cfg, Project: proj, seen: seen}, nil
+}
+
+// lockProtocol is what a lock records of cfg: the digest of its values
+// and how they differ from the paper's (Describe), or, if the paper's
+// protocol cannot be read (it is embedded: never), its digest alone.
+func lockProtocol(cfg *Config) *pipeline.LockProtocol {
+	lp := &pipeline.LockProtocol{Digest: cfg.ValuesDigest()}
+	if d, err := cfg.Describe(); err == nil {
+		for _, x := range d.Differs {
+			lp.Differs = append(lp.Differs, x.String())
+		}
+	}
+	return lp
 }
 
 // kindsOf returns opt's kinds, else the paper's (Kinds).
@@ -241,4 +358,44 @@ func (p *Project) removeAbandonedTemps() {
 	for _, sub := range []string{"", "tables", "figures"} {
 		artifacts.RemoveAbandonedTemps(filepath.Join(p.ResultsDir(), sub), "")
 	}
+}
+
+// CheckWritable makes sure, before a pass runs any task, that the places
+// it writes at its end can be written: the lock's directory and the
+// results directory (created if missing). A read-only project is then
+// found in milliseconds, not after every task ran. It creates and removes
+// a temp file in each, named as the temp files a killed writer leaves,
+// which the next pass sweeps (removeAbandonedTemps).
+func (p *Project) CheckWritable() error {
+	lockDir, lockName := filepath.Split(p.LockPath)
+	if lockDir == "" {
+		lockDir = "."
+	}
+	if err := probeWrite(lockDir, lockName); err != nil {
+		return fmt.Errorf("the lock's directory %s cannot be written (%w): thv repro writes %s there at its end; make it writable, or run in a copy of the project; nothing has run", lockDir, err, lockName)
+	}
+	results := p.ResultsDir()
+	if err := os.MkdirAll(results, 0o755); err != nil {
+		return fmt.Errorf("the results directory cannot be made (%w): thv repro writes its tables, figures and page there; make it writable, or give another (--set outputs.results=DIR); nothing has run", err)
+	}
+	for _, sub := range []string{"", "tables", "figures"} {
+		dir := filepath.Join(results, sub)
+		if _, err := os.Stat(dir); sub != "" && err != nil {
+			continue // made when written, in a directory found writable
+		}
+		if err := probeWrite(dir, ReportName); err != nil {
+			return fmt.Errorf("the results directory %s cannot be written (%w): thv repro writes its tables, figures and page there; make it writable, or give another (--set outputs.results=DIR); nothing has run", dir, err)
+		}
+	}
+	return nil
+}
+
+// probeWrite creates and removes a temp file for name in dir.
+func probeWrite(dir, name string) error {
+	f, err := os.CreateTemp(dir, "."+name+".tmp*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }

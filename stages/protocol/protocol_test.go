@@ -324,13 +324,16 @@ func runFamily(t *pipeline.Task) string {
 	return strings.Join(t.Roots, ",")
 }
 
+// TestFigureOptionRerunsOnlyFigures: a figures option reruns the figure
+// tasks, and the compare task, whose report names the protocol (every
+// value that differs from the paper's), and nothing else.
 func TestFigureOptionRerunsOnlyFigures(t *testing.T) {
 	dir := t.TempDir()
 	repro(t, tiny(t, dir, nil), pipeline.Options{})
 	rep := repro(t, tiny(t, dir, nil, "figures.moving_average=20"), pipeline.Options{})
 	ids := executedIDs(rep)
-	if len(ids) != 2 || ids[0] != "figures/d2" || ids[1] != "figures/d3" {
-		t.Fatalf("changing figures.moving_average reran %v, want only the two figure tasks", ids)
+	if len(ids) != 3 || ids[0] != "figures/d2" || ids[1] != "figures/d3" || ids[2] != "compare" {
+		t.Fatalf("changing figures.moving_average reran %v, want only the two figure tasks and compare", ids)
 	}
 }
 

@@ -23,9 +23,19 @@ import (
 // ReportName is the page of results/ (stages/report, docs/report.md).
 const ReportName = "index.html"
 
-// readingsFile is what thv readings writes into results/; the page
-// summarises it when it is there.
-const readingsFile = "readings.parquet"
+// What thv readings writes into results/: its table of readings, its
+// report, and the published values judged across the fixed instances of
+// its default reading (one row each, as comparison.parquet). The page
+// summarises them when they are there and of its protocol; the headline
+// is that judgement.
+const (
+	readingsFile   = "readings.parquet"
+	ReadingsReport = "readings.md"
+	AcrossFile     = "across-instances.parquet"
+)
+
+// ReadingsFiles are the files of results/ that thv readings writes.
+var ReadingsFiles = []string{readingsFile, ReadingsReport, AcrossFile}
 
 // writeReport writes results/index.html from the stored outputs of rep's
 // tasks, unless the page there is already this one. The page's run block
@@ -114,6 +124,9 @@ func (p *Project) reportPage(rep *pipeline.Report, files []resultFile) (report.P
 	if err != nil {
 		return pg, err
 	}
+	if pg.Protocol.Described, err = p.Config.Describe(); err != nil {
+		return pg, err
+	}
 	for _, o := range differs {
 		pg.Protocol.Differs = append(pg.Protocol.Differs, report.Override(o))
 	}
@@ -148,6 +161,11 @@ func (p *Project) reportPage(rep *pipeline.Report, files []resultFile) (report.P
 				return pg, err
 			}
 			pg.Figures = append(pg.Figures, report.Figure{Params: fp})
+			rf, err := p.regretFigure(r, fp, byID)
+			if err != nil {
+				return pg, fmt.Errorf("%s: the cumulative regret: %w", r.Task.ID, err)
+			}
+			pg.Regret = append(pg.Regret, rf)
 		}
 	}
 	for _, f := range files {
@@ -159,8 +177,19 @@ func (p *Project) reportPage(rep *pipeline.Report, files []resultFile) (report.P
 		return pg, err
 	}
 	if pg.Readings != nil {
-		pg.Files = append(pg.Files, report.ResultFile{Path: "readings.md", What: "the readings sweep's report (thv readings)"},
+		pg.Files = append(pg.Files, report.ResultFile{Path: ReadingsReport, What: "the readings sweep's report (thv readings)"},
 			report.ResultFile{Path: readingsFile, What: "the readings sweep, one row per reading (Parquet)"})
+	}
+	if pg.Compare != nil {
+		v, judged, across, err := p.verdict(pg.Compare)
+		if err != nil {
+			return pg, err
+		}
+		pg.Verdict, pg.Judged = &v, judged
+		if across != nil {
+			pg.Across = across.InstanceSeeds
+			pg.Files = append(pg.Files, report.ResultFile{Path: AcrossFile, What: "the published values judged across the readings sweep's instances, one row each (Parquet, as comparison.parquet)"})
+		}
 	}
 	sort.Slice(pg.Files, func(i, j int) bool { return pg.Files[i].Path < pg.Files[j].Path })
 	return pg, nil
@@ -304,24 +333,95 @@ func (p *Project) reportCompare(r *pipeline.Result) (*report.Comparison, error) 
 	return c, nil
 }
 
-// reportReadings reads results/readings.parquet if thv readings wrote it.
-func (p *Project) reportReadings(c *report.Comparison) (*report.Readings, error) {
-	path := filepath.Join(p.ResultsDir(), readingsFile)
+// readingsOutput reads the file name of results/ that thv readings
+// writes, decoded; ok false if there is none.
+func readingsOutput[T any](p *Project, name string, decode func([]byte) (T, error)) (v T, ok bool, err error) {
+	path := filepath.Join(p.ResultsDir(), name)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return v, false, nil
 	}
 	if err != nil {
+		return v, false, err
+	}
+	if v, err = decode(b); err != nil {
+		return v, false, fmt.Errorf("%s: %w (it is thv readings' output: rerun thv readings, or remove it)", path, err)
+	}
+	return v, true, nil
+}
+
+// reportReadings reads results/readings.parquet if thv readings wrote it.
+func (p *Project) reportReadings(c *report.Comparison) (*report.Readings, error) {
+	rows, ok, err := readingsOutput(p, readingsFile, formats.DecodeReadings)
+	if !ok || err != nil {
 		return nil, err
-	}
-	rows, err := formats.DecodeReadings(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w (it is thv readings' output: rerun thv readings, or remove it)", path, err)
 	}
 	r := &report.Readings{Rows: rows}
 	if c != nil {
 		t := c.Params.Reference.Tolerance
 		r.Tolerance = fmt.Sprintf("the reference's percentile band [%g, %g]", t.Percentile[0], t.Percentile[1])
 	}
+	if len(rows) > 0 {
+		r.Protocol = rows[0].Protocol
+		r.Other = rows[0].ProtocolDigest != p.Config.ProtocolDigest()
+	}
 	return r, nil
+}
+
+// verdict is the headline of the page and of thv: the protocol the
+// compare task judged, its counts, and the judgement across instances
+// that thv readings wrote into results/ for this protocol, if any (across,
+// with its rows; else judged are the compare task's).
+func (p *Project) verdict(c *report.Comparison) (v compare.Verdict, judged []formats.Comparison, across *formats.ReadingRow, err error) {
+	t := c.Params.Reference.Tolerance
+	v = compare.Verdict{Protocol: c.Params.Protocol, Run: compare.Count(c.Rows, c.Claims), OneInstance: c.Params.OneInstance,
+		Relative: t.Relative, Band: t.Percentile}
+	judged = c.Rows
+	row, err := p.acrossRow()
+	if err != nil || row == nil {
+		return v, judged, nil, err
+	}
+	// A sweep without its rows: its counts are not the page's headline.
+	rows, ok, err := readingsOutput(p, AcrossFile, formats.DecodeComparisons)
+	if !ok || err != nil {
+		return v, judged, nil, err
+	}
+	v.Across = row
+	return v, rows, row, nil
+}
+
+// acrossRow is the readings sweep's row of the default reading judged
+// across fixed instances (no override, several instance seeds), if thv
+// readings wrote it for this protocol; nil otherwise.
+func (p *Project) acrossRow() (*formats.ReadingRow, error) {
+	rows, _, err := readingsOutput(p, readingsFile, formats.DecodeReadings)
+	if err != nil {
+		return nil, err
+	}
+	digest := p.Config.ProtocolDigest()
+	for i := range rows {
+		if r := &rows[i]; r.Set == "" && r.InstanceSeeds > 0 && r.ProtocolDigest == digest {
+			return r, nil
+		}
+	}
+	return nil, nil
+}
+
+// Verdict is the headline of the project's results after rep (a pass, or
+// a status in which every task is up to date): the sentence that thv
+// prints and the page shows. ok is false when the protocol has no compare
+// task up to date.
+func (p *Project) Verdict(rep *pipeline.Report) (v compare.Verdict, ok bool, err error) {
+	for _, r := range rep.Results {
+		if r.Task.Kind != compare.Kind || (r.Status != pipeline.Cached && r.Status != pipeline.Executed) {
+			continue
+		}
+		c, err := p.reportCompare(r)
+		if err != nil {
+			return v, false, fmt.Errorf("%s: %w", r.Task.ID, err)
+		}
+		v, _, _, err = p.verdict(c)
+		return v, err == nil, err
+	}
+	return v, false, nil
 }

@@ -43,7 +43,7 @@ func (p *Project) reportSources(rep *pipeline.Report, run report.Run) string {
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "build %s\nvalues %s\nlock %s\nrun %q %q %q\n", id, p.Config.ValuesDigest(), p.Lock.Digest(), run.Executor, run.Thv, run.Verify)
-	for _, f := range []string{p.verifyLog(), filepath.Join(p.ResultsDir(), readingsFile)} {
+	for _, f := range []string{p.verifyLog(), filepath.Join(p.ResultsDir(), readingsFile), filepath.Join(p.ResultsDir(), AcrossFile)} {
 		fmt.Fprintf(h, "file %s %s\n", f, statText(f))
 	}
 	for _, r := range rep.Results {

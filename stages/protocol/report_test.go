@@ -74,7 +74,7 @@ func TestExportWritesThePage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"<h1>THV reproduction: results of profile", `id="comparison"`, `<img src="figures/d2.png"`, `<td>local</td>`, "<!-- sources "} {
+	for _, want := range []string{"<h1>THV reproduction (profile paper): a modified protocol: ", `<p class="verdict"><strong>Verdict:</strong> A modified protocol: `, `id="plot"`, `id="regret-d2"`, `id="comparison"`, `<img src="figures/d2.png"`, `<td>local</td>`, "<!-- sources "} {
 		if !bytes.Contains(page, []byte(want)) {
 			t.Errorf("the page has no %q", want)
 		}

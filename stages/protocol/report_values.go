@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"thv"
 )
 
 // The page's protocol line (stages/report): a digest of the protocol's
@@ -37,6 +39,21 @@ func (c *Config) ValuesDigest() string {
 	h := sha256.New()
 	for _, k := range valueKeys(v) {
 		fmt.Fprintf(h, "%s = %s\n", k, v[k])
+	}
+	return fmt.Sprintf("sha256:%x", h.Sum(nil))
+}
+
+// ProtocolDigest is the SHA-256 of the values a pass's results depend
+// on: the protocol's values but the readings sweep's section, which
+// enters no task. A lock and thv readings' table are of the protocol
+// with this digest (overrideSuffix, the page's readings).
+func (c *Config) ProtocolDigest() string {
+	v := c.Values()
+	h := sha256.New()
+	for _, k := range valueKeys(v) {
+		if !strings.HasPrefix(k, sweepKeys) {
+			fmt.Fprintf(h, "%s = %s\n", k, v[k])
+		}
 	}
 	return fmt.Sprintf("sha256:%x", h.Sum(nil))
 }
@@ -135,8 +152,14 @@ func listText(items []string) string {
 	return "[" + strings.Join(items, ", ") + "]"
 }
 
+// paperConfig is the paper's protocol: the embedded params.yaml, with no
+// profile and no override (THV_* variables included).
+var paperConfig = sync.OnceValues(func() (*Config, error) {
+	return loadConfig(thv.DefaultParams, "embedded params.yaml", LoadOptions{}, nil)
+})
+
 var paperValues = sync.OnceValues(func() (map[string]string, error) {
-	c, err := LoadConfig(LoadOptions{})
+	c, err := paperConfig()
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"thv/stages/compare"
@@ -15,12 +14,15 @@ var verdicts = []struct{ id, mark, word, class string }{
 	{"agrees", "✓", "agrees", "ok"},
 	{"differs", "✗", "differs", "bad"},
 	{"missing", "–", "missing", "none"},
+	{"incomparable", "≠", "not comparable", "na"},
 }
 
 func verdictOf(r formats.Comparison) int {
 	switch {
 	case r.Missing:
 		return 2
+	case r.NotComparable != "":
+		return 3
 	case r.Agrees:
 		return 0
 	}
@@ -51,15 +53,25 @@ func comparison(w *page, c *Comparison) {
 		ref = ref.OneInstance() // as the compare stage judges: tolerance (a)
 	}
 	n := compare.Count(c.Rows, c.Claims)
-	w.f("<p class=\"counts\"><strong>%d of %d published values agree</strong>, %d missing; %d of %d claims hold.</p>\n", n.Agree, n.Values, n.Missing, n.Hold, n.Claims)
+	w.f("<p>This run's own comparison (the compare task of the lock), judging %s: <strong>%d of %d published values agree</strong>", esc(c.Params.Protocol.Name()), n.Agree, n.Judged)
+	if n.NotComparable > 0 {
+		w.f(", %d not comparable", n.NotComparable)
+	}
+	w.f(", %d missing.</p>\n", n.Missing)
 	t := ref.Tolerance
-	w.f("<p>Reference: %s. The verdicts use tolerance <strong>%s</strong>: (a) <em>CI∪</em> — our mean and the published one within the union of both 95%% CIs, "+
-		"or <em>rel</em> — within %g%% of the published value; (b) <em>pct</em> — the percentile of the published value among our per-seed outcomes inside [%g, %g]. "+
-		"The same rows are in <a href=\"compare.md\">compare.md</a> and <a href=\"comparison.parquet\">comparison.parquet</a>.</p>\n",
-		esc(ref.Source), esc(t.Applies), 100*t.Relative, t.Percentile[0], t.Percentile[1])
+	w.f("<p>Reference: %s. <em>Ours</em> is our mean over the seeds with its 95%% confidence interval; <em>published</em>, the paper's as printed. "+
+		"<em>CIs overlap</em>: our interval and the published one meet; <em>within %g%%</em>: ours is within %g%% of the published value; "+
+		"<em>percentile</em>: where the published value falls among our per-seed outcomes (0: below all, 100: above all). ",
+		esc(ref.Source), 100*t.Relative, 100*t.Relative)
+	if t.Applies == "percentile" {
+		w.f("A value <strong>agrees</strong> when its percentile lies in [%g, %g]. ", t.Percentile[0], t.Percentile[1])
+	} else {
+		w.f("A value <strong>agrees</strong> when the CIs overlap or it is within %g%%. ", 100*t.Relative)
+	}
+	w.WriteString("The same rows are in <a href=\"compare.md\">compare.md</a> and <a href=\"comparison.parquet\">comparison.parquet</a>.</p>\n")
 	if c.Params.OneInstance {
-		w.WriteString("<p>The protocol draws one instance per (setting, geometry): its seeds vary only the noise, so the verdicts use (a); " +
-			"(b) across many instances is the readings sweep's (<code>thv readings</code>).</p>\n")
+		w.WriteString("<p>The protocol draws one instance per (setting, geometry), as the paper does: its seeds vary only the noise, so these verdicts use the CIs and the relative tolerance; " +
+			"the judgement across many instances is the readings sweep's (<code>thv readings</code>).</p>\n")
 	}
 	settings, algos := filterValues(c)
 	w.WriteString("<div class=\"filters\"><p>Show only (works without JavaScript):</p>\n")
@@ -70,22 +82,29 @@ func comparison(w *page, c *Comparison) {
 		words = append(words, v.word)
 	}
 	radios(w, "fv", "Verdict", words)
-	w.WriteString("</div>\n<div class=\"wrap\"><table>\n<caption>Every published value beside ours (mean ± CI), the difference, the tolerance tests and the verdict</caption>\n")
-	w.WriteString("<thead><tr><th scope=\"col\">Setting</th><th scope=\"col\">Algorithm</th><th scope=\"col\">Geometry</th><th scope=\"col\">Metric</th>" +
-		"<th scope=\"col\">Ours</th><th scope=\"col\">Published</th><th scope=\"col\">Diff</th><th scope=\"col\">Rel</th>" +
-		"<th scope=\"col\">CI∪</th><th scope=\"col\">rel</th><th scope=\"col\">pct</th><th scope=\"col\">Verdict</th></tr></thead>\n<tbody>\n")
+	w.f("</div>\n<div class=\"wrap\"><table>\n<caption>Every published value beside ours, the difference, the tolerance tests and the verdict</caption>\n"+
+		"<thead><tr><th scope=\"col\">Setting</th><th scope=\"col\">Algorithm</th><th scope=\"col\">Geometry</th><th scope=\"col\">Metric</th>"+
+		"<th scope=\"col\">Ours: mean ± 95%% CI</th><th scope=\"col\">Published: mean ± 95%% CI</th><th scope=\"col\">Ours − published</th><th scope=\"col\">Relative difference</th>"+
+		"<th scope=\"col\">CIs overlap</th><th scope=\"col\">Within %g%%</th><th scope=\"col\">Percentile of the published value among ours</th><th scope=\"col\">Verdict</th></tr></thead>\n<tbody>\n", 100*t.Relative)
 	for _, r := range c.Rows {
 		v := verdicts[verdictOf(r)]
 		w.f("<tr data-s=\"%d\" data-a=\"%d\" data-v=\"%s\"><td>%s</td><th scope=\"row\">%s</th><td>%s</td><td>%s</td>",
 			slices.Index(settings, r.Setting), slices.Index(algos, r.Algorithm), v.id, esc(r.Setting), esc(r.Algorithm), esc(r.Geometry), esc(r.Metric))
-		if r.Missing {
-			w.f("<td class=\"n\">—</td><td class=\"n\">%s</td><td></td><td></td><td></td><td></td><td></td>", short(r.Published, r.PublishedCI))
-		} else {
-			w.f("<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s%%</td><td>%s</td><td>%s</td><td class=\"n\">%s</td>",
-				short(r.Ours, r.OursCI), short(r.Published, r.PublishedCI), plusMinus(fmt.Sprintf("%+.4g", r.Diff)), plusMinus(fmt.Sprintf("%+.1f", 100*r.RelDiff)),
-				yes(r.WithinCI), yes(r.WithinRel), pct(r.Percentile))
+		switch {
+		case r.Missing:
+			w.f("<td class=\"n\">—</td><td class=\"n\">%s</td><td></td><td></td><td></td><td></td><td></td>", esc(compare.Published(r.Published, r.PublishedCI)))
+		case r.NotComparable != "":
+			w.f("<td class=\"n\">%s</td><td class=\"n\">%s</td><td></td><td></td><td></td><td></td><td></td>", esc(compare.Estimate(r.Ours, r.OursCI)), esc(compare.Published(r.Published, r.PublishedCI)))
+		default:
+			w.f("<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td>%s</td><td>%s</td><td class=\"n\">%s</td>",
+				esc(compare.Estimate(r.Ours, r.OursCI)), esc(compare.Published(r.Published, r.PublishedCI)), plusMinus(compare.Diff(r.Diff, r.OursCI)), plusMinus(compare.Relative(r.RelDiff)),
+				yes(r.WithinCI), yes(r.WithinRel), esc(compare.Percentile(r.Percentile)))
 		}
-		w.f("<td class=\"%s\"><span aria-hidden=\"true\">%s </span>%s</td></tr>\n", v.class, v.mark, v.word)
+		word := v.word
+		if r.NotComparable != "" {
+			word += ": " + r.NotComparable
+		}
+		w.f("<td class=\"%s\"><span aria-hidden=\"true\">%s </span>%s</td></tr>\n", v.class, v.mark, esc(word))
 	}
 	w.WriteString("</tbody>\n</table></div>\n")
 	w.end()
@@ -112,8 +131,6 @@ func plusMinus(s string) string {
 	return s
 }
 
-// yes and pct print as compare.md does (stages/compare's, unexported:
-// exporting them would change the compare task's key).
 func yes(b bool) string {
 	if b {
 		return "yes"
@@ -121,25 +138,20 @@ func yes(b bool) string {
 	return "no"
 }
 
-func pct(p float64) string {
-	if math.IsNaN(p) {
-		return "—"
-	}
-	return fmt.Sprintf("%.0f", p)
-}
-
 // claims writes the paper's claims with their numbers.
 func claims(w *page, c *Comparison) {
 	w.section("claims", "Claims")
-	w.WriteString("<p>The paper's claims, checked against our results (<a href=\"claims.parquet\">claims.parquet</a>).</p>\n<ul class=\"claims\">\n")
+	w.f("<p>The paper's claims, checked against this run's results (<a href=\"claims.parquet\">claims.parquet</a>). A claim of being best counts a tie as best: %s.</p>\n<ul class=\"claims\">\n", esc(compare.TieRule))
 	for _, cl := range c.Claims {
-		v := verdicts[0]
-		word := "holds"
-		if !cl.Holds {
+		v, word := verdicts[0], "holds"
+		switch {
+		case cl.NotComparable != "":
+			v, word = verdicts[3], "not judged"
+		case !cl.Holds:
 			v, word = verdicts[1], "fails"
 		}
 		w.f("<li><span class=\"%s\"><span aria-hidden=\"true\">%s </span><strong>%s</strong></span> <code>%s</code> — %s <br>%s</li>\n",
-			v.class, v.mark, word, esc(cl.ID), esc(cl.Text), esc(cl.Detail))
+			v.class, v.mark, word, esc(cl.ID), esc(cl.Text), esc(compare.ClaimDetail(cl)))
 	}
 	w.WriteString("</ul>\n")
 	w.end()

@@ -72,7 +72,3 @@ func roundTo(v float64, digits int) float64 {
 	f := math.Pow10(digits)
 	return math.Round(v*f) / f
 }
-
-// short prints a value of the comparison as compare.md does (4 significant
-// digits, its CI with 2).
-func short(v, ci float64) string { return fmt.Sprintf("%.4g ± %.2g", v, ci) }

@@ -11,8 +11,9 @@ import (
 )
 
 // Page is everything the page shows. Every field but Run comes from the
-// protocol, the lock and the stored outputs, so that the same results give
-// the same bytes.
+// protocol, the lock and the stored outputs (and, for Readings and the
+// judgement across instances, from what thv readings wrote beside them),
+// so that the same results give the same bytes.
 type Page struct {
 	Profile  string
 	Proposed string // the proposed method (protocol.Config.Proposed)
@@ -24,12 +25,27 @@ type Page struct {
 	Figures  []Figure     // in setting order
 	Readings *Readings    // nil: thv readings has not written results/readings.parquet
 	Files    []ResultFile // the other files of results/, linked from the page
+	// Verdict is the headline (compare.Verdict); nil without a compare
+	// task.
+	Verdict *compare.Verdict
+	// Judged are the published values as the headline judges them, one
+	// row each, for the plot: the judgement across instances when the
+	// headline is that one (Across, the instances), else the compare
+	// task's rows.
+	Judged []formats.Comparison
+	Across int
+	// Regret is the cumulative regret of the figures' algorithms, per
+	// setting (nil: none drawn).
+	Regret []RegretFigure
 }
 
 // Protocol is the protocol the results come from.
 type Protocol struct {
 	Digest  string     // of its values (Values), "sha256:…"
-	Differs []Override // its values that differ from the paper's
+	Differs []Override // its values that differ from the paper's, every one
+	// Described is how the verdicts name it (compare.Protocol): the
+	// differing values in words and what they make not comparable.
+	Described compare.Protocol
 }
 
 // Override is a value of the protocol that differs from the paper's.
@@ -68,15 +84,28 @@ type Figure struct{ Params figures.Params }
 type Readings struct {
 	Rows      []formats.ReadingRow
 	Tolerance string // the band the sweep's verdicts use
+	// Protocol names the protocol the sweep varied; Other, that it is not
+	// this page's (the sweep was run with another profile, params file or
+	// override): then no verdict of the page comes from it.
+	Protocol string
+	Other    bool
 }
 
 // ResultFile is a file of results/ the page links to, with what it is.
 type ResultFile struct{ Path, What string }
 
-// Render writes the page.
+// Title is the page's title: what was reproduced, and by which protocol.
+func Title(p Page) string {
+	return "THV reproduction (profile " + p.Profile + "): " + p.Protocol.Described.ShortName(3)
+}
+
+// Render writes the page. Its first screen is the result: what was
+// reproduced, the verdict, the command that checks it and the plot of
+// ours against the published values; the details follow, and the
+// provenance (digests, the run) last.
 func Render(p Page) []byte {
 	var w page
-	title := "THV reproduction: results of profile " + p.Profile
+	title := Title(p)
 	w.f(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -91,31 +120,15 @@ func Render(p Page) []byte {
 <a class="skip" href="#main">Skip to the results</a>
 <header>
 <h1>%s</h1>
-<p>Top-k Pareto Bandits: Hypervolume Regret for Multi-Objective Slate Selection — the paper's experiments
-re-run by <code>thv</code>. Written by <code>thv repro</code> and <code>thv report</code> from the stored outputs;
-do not edit. <a href="README.md">results/README.md</a> lists every file.</p>
-<nav aria-label="Contents"><ul>
-<li><a href="#provenance">Provenance</a></li>
 `, esc(title), style(p), esc(title))
-	if p.Tables != nil {
-		w.WriteString("<li><a href=\"#tables\">The paper's tables</a></li>\n")
-	}
-	if p.Compare != nil {
-		w.WriteString("<li><a href=\"#comparison\">Comparison with the paper</a></li>\n<li><a href=\"#claims\">Claims</a></li>\n")
-	}
-	if p.Readings != nil {
-		w.WriteString("<li><a href=\"#readings\">Readings sweep</a></li>\n")
-	}
-	if len(p.Figures) > 0 {
-		w.WriteString("<li><a href=\"#figures\">Figures</a></li>\n")
-	}
-	w.WriteString("<li><a href=\"#files\">Files</a></li>\n</ul></nav>\n")
-	glance(&w, p)
+	reproduced(&w, p)
+	verdict(&w, p)
+	check(&w)
 	w.WriteString("</header>\n<main id=\"main\">\n")
-	provenance(&w, p)
-	if p.Tables != nil {
-		paperTables(&w, p.Tables)
+	if p.Verdict != nil && len(p.Judged) > 0 {
+		plot(&w, p)
 	}
+	contents(&w, p)
 	if p.Compare != nil {
 		comparison(&w, p.Compare)
 		claims(&w, p.Compare)
@@ -123,23 +136,34 @@ do not edit. <a href="README.md">results/README.md</a> lists every file.</p>
 	if p.Readings != nil {
 		readings(&w, p.Readings)
 	}
-	if len(p.Figures) > 0 {
-		figureSection(&w, p.Figures, p.Proposed)
+	if p.Tables != nil {
+		paperTables(&w, p.Tables)
 	}
+	if len(p.Figures) > 0 || len(p.Regret) > 0 {
+		figureSection(&w, p.Figures, p.Regret, p.Proposed)
+	}
+	provenance(&w, p)
 	files(&w, p.Files)
 	w.WriteString("</main>\n</body>\n</html>\n")
 	return []byte(w.String())
 }
 
-// glance is the page's first result: how the run compares with the paper.
-func glance(w *page, p Page) {
-	if p.Compare == nil {
-		return
+// contents is the page's table of contents, below its first screen.
+func contents(w *page, p Page) {
+	w.WriteString("<nav aria-label=\"Contents\"><ul>\n")
+	if p.Compare != nil {
+		w.WriteString("<li><a href=\"#comparison\">Comparison with the paper</a></li>\n<li><a href=\"#claims\">Claims</a></li>\n")
 	}
-	n := compare.Count(p.Compare.Rows, p.Compare.Claims)
-	w.f("<p class=\"counts\">At a glance: <a href=\"#comparison\"><strong>%d of %d</strong> published values agree</a> with ours (%d differ, %d missing); "+
-		"<a href=\"#claims\"><strong>%d of %d</strong> claims hold</a>. %d settings, %d figures.</p>\n",
-		n.Agree, n.Values, n.Values-n.Agree-n.Missing, n.Missing, n.Hold, n.Claims, len(settingsOf(p)), len(p.Figures))
+	if p.Readings != nil {
+		w.WriteString("<li><a href=\"#readings\">Readings sweep</a></li>\n")
+	}
+	if p.Tables != nil {
+		w.WriteString("<li><a href=\"#tables\">The paper's tables</a></li>\n")
+	}
+	if len(p.Figures) > 0 || len(p.Regret) > 0 {
+		w.WriteString("<li><a href=\"#figures\">Figures</a></li>\n")
+	}
+	w.WriteString("<li><a href=\"#provenance\">Provenance</a></li>\n<li><a href=\"#files\">Files</a></li>\n</ul></nav>\n")
 }
 
 // settingsOf lists the settings the page shows.
@@ -171,7 +195,7 @@ func provenance(w *page, p Page) {
 `, esc(p.Profile), esc(p.Protocol.Digest), esc(p.Lock.Digest), p.Lock.Tasks,
 		p.Lock.CodeUnits, esc(p.Lock.CodeDigest), esc(p.Lock.Go), image)
 	if len(p.Protocol.Differs) == 0 {
-		w.WriteString("<p>The protocol's values are the paper's (params.yaml, no profile).</p>\n")
+		w.WriteString("<p>The protocol's values are the paper's (the embedded params.yaml, no profile).</p>\n")
 	} else {
 		w.f("<table>\n<caption>The %d values of this protocol that differ from the paper's</caption>\n"+
 			"<thead><tr><th scope=\"col\">key</th><th scope=\"col\">the paper</th><th scope=\"col\">this run</th></tr></thead>\n<tbody>\n", len(p.Protocol.Differs))
@@ -180,8 +204,9 @@ func provenance(w *page, p Page) {
 		}
 		w.WriteString("</tbody>\n</table>\n")
 	}
-	w.WriteString("<h3>This run</h3>\n<p>Stated by the thv that exported these results; no stored output determines it, so " +
-		"<code>thv verify-bundle</code> checks its form only, and every other byte of this page against the stored outputs.</p>\n")
+	w.WriteString("<h3>This run: stated by the author, not checked</h3>\n<p>Every row below is the word of the thv that exported these results (the thv verify row included: " +
+		"what that thv says its own verification showed). No stored output determines them, so <code>thv verify-bundle</code> checks their form only, " +
+		"and every other byte of this page against the stored outputs.</p>\n")
 	w.WriteString(p.Run.block())
 	w.end()
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 
@@ -21,19 +22,25 @@ func testPage() Page {
 		{Geometry: "linear", Algo: "A<b>&c", Seeds: 3, VStar: 1, HVGreedy: 0.9, HVLast: formats.Estimate{Mean: 0.2, HalfWidth: 0.01}, RegretPos: formats.Estimate{Mean: 1.6, HalfWidth: 0.2}},
 	}
 	rows := []formats.Comparison{
-		{Setting: "d2", Geometry: "linear", Algorithm: "THV-UCB", Metric: "hv_last100", Published: 0.29, Ours: 0.2925, Agrees: true},
-		{Setting: "d2", Geometry: "linear", Algorithm: "A<b>&c", Metric: "hv_last100", Published: 0.5, Ours: 0.2},
-		{Setting: "d2", Geometry: "linear", Algorithm: "A<b>&c", Metric: "final_regret", Published: 5, Missing: true},
+		{Setting: "d2", Geometry: "linear", Algorithm: "THV-UCB", Metric: "hv_last100", Published: 0.29, Ours: 0.2925, OursCI: 0.0004, Agrees: true, Low: 0.2921, High: 0.2929},
+		{Setting: "d2", Geometry: "linear", Algorithm: "A<b>&c", Metric: "hv_last100", Published: 0.5, Ours: 0.2, OursCI: 0.01, Low: 0.19, High: 0.21},
+		{Setting: "d2", Geometry: "linear", Algorithm: "A<b>&c", Metric: "final_regret", Published: 5, Missing: true, Low: math.NaN(), High: math.NaN()},
 	}
+	claims := []formats.ClaimCheck{{ID: "best", Text: "THV-UCB is best", Holds: true, Detail: "in 1 of 1 cells"}}
+	described := compare.Protocol{Differs: []compare.Difference{{Key: "seeds", Ours: "3", Paper: "10"}}, Seeds: 3, PaperSeeds: 10}
 	return Page{
 		Profile: "quick", Proposed: "THV-UCB",
-		Protocol: Protocol{Digest: "sha256:00", Differs: []Override{{"seeds", "[0 … 9] (10 values)", "[0, 1, 2]"}}},
+		Verdict: &compare.Verdict{Protocol: described, Run: compare.Count(rows, claims), OneInstance: true, Relative: 0.05},
+		Judged:  rows,
+		Regret: []RegretFigure{{Setting: s, Regret: "cumulative regret", Panels: []RegretPanel{{Geometry: "linear", Lines: []RegretLine{
+			{Algo: "THV-UCB", Rounds: []int{100, 200, 300}, Mean: []float64{1, 1.5, 1.64}}, {Algo: "A<b>&c", Rounds: []int{100, 200, 300}, Mean: []float64{1, 1.4, 1.6}}}}}}},
+		Protocol: Protocol{Digest: "sha256:00", Differs: []Override{{"seeds", "[0 … 9] (10 values)", "[0, 1, 2]"}}, Described: described},
 		Lock:     Lock{Digest: "sha256:11", Tasks: 5, Go: "go1.26", CodeUnits: 3, CodeDigest: "sha256:22"},
 		Run:      Run{Date: "2026-01-01 00:00 UTC", Executor: "local"},
 		Tables: &Tables{Params: tables.Params{Settings: []formats.Setting{s}, Geometries: []string{"linear"}, Algorithms: algos, Confidence: 0.95},
 			Cells: map[string][]formats.Cell{"d2": cells}, Tests: map[string][]formats.TestRow{"d2": {{Geometry: "linear", Baseline: "A<b>&c", Delta: 0.09, WilcoxonP: 1e-5, Wins: 3, N: 3}}}},
 		Compare: &Comparison{Params: compare.Params{Reference: compare.Reference{Source: "paper.tex", Tolerance: compare.Tolerance{Relative: 0.05, Percentile: [2]float64{2.5, 97.5}, Applies: "percentile"}}, OneInstance: true},
-			Rows: rows, Claims: []formats.ClaimCheck{{ID: "best", Text: "THV-UCB is best", Holds: true, Detail: "in 1 of 1 cells"}}},
+			Rows: rows, Claims: claims},
 		Figures: []Figure{{Params: figures.Params{Setting: s, Panels: []figures.Panel{{Geometry: "linear", Algorithms: []string{"THV-UCB", "A<b>&c"}}}, Window: 50, Confidence: 0.95}}},
 		Files:   []ResultFile{{Path: "tables/all.tex", What: "all"}},
 	}
@@ -53,8 +60,14 @@ func TestRenderIsDeterministicAndEscapes(t *testing.T) {
 		`<td class="ok"><span aria-hidden="true">✓ </span>agrees</td>`, // colour and word
 		`<td class="bad"><span aria-hidden="true">✗ </span>differs</td>`,
 		`<td class="none"><span aria-hidden="true">– </span>missing</td>`,
-		`1 of 3</strong> published values agree`,
-		`The verdicts use tolerance <strong>ci</strong>`, // one instance per cell: (a), as the compare stage judges
+		`<strong>1 of 2 published values agree</strong>, 1 missing`,
+		`A value <strong>agrees</strong> when the CIs overlap or it is within 5%`, // one instance per cell: (a), as the compare stage judges
+		`<title>THV reproduction (profile quick): a modified protocol: seeds 3 (paper 10)</title>`,
+		`<p class="verdict"><strong>Verdict:</strong> A modified protocol: seeds 3 (paper 10). Judged with 3 seeds per cell instead of the paper&#39;s 10`,
+		`<code>thv verify-bundle FILE.tar.gz</code>`, `<code>thv verify</code>`,
+		`<svg role="img" aria-labelledby="plot-t plot-d"`, `fill="#1f5fbf"`, `fill="#c2410c"`, // a bar of each verdict
+		`<polyline fill="none" stroke="#000000" stroke-width="2"`, // the regret of the proposed method
+		`This run: stated by the author, not checked`,
 		`#comparison:has(#fv-differs:checked) tbody tr:not([data-v="differs"]){display:none}`,
 		`<img src="figures/d2.png" alt="Line plot`,
 		`<a href="figures/d2.pdf">PDF</a>`, `<a href="figures/d2.curves.parquet">`,
@@ -67,6 +80,20 @@ func TestRenderIsDeterministicAndEscapes(t *testing.T) {
 	}
 	if strings.Contains(s, "<script") {
 		t.Error("the page has a script")
+	}
+	// The first screen comes first: the verdict and the check before the
+	// plot, the plot before the details, the provenance after them.
+	order := []string{`class="verdict"`, `class="check"`, `id="plot"`, `id="comparison"`, `id="provenance"`}
+	for i := 1; i < len(order); i++ {
+		if strings.Index(s, order[i-1]) > strings.Index(s, order[i]) {
+			t.Errorf("%s comes after %s", order[i-1], order[i])
+		}
+	}
+	// The SVG's numbers: plain decimals.
+	for _, bad := range []string{"NaN", "Inf", "e+", "e-0"} {
+		if strings.Contains(s[strings.Index(s, "<svg"):strings.LastIndex(s, "</svg>")], bad) {
+			t.Errorf("the page's SVG holds %q", bad)
+		}
 	}
 }
 

@@ -28,6 +28,16 @@ td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .ok{color:#0b5a1f;background:#e2f3e6}.bad{color:#8b1414;background:#fbe3e3}.none{color:#5a4300;background:#fff1c7}
 td.ok,td.bad,td.none{font-weight:600;white-space:nowrap}
 .counts{font-size:1.1em}
+header p{margin:.35em 0;max-width:75em}
+.verdict{font-size:1.12em;border-left:5px solid #1f5fbf;padding:.3em .6em;background:#f2f6fc}
+.protocol.modified{border-left:5px solid #c2410c;padding:.2em .6em;background:#fdf1ea}
+.check code{background:#f3f3f3;padding:0 .25em}
+.legend>span{margin-right:1.2em;white-space:nowrap}
+.swatch{display:inline-block;width:.9em;height:.9em;vertical-align:-.1em;border:1px solid #555}
+figure.plot{margin:.4em 0}
+#plot h2{margin-top:.6em}
+.na{color:#333;background:#ececec}
+td.na{font-weight:600}
 fieldset{display:inline-block;border:1px solid #b5b5b5;margin:.3em .6em .3em 0;padding:.3em .6em}
 legend{font-weight:600}
 fieldset label{margin-right:.7em;white-space:nowrap}
