@@ -719,7 +719,7 @@ func TestStatusVerifyFindsAFlippedByte(t *testing.T) {
 			json.Unmarshal([]byte(strings.TrimSuffix(line, ",")), &rec)
 		}
 	}
-	d, err := artifacts.ParseDigest(rec.Outputs["trajectory"])
+	d, err := artifacts.ParseDigest(rec.Outputs["summary"])
 	if err != nil {
 		t.Fatalf("run record not found: %v", err)
 	}
@@ -729,7 +729,7 @@ func TestStatusVerifyFindsAFlippedByte(t *testing.T) {
 	cmd := exec.Command(bin, "status", "--verify", "--params", tinyParams(t))
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "DAMAGED run/d2/concave/RandomK/eta=0/seed=1: output trajectory") {
+	if err == nil || !strings.Contains(string(out), "DAMAGED run/d2/concave/RandomK/eta=0/seed=1: output summary") {
 		t.Fatalf("status --verify with a flipped byte: %v\n%s", err, out)
 	}
 	if r := thvRepro(t, bin, dir); r.Executed == 0 || r.Failed != 0 {

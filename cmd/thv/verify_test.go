@@ -71,7 +71,7 @@ func TestVerify(t *testing.T) {
 	os.WriteFile(lockPath, orig, 0o644)
 
 	// A flipped byte in one object: the store check names the task.
-	d := lockOutput(t, orig, task, "trajectory")
+	d := lockOutput(t, orig, task, "summary")
 	st, err := artifacts.Open(filepath.Join(dir, ".thv"), artifacts.Existing)
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func TestVerify(t *testing.T) {
 	dig, _ := artifacts.ParseDigest(d)
 	damage.Flip(t, st, dig)
 	out = thvFails(t, bin, dir, "verify", "--sample", "1")
-	if !strings.Contains(out, "DAMAGED "+task+": output trajectory") || !strings.Contains(out, "the store failed its check") {
+	if !strings.Contains(out, "DAMAGED "+task+": output summary") || !strings.Contains(out, "the store failed its check") {
 		t.Fatalf("verify with a flipped byte:\n%s", out)
 	}
 	// The damage was moved aside: the lock is no longer current until a

@@ -314,11 +314,7 @@ const storeVersion = StoreDir + "/VERSION"
 func storeFiles(p *pipeline.Project, status *pipeline.Report) []storeFile {
 	var out []storeFile
 	seen := map[artifacts.Digest]bool{}
-	for _, r := range status.Results {
-		rec, ok := p.Lock.Record(r.Task.ID)
-		if !ok {
-			continue // Current refuses such a lock before a bundle is written
-		}
+	for _, rec := range bundledRecords(p, status) {
 		for _, o := range rec.Outputs { // sorted by name, as an index entry's
 			if seen[o.Digest] {
 				continue
@@ -328,6 +324,33 @@ func storeFiles(p *pipeline.Project, status *pipeline.Report) []storeFile {
 		}
 		h := rec.Key.Hex()
 		out = append(out, storeFile{path: StoreDir + "/index/" + h[:2] + "/" + h + ".json", task: rec.ID, key: rec.Key})
+	}
+	return out
+}
+
+// bundledRecords is the lock's records a bundle of p's lock describes (its
+// store's files, its crate): the records of status's tasks, in its order
+// (a task the lock does not record is skipped: Current refuses such a
+// lock before a bundle is written). If a dispute between the lock and the
+// store's index left tasks waiting, an expansion downstream of it did not
+// run and the tasks it adds (the runs a figure draws) are not in status:
+// the lock's other records follow then, in its order. Such a bundle is
+// rejected for the dispute, once its files are found to be its lock's.
+func bundledRecords(p *pipeline.Project, status *pipeline.Report) []*pipeline.Record {
+	var out []*pipeline.Record
+	in := map[string]bool{}
+	for _, r := range status.Results {
+		if rec, ok := p.Lock.Record(r.Task.ID); ok {
+			out = append(out, rec)
+			in[rec.ID] = true
+		}
+	}
+	if len(status.Disputes) > 0 {
+		for i := range p.Lock.Tasks {
+			if rec := &p.Lock.Tasks[i]; !in[rec.ID] {
+				out = append(out, rec)
+			}
+		}
 	}
 	return out
 }
