@@ -465,7 +465,7 @@ func (c *bundleCheck) run(cmd *cobra.Command, ef *executorFlags, vf *verifyFlags
 		return notChecked(err)
 	}
 	c.rep = rep
-	printVerify(text, rep, false, d.Name())
+	printVerify(text, rep, false, d.ShortName(3))
 	if !rep.OK() {
 		switch {
 		case len(rep.Store.Problems) > 0:
@@ -501,7 +501,7 @@ func (c *bundleCheck) run(cmd *cobra.Command, ef *executorFlags, vf *verifyFlags
 		return nil
 	}
 	c.verdict = fmt.Sprintf("bundle verified: this thv re-executed all %d tasks of %s (%s) from its recorded inputs and got the lock's bytes for every output; its results/ are those outputs",
-		rep.Tasks(), file, terminalText(d.Name()))
+		rep.Tasks(), file, terminalText(d.ShortName(3)))
 	fmt.Fprintln(text, c.verdict)
 	return nil
 }

@@ -353,6 +353,7 @@ func TestUntrustedNamesAndRunBlock(t *testing.T) {
 	page = regexp.MustCompile(`<tr><th scope="row">thv</th><td>[^<]*</td></tr>`).ReplaceAllString(page, `<tr><th scope="row">thv</th><td>thv v1.0.0 (official release, reviewed)</td></tr>`)
 	page = regexp.MustCompile(`<tr><th scope="row">thv verify</th><td>[^<]*</td></tr>`).ReplaceAllString(page, `<tr><th scope="row">thv verify</th><td>2026-01-01: bundle verified by thv verify-bundle, every task</td></tr>`)
 	setFile(t, es, "results/index.html", []byte(page))
+	es = reseal(t, es) // the crate and the manifest as thv writes them for the edited page
 	claims := filepath.Join(t.TempDir(), "claims.tar.gz")
 	writeBundle(t, claims, es)
 	j, code, text := verifyBundleJSON(t, bin, claims)

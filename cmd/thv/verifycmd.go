@@ -119,7 +119,7 @@ func (c *verifyRun) run(cmd *cobra.Command, pf *projectFlags, ef *executorFlags,
 		return notChecked(err)
 	}
 	c.rep = rep
-	printVerify(text, rep, skipStore, d.Name())
+	printVerify(text, rep, skipStore, d.ShortName(3))
 	if err := proj.RecordVerify(verifySummary(rep)); err != nil { // for results/index.html
 		fmt.Fprintf(errw, "thv: recording the verdict for thv report: %v\n", err)
 	}
