@@ -14,6 +14,7 @@ var ThirdParty = map[string][]string{
 	"github.com/aws/aws-sdk-go-v2/service/s3":        {"github.com/aws/aws-sdk-go-v2", "github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream", "github.com/aws/aws-sdk-go-v2/internal/configsources", "github.com/aws/aws-sdk-go-v2/internal/endpoints/v2", "github.com/aws/aws-sdk-go-v2/internal/v4a", "github.com/aws/aws-sdk-go-v2/service/internal/accept-encoding", "github.com/aws/aws-sdk-go-v2/service/internal/checksum", "github.com/aws/aws-sdk-go-v2/service/internal/presigned-url", "github.com/aws/aws-sdk-go-v2/service/internal/s3shared", "github.com/aws/aws-sdk-go-v2/service/s3", "github.com/aws/smithy-go"},
 	"github.com/aws/aws-sdk-go-v2/service/s3/types":  {"github.com/aws/aws-sdk-go-v2/service/s3", "github.com/aws/smithy-go"},
 	"github.com/aws/smithy-go/transport/http":        {"github.com/aws/smithy-go"},
+	"github.com/klauspost/compress/zstd":             {"github.com/klauspost/compress"},
 	"github.com/montanaflynn/stats":                  {"github.com/montanaflynn/stats"},
 	"github.com/parquet-go/parquet-go":               {"github.com/andybalholm/brotli", "github.com/google/uuid", "github.com/klauspost/compress", "github.com/parquet-go/bitpack", "github.com/parquet-go/jsonlite", "github.com/parquet-go/parquet-go", "github.com/pierrec/lz4/v4", "github.com/twpayne/go-geom", "golang.org/x/sys", "google.golang.org/protobuf"},
 	"github.com/parquet-go/parquet-go/compress":      {"github.com/parquet-go/bitpack", "github.com/parquet-go/parquet-go"},

@@ -308,14 +308,14 @@ func writeBytes(data []byte) func(io.Writer) error {
 }
 
 // isTempName reports whether name is the name of one of the store's temp
-// files: a temp name (tempBase) whose base is <64 hex>, <64 hex>.json or
-// VERSION.
+// files: a temp name (tempBase) whose base is <64 hex>, <64 hex>.json,
+// VERSION, or a pack's file, <16 hex>.pack or <16 hex>.idx.
 func isTempName(name string) bool {
 	base, ok := tempBase(name)
 	if !ok {
 		return false
 	}
-	if base == versionFile {
+	if base == versionFile || isPackFileName(base) {
 		return true
 	}
 	base, _ = strings.CutSuffix(base, ".json")

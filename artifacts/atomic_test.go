@@ -237,7 +237,7 @@ func TestKilledWriteFileAtomic(t *testing.T) {
 	})
 	r := rand.New(rand.NewPCG(3, 4))
 	for round := range 3 {
-		killHelper(t, exe, writeFileHelperEnv+"="+p, r)
+		killHelper(t, exe, []string{writeFileHelperEnv + "=" + p}, r)
 		if b, err := os.ReadFile(p); err != nil || !sealed(b) {
 			t.Fatalf("round %d: after the kill the file is not whole (%d bytes, %v)", round, len(b), err)
 		}

@@ -61,6 +61,7 @@ func tempName(base string) string { return base + ".1f2e3d4c.tmp" }
 // empty directory, or in the remains of an Open killed halfway, and refuses
 // any other directory without VERSION, writing nothing there.
 func TestOpenRefusesForeignDirectory(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	hexName := strings.Repeat("ab", 32)
 	for _, tc := range []struct {
 		name   string
@@ -132,6 +133,7 @@ func TestOpenRefusesForeignDirectory(t *testing.T) {
 // where there is no store, and on a store changes nothing, not even a
 // removed subdirectory or an abandoned temp file.
 func TestOpenExistingCreatesNothing(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	for _, tc := range []struct {
 		name  string
 		setup func(t *testing.T, dir string)
@@ -209,6 +211,7 @@ func TestOpenExistingCreatesNothing(t *testing.T) {
 // whose writer is gone, and nothing else in tmp/: not a live writer's, not
 // a foreign file, not a symbolic link (nor its target).
 func TestOpenCleansAbandonedTemp(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	if !flockSupported {
 		t.Skip("no flock: abandoned temp files are recognised by age (an hour) instead")
 	}
@@ -259,6 +262,7 @@ func TestOpenCleansAbandonedTemp(t *testing.T) {
 // TestTempNames: every temp file the store writes has a name isTempName
 // recognises, and the pattern is exact.
 func TestTempNames(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	s := openTemp(t)
 	h := strings.Repeat("9a", 32)
 	for _, base := range []string{h, h + ".json", "VERSION"} {
@@ -291,6 +295,7 @@ func TestTempNames(t *testing.T) {
 // and reports each in its stats. GCDryRun reports the same and removes
 // nothing.
 func TestGCLeavesWhatItDidNotCreate(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	hexA, hexB := strings.Repeat("a1", 32), strings.Repeat("b2", 32)
 	for _, tc := range []struct {
 		name              string
@@ -435,6 +440,7 @@ func TestCheckName(t *testing.T) {
 // old build or an attacker) is corrupt: moved to corrupt/, a plain miss
 // after.
 func TestEntriesWithUnsafeNames(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	k := Key(sha256.Sum256([]byte("k")))
 	for _, tc := range unsafeNames {
 		if tc.name == "" {
@@ -495,6 +501,7 @@ func TestEntriesWithUnsafeNames(t *testing.T) {
 // is), moved aside to corrupt/ with its contents, never followed, and a
 // rerun's Put or PutEntry replaces it, with or without a read first.
 func TestNonRegularFilesInThePlaceOfStoreFiles(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	data := []byte("the object")
 	k := Key(sha256.Sum256([]byte("entry")))
 	toDir := func(t *testing.T, p string) {
@@ -590,6 +597,7 @@ func utf8Valid(s string) bool { return utf8.ValidString(s) }
 // TestOpenExistingOrMissing: a store that does not exist reads as empty
 // and is not created; an existing foreign directory is still refused.
 func TestOpenExistingOrMissing(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	dir := filepath.Join(t.TempDir(), "none")
 	s, err := Open(dir, ExistingOrMissing)
 	if err != nil {

@@ -29,11 +29,19 @@ func (p Problem) String() string { return fmt.Sprintf("%s %s: %v", p.What, p.Nam
 // Check re-hashes every object of the store and reads every index entry,
 // checking that each output it names is present with the recorded size: a
 // flipped byte anywhere is found here, not only when the object is next
-// read. As everywhere, a file that fails is moved to corrupt/ (so the next
-// pass recomputes it); on a read-only store it stays and the problem says
-// it could not be moved. progress, if not nil, is called after each file
-// with the number checked so far and the total.
+// read. Every pack is read whole, record by record: a bad record is set
+// aside as everywhere, and a pack no writer holds is repaired (bytes that
+// are no record set aside, its index rebuilt if it does not list the
+// pack's records). As everywhere, a file that fails is moved to corrupt/
+// (so the next pass recomputes it); on a read-only store it stays and the
+// problem says it could not be moved. progress, if not nil, is called
+// after each file with the number checked so far and the total.
 func (s *Store) Check(ctx context.Context, workers int, progress func(done, total int)) (CheckReport, error) {
+	var packProblems []Problem
+	var packObjects, packBytes atomic.Int64
+	if err := s.checkPacks(ctx, &packObjects, &packBytes, func(p Problem) { packProblems = append(packProblems, p) }); err != nil {
+		return CheckReport{}, err
+	}
 	objs, err := s.listFanout(objectsDir, "")
 	if err != nil {
 		return CheckReport{}, fmt.Errorf("artifacts: check: listing objects: %w", err)
@@ -59,7 +67,7 @@ func (s *Store) Check(ctx context.Context, workers int, progress func(done, tota
 		if fi, err := s.dir.lstat(objectRel(d)); err == nil {
 			bytes.Add(fi.Size())
 		}
-		if err := s.Verify(d); err != nil {
+		if err := s.checkLoose(d, -1); err != nil {
 			objProblems[i] = &Problem{What: "object", Name: d.String(), Err: err}
 		}
 		tick()
@@ -77,7 +85,7 @@ func (s *Store) Check(ctx context.Context, workers int, progress func(done, tota
 	if err != nil {
 		return CheckReport{}, err
 	}
-	rep := CheckReport{Objects: len(objs), Entries: len(keys), Bytes: bytes.Load()}
+	rep := CheckReport{Objects: len(objs) + int(packObjects.Load()), Entries: len(keys), Bytes: bytes.Load() + packBytes.Load(), Problems: packProblems}
 	for _, p := range append(objProblems, entryProblems...) {
 		if p != nil {
 			rep.Problems = append(rep.Problems, *p)
@@ -87,8 +95,8 @@ func (s *Store) Check(ctx context.Context, workers int, progress func(done, tota
 }
 
 // checkEntry reads the entry under k strictly and checks that its outputs
-// resolve: each present as a regular file of the recorded size (their
-// content is re-hashed by the object pass).
+// resolve: each present with the recorded size (their content is re-hashed
+// by the object pass).
 func (s *Store) checkEntry(k Key) error {
 	e, ok, err := s.GetEntry(k)
 	if err != nil {
@@ -98,14 +106,8 @@ func (s *Store) checkEntry(k Key) error {
 		return nil // removed since the listing (a GC): nothing to check
 	}
 	for _, o := range e.Outputs {
-		fi, err := s.dir.lstat(objectRel(o.Digest))
-		switch {
-		case err != nil:
-			return fmt.Errorf("output %q: object %v: %w", o.Name, o.Digest, ErrNotFound)
-		case !fi.Mode().IsRegular():
-			return fmt.Errorf("output %q: object %v is %s", o.Name, o.Digest, notRegular(fi))
-		case fi.Size() != o.Size:
-			return fmt.Errorf("output %q: object %v has %d bytes, the entry says %d", o.Name, o.Digest, fi.Size(), o.Size)
+		if err := s.objectHasSize(o.Digest, o.Size); err != nil {
+			return fmt.Errorf("output %q: %w", o.Name, err)
 		}
 	}
 	return nil

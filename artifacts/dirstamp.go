@@ -22,9 +22,30 @@ type DirStamp struct {
 	Ctime    int64
 }
 
-// DirStamps are the stamps of the 256 fan-out directories, by an object
-// digest's first byte.
-type DirStamps [256]DirStamp
+// DirStamps are what a presence check of many objects (HasAll) can later
+// take for granted: the stamps of the 256 fan-out directories of the loose
+// objects, by an object digest's first byte, and the stamp of the packs
+// (PackStamp). A fan-out directory that does not exist has absentStamp,
+// which holds as long as it still does not.
+type DirStamps struct {
+	Fanout [256]DirStamp
+	Packs  PackStamp
+}
+
+// absentStamp is the stamp of a fan-out directory that does not exist (a
+// store whose objects are packed has few).
+var absentStamp = DirStamp{Ctime: -1}
+
+// Gained reports whether st has a stamp that since lacks: a directory
+// stamped that was not, or with another stamp, or the packs' stamp.
+func (st *DirStamps) Gained(since *DirStamps) bool {
+	for i, t := range st.Fanout {
+		if t != (DirStamp{}) && t != since.Fanout[i] {
+			return true
+		}
+	}
+	return st.Packs != (PackStamp{}) && st.Packs != since.Packs
+}
 
 // stampMargin is how recent a directory's ctime may be, in the file
 // system's own clock, for its stamp to be trusted. A change that falls in
@@ -35,26 +56,29 @@ type DirStamps [256]DirStamp
 // git treats an index entry modified in the index's own second as racy).
 var stampMargin int64 = 3e9
 
-// StampDirs returns the stamps of the fan-out directories as they are
-// now, for HasAllSince. A directory that is missing, or whose last change
-// is within stampMargin of the present time of the store's file system
-// (the ctime of a file made in tmp/ to read it), has the zero stamp. The
-// caller must take the stamps before the check they are to stand for.
+// StampDirs returns the stamps of the fan-out directories and of the
+// packs as they are now, for HasAllSince. A directory whose last change is
+// within stampMargin of the present time of the store's file system (the
+// ctime of a file made in tmp/ to read it) has the zero stamp; one that is
+// missing, absentStamp. The caller must take the stamps before the check
+// they are to stand for.
 func (s *Store) StampDirs() (*DirStamps, error) {
 	var st DirStamps
 	now, ok, err := s.fsNow()
 	if err != nil || !ok {
 		return &st, err // no change times here: every directory is read
 	}
-	for i := range st {
+	st.Packs = s.stampPacks()
+	for i := range st.Fanout {
 		fi, err := s.dir.lstat(fanoutRel(byte(i)))
 		if errors.Is(err, fs.ErrNotExist) {
+			st.Fanout[i] = absentStamp
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		st[i] = settledStamp(fi, now)
+		st.Fanout[i] = settledStamp(fi, now)
 	}
 	return &st, nil
 }
@@ -130,19 +154,19 @@ func (s *DirSet) UnmarshalText(text []byte) error {
 	return nil
 }
 
-// StampsHold reports whether every directory of dirs (not empty) still
-// has its stamp in since (none zero): then it holds what it held when the
-// stamp was taken, and every object a HasAll found there then is present
-// (HasAllSince), without naming them. One fstatat(2) per directory, as
-// HasAllSince skips them.
+// StampsHold reports whether the packs and every directory of dirs (not
+// empty) still have their stamps in since (none zero): then they hold what
+// they held when the stamps were taken, and every object a HasAll found
+// there then is present (HasAllSince), without naming them. One fstatat(2)
+// per directory, as HasAllSince skips them, and a look at packs/.
 func (s *Store) StampsHold(dirs DirSet, since *DirStamps) bool {
-	if dirs.IsEmpty() {
+	if dirs.IsEmpty() || since.Packs == (PackStamp{}) || s.stampPacks() != since.Packs {
 		return false
 	}
 	var runs [][]Digest
 	for i := range 256 {
 		if b := byte(i); dirs.Has(b) {
-			if since[b] == (DirStamp{}) {
+			if since.Fanout[b] == (DirStamp{}) {
 				return false
 			}
 			runs = append(runs, []Digest{{b}}) // a run stands for its directory
@@ -155,29 +179,31 @@ func (s *Store) StampsHold(dirs DirSet, since *DirStamps) bool {
 const dirStampSize = 24
 
 // MarshalBinary lays the stamps out as 256 × (dev, ino, ctime), each
-// eight bytes, little-endian.
+// eight bytes, little-endian, then the packs' stamp.
 func (st *DirStamps) MarshalBinary() ([]byte, error) {
-	b := make([]byte, 0, len(st)*dirStampSize)
-	for _, t := range st {
+	b := make([]byte, 0, len(st.Fanout)*dirStampSize+len(st.Packs))
+	for _, t := range st.Fanout {
 		b = binary.LittleEndian.AppendUint64(b, t.Dev)
 		b = binary.LittleEndian.AppendUint64(b, t.Ino)
 		b = binary.LittleEndian.AppendUint64(b, uint64(t.Ctime))
 	}
-	return b, nil
+	return append(b, st.Packs[:]...), nil
 }
 
 // UnmarshalBinary reads MarshalBinary's form.
 func (st *DirStamps) UnmarshalBinary(b []byte) error {
-	if len(b) != len(st)*dirStampSize {
-		return fmt.Errorf("artifacts: directory stamps: %d bytes, want %d", len(b), len(st)*dirStampSize)
+	want := len(st.Fanout)*dirStampSize + len(st.Packs)
+	if len(b) != want {
+		return fmt.Errorf("artifacts: directory stamps: %d bytes, want %d", len(b), want)
 	}
-	for i := range st {
+	for i := range st.Fanout {
 		r := b[i*dirStampSize:]
-		st[i] = DirStamp{
+		st.Fanout[i] = DirStamp{
 			Dev:   binary.LittleEndian.Uint64(r),
 			Ino:   binary.LittleEndian.Uint64(r[8:]),
 			Ctime: int64(binary.LittleEndian.Uint64(r[16:])),
 		}
 	}
+	copy(st.Packs[:], b[len(st.Fanout)*dirStampSize:])
 	return nil
 }

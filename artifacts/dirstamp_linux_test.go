@@ -13,7 +13,7 @@ import (
 // the file system's clock has moved past their last change (a margin of
 // 0 trusts any change before the present tick).
 func stampedStore(t *testing.T) (*Store, []Digest, *DirStamps) {
-	s := openTemp(t)
+	s := openLoose(t)
 	ds := putObjects(t, s, 40, 'x')
 	setForTest(t, &stampMargin, 0)
 	time.Sleep(20 * time.Millisecond) // a tick of the coarse clock that sets ctimes
@@ -25,7 +25,7 @@ func stampedStore(t *testing.T) (*Store, []Digest, *DirStamps) {
 		t.Fatal("the objects just put are not all present")
 	}
 	for _, d := range ds {
-		if st[d[0]] == (DirStamp{}) {
+		if st.Fanout[d[0]] == (DirStamp{}) {
 			t.Fatalf("fan-out directory %02x has no stamp", d[0])
 		}
 	}
@@ -37,6 +37,7 @@ func stampedStore(t *testing.T) (*Store, []Digest, *DirStamps) {
 // stamped directory, is taken as present (HasAll, reading, says it is
 // not).
 func TestHasAllSinceSkipsUnchanged(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	s, ds, st := stampedStore(t)
 	if !s.HasAllSince(ds, st) {
 		t.Fatal("HasAllSince: not all present")
@@ -59,6 +60,7 @@ func TestHasAllSinceSkipsUnchanged(t *testing.T) {
 // the directory is read again and the object found missing. Touching the
 // directory's times is a change too (read again, all present).
 func TestHasAllSinceSeesChanges(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	for _, c := range []struct {
 		name    string
 		change  func(path string) error
@@ -94,7 +96,7 @@ func TestHasAllSinceSeesChanges(t *testing.T) {
 			if err := c.change(s.ObjectPath(ds[3])); err != nil {
 				t.Fatal(err)
 			}
-			if after, _ := s.StampDirs(); after[ds[3][0]] == st[ds[3][0]] {
+			if after, _ := s.StampDirs(); after.Fanout[ds[3][0]] == st.Fanout[ds[3][0]] {
 				t.Fatal("the change left the directory's stamp as it was")
 			}
 			if got := s.HasAllSince(ds, st); got != c.present {
@@ -105,9 +107,11 @@ func TestHasAllSinceSeesChanges(t *testing.T) {
 }
 
 // TestStampDirsRacy: a directory changed within the margin of the file
-// system's present time, or missing, has no stamp; one older has.
+// system's present time has no stamp; one older has; a missing one has
+// absentStamp.
 func TestStampDirsRacy(t *testing.T) {
-	s := openTemp(t)
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
+	s := openLoose(t)
 	d, err := s.Put([]byte("recent"))
 	if err != nil {
 		t.Fatal(err)
@@ -116,8 +120,8 @@ func TestStampDirsRacy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st[d[0]] != (DirStamp{}) {
-		t.Fatalf("a directory changed just now has a stamp: %+v", st[d[0]])
+	if st.Fanout[d[0]] != (DirStamp{}) {
+		t.Fatalf("a directory changed just now has a stamp: %+v", st.Fanout[d[0]])
 	}
 	missing := d[0] + 1
 	setForTest(t, &stampMargin, 0)
@@ -125,14 +129,14 @@ func TestStampDirsRacy(t *testing.T) {
 	if st, err = s.StampDirs(); err != nil {
 		t.Fatal(err)
 	}
-	if st[d[0]] == (DirStamp{}) {
+	if st.Fanout[d[0]] == (DirStamp{}) {
 		t.Fatal("a directory older than the margin has no stamp")
 	}
 	if _, err := os.Stat(filepath.Join(s.Root(), fanoutRel(missing))); err == nil {
 		t.Fatalf("fan-out directory %02x exists in a store holding one object", missing)
 	}
-	if st[missing] != (DirStamp{}) {
-		t.Fatal("a missing directory has a stamp")
+	if st.Fanout[missing] != absentStamp {
+		t.Fatalf("a missing directory has the stamp %+v, not absentStamp", st.Fanout[missing])
 	}
 }
 
@@ -142,9 +146,10 @@ func TestStampDirsRacy(t *testing.T) {
 // directory changed within the margin gets none; a missing object renews
 // nothing.
 func TestHasAllRestamp(t *testing.T) {
-	s := openTemp(t)
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
+	s := openLoose(t)
 	ds := putObjects(t, s, 40, 'x')
-	if ok, renewed := s.HasAllRestamp(ds, nil); !ok || *renewed != (DirStamps{}) {
+	if ok, renewed := s.HasAllRestamp(ds, nil); !ok || renewed.Gained(&DirStamps{Packs: renewed.Packs}) {
 		t.Fatalf("directories changed just now: ok %v, stamps %v", ok, renewed != nil)
 	}
 	setForTest(t, &stampMargin, 0)
@@ -154,21 +159,21 @@ func TestHasAllRestamp(t *testing.T) {
 	for slices.ContainsFunc(ds, func(d Digest) bool { return d[0] == other }) {
 		other++
 	}
-	since[other] = DirStamp{Dev: 1, Ino: 2, Ctime: 3} // no object of ds there: not read, kept
+	since.Fanout[other] = DirStamp{Dev: 1, Ino: 2, Ctime: 3} // no object of ds there: not read, kept
 	ok, renewed := s.HasAllRestamp(ds, &since)
 	if !ok {
 		t.Fatal("HasAllRestamp: not all present")
 	}
-	if renewed[other] != since[other] {
-		t.Fatalf("the stamp of a directory not read was not kept: %+v", renewed[other])
+	if renewed.Fanout[other] != since.Fanout[other] {
+		t.Fatalf("the stamp of a directory not read was not kept: %+v", renewed.Fanout[other])
 	}
 	fresh, err := s.StampDirs()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range ds {
-		if renewed[d[0]] == (DirStamp{}) || renewed[d[0]] != fresh[d[0]] {
-			t.Fatalf("directory %02x: renewed %+v, its stamp %+v", d[0], renewed[d[0]], fresh[d[0]])
+		if renewed.Fanout[d[0]] == (DirStamp{}) || renewed.Fanout[d[0]] != fresh.Fanout[d[0]] {
+			t.Fatalf("directory %02x: renewed %+v, its stamp %+v", d[0], renewed.Fanout[d[0]], fresh.Fanout[d[0]])
 		}
 	}
 	ghost := ds[0]
@@ -189,6 +194,7 @@ func TestHasAllRestamp(t *testing.T) {
 // stamps are unchanged; a change in one of them, a zero stamp or an empty
 // set does not hold.
 func TestStampsHold(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	s, ds, st := stampedStore(t)
 	dirs := DirsOf(ds)
 	if !s.StampsHold(dirs, st) {
@@ -198,7 +204,7 @@ func TestStampsHold(t *testing.T) {
 		t.Fatal("an empty set holds")
 	}
 	zeroed := *st
-	zeroed[ds[5][0]] = DirStamp{}
+	zeroed.Fanout[ds[5][0]] = DirStamp{}
 	if s.StampsHold(dirs, &zeroed) {
 		t.Fatal("a directory without a stamp holds")
 	}

@@ -125,13 +125,21 @@ func (s *Store) createMarker() error {
 
 // Sync is the store's barrier: once it returns, everything written to the
 // store before it was called — by this handle and by any other process on
-// this machine writing the same file system — is durable. It syncs the
-// whole file system holding the store (syncfs(2)) and then removes this
-// handle's marker. It does nothing for a Scratch store, nor where each
-// write is fsynced already (systems without syncfs).
+// this machine writing the same file system — is durable. It first writes
+// the index of the handle's pack (so that readers need not scan what it
+// appended), then syncs the whole file system holding the store
+// (syncfs(2)) and removes this handle's marker. Where each write is
+// fsynced already (systems without syncfs, a store opened Existing) it
+// only writes the index; it does nothing for a Scratch store.
 func (s *Store) Sync() error {
+	if s.untrusted {
+		return nil
+	}
+	if err := s.sealOwnPack(); err != nil {
+		return fmt.Errorf("artifacts: syncing the store %s: %w", s.root, err)
+	}
 	dur := s.dur
-	if dur == nil || !dur.deferred || s.untrusted {
+	if dur == nil || !dur.deferred {
 		return nil
 	}
 	dur.rw.Lock()
@@ -233,7 +241,9 @@ func (s *Store) recoverUnsynced() {
 		}
 		s.dur.recovered = &rep
 	}
-	if err := s.dir.syncfs(); err != nil {
+	// The barrier: what the dead writers and the check wrote (this
+	// handle's marker goes too).
+	if err := s.Sync(); err != nil {
 		return
 	}
 	for _, rel := range rels {

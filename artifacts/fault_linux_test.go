@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -117,8 +118,24 @@ func checkReadOnlyStore(t *testing.T, dir string, ds []Digest, k Key) {
 // write with ErrReadOnly. A corrupt object there is reported as corrupt
 // even though it cannot be moved aside.
 func TestReadOnlyMount(t *testing.T) {
+	eachLayout(t, readOnlyMount)
+}
+
+// eachLayout runs test on the packed layout and on the loose one.
+func eachLayout(t *testing.T, test func(t *testing.T)) {
+	t.Run("packed", test)
+	t.Run("loose", func(t *testing.T) {
+		setLooseForTest(t)
+		test(t)
+	})
+}
+
+func readOnlyMount(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "store")
 	s, ds, k := fillStore(t, src)
+	if err := s.Sync(); err != nil { // its packs' indexes written
+		t.Fatal(err)
+	}
 	ro := t.TempDir()
 	mountOrSkip(t, "a read-only bind mount", ro, func() error {
 		if err := syscall.Mount(src, ro, "", syscall.MS_BIND, ""); err != nil {
@@ -137,7 +154,8 @@ func TestReadOnlyMount(t *testing.T) {
 
 	// Corrupt an object through the writable path; the read-only view
 	// reports it, cannot move it, and says so.
-	flipByte(t, s.ObjectPath(ds[0]), 0)
+	loc, _ := s.Locate(ds[0])
+	flipAt(t, loc.Path, loc.Offset)
 	r, err := Open(ro, Existing)
 	if err != nil {
 		t.Fatal(err)
@@ -147,8 +165,11 @@ func TestReadOnlyMount(t *testing.T) {
 	if !errors.As(err, &ce) || ce.MoveErr == nil || !strings.Contains(err.Error(), "could not move it aside") {
 		t.Errorf("Get of a corrupt object on a read-only mount: %v", err)
 	}
-	if _, err := os.Stat(s.ObjectPath(ds[0])); err != nil {
+	if _, err := os.Stat(loc.Path); err != nil {
 		t.Errorf("the corrupt object is gone from the read-only store: %v", err)
+	}
+	if _, err := r.Get(ds[0]); !errors.As(err, &ce) {
+		t.Errorf("a second Get of the corrupt object on a read-only mount: %v", err)
 	}
 }
 
@@ -158,6 +179,7 @@ func TestReadOnlyMount(t *testing.T) {
 // store still works after the chmod; TestReadOnlyMount covers the
 // read-only case for root.
 func TestReadOnlyPermissions(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	src := filepath.Join(t.TempDir(), "store")
 	s, ds, k := fillStore(t, src)
 	// The LOCK file exists, as in any store that a pass has used.
@@ -203,6 +225,10 @@ func TestReadOnlyPermissions(t *testing.T) {
 // disk is full; everything stored before still verifies, and writes work
 // again once there is space.
 func TestFullDisk(t *testing.T) {
+	eachLayout(t, fullDisk)
+}
+
+func fullDisk(t *testing.T) {
 	mnt := t.TempDir()
 	mountOrSkip(t, "a 1 MiB tmpfs", mnt, func() error {
 		return syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m")
@@ -239,6 +265,34 @@ func TestFullDisk(t *testing.T) {
 		}
 	}
 	filler.Close()
+	if looseLimit > 0 {
+		// A pack's last page may still have room: fill it with objects
+		// that do not compress until one does not fit; its error says
+		// the disk is full, and the pack keeps whole records only.
+		r := rand.New(rand.NewPCG(3, 4))
+		for _, size := range []int{2048, 256, 64} {
+			for i := 0; ; i++ {
+				b := make([]byte, size)
+				for j := range b {
+					b[j] = byte(r.Uint32())
+				}
+				if _, err := s.Put(b); err != nil {
+					if !strings.Contains(err.Error(), "is full") {
+						t.Fatalf("Put on a full disk: %v", err)
+					}
+					break
+				}
+				if i > 100 {
+					t.Fatal("Puts go on succeeding on a full disk")
+				}
+			}
+		}
+		for _, f := range listFiles(t, filepath.Join(s.Root(), "packs")) {
+			if strings.HasSuffix(f, packExt) && !packEndsWithRecord(t, filepath.Join(s.Root(), "packs", f)) {
+				t.Errorf("pack %s does not end with a whole record after a failed append", f)
+			}
+		}
+	}
 	k := Key(sha256.Sum256([]byte("on a full disk")))
 	err = s.PutEntry(Entry{Key: k, Kind: "run", Outputs: []Output{{"first", ds[0], 12}}})
 	if err == nil || !strings.Contains(err.Error(), "is full") {
@@ -247,7 +301,7 @@ func TestFullDisk(t *testing.T) {
 	if _, ok, err := s.GetEntry(k); ok || err != nil {
 		t.Errorf("GetEntry after the failed PutEntry = %v, %v; want a plain miss", ok, err)
 	}
-	if _, err := s.Put(bytes.Repeat([]byte("x"), 8192)); err == nil {
+	if _, err := s.Put(bytes.Repeat([]byte("x"), 8192)); err == nil && looseLimit == 0 {
 		t.Error("Put of 8 KiB on a full disk succeeded")
 	}
 	if files := listFiles(t, filepath.Join(s.Root(), "tmp")); len(files) != 0 {
@@ -272,6 +326,7 @@ func TestFullDisk(t *testing.T) {
 // belongs would block a plain open(2) forever; the store reports it as
 // corrupt at once, moves it aside, and a rerun replaces it.
 func TestFIFOInPlaceOfStoreFiles(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	s := openTemp(t)
 	data := []byte("object")
 	d, _ := s.Put(data)

@@ -18,6 +18,11 @@ type GCStats struct {
 	BytesFreed     int64 // sizes of everything removed
 	Corrupt        int   // files in corrupt/, left for a human to inspect
 
+	// PacksRemoved counts the packs GC rewrote (their kept records copied
+	// into PacksWritten new ones) and removed.
+	PacksRemoved int
+	PacksWritten int
+
 	// Foreign counts the files and directories under objects/, index/ and
 	// tmp/ that the store did not create (names that are not store names,
 	// or a directory where a file belongs) and Symlinks the symbolic
@@ -38,6 +43,12 @@ func (st GCStats) String() string {
 		plural(st.ObjectsRemoved, "object"), plural(st.EntriesRemoved, "index entry"),
 		plural(st.TmpRemoved, "abandoned temp file"), float64(st.BytesFreed)/1e6,
 		plural(st.ObjectsKept, "object"), plural(st.EntriesKept, "index entry"))
+	switch {
+	case st.PacksWritten > 0:
+		fmt.Fprintf(&b, "; repacked %s into %d", plural(st.PacksRemoved, "pack"), st.PacksWritten)
+	case st.PacksRemoved > 0: // a dry run
+		fmt.Fprintf(&b, "; %s to repack", plural(st.PacksRemoved, "pack"))
+	}
 	if st.TmpLive > 0 {
 		fmt.Fprintf(&b, "; %s still being written", plural(st.TmpLive, "temp file"))
 	}
@@ -71,12 +82,17 @@ func plural(n int, what string) string {
 // whose key is not in keepKeys, and every temp file whose writer has died.
 // A nil map keeps nothing.
 //
-// GC removes only files the store creates, recognised by their names and
-// types: regular files named <64 hex> in objects/<2 hex>/, <64 hex>.json in
-// index/<2 hex>/, and the store's temp-file names in tmp/. Anything else
-// there is left alone and counted (Foreign), symbolic links are never
-// followed nor removed (Symlinks: a tmp/ that is a link is not entered), and
-// corrupt/ is never touched.
+// Packed records are removed by rewriting their packs (packgc.go): the
+// kept records of a pack that holds anything else are copied into a new
+// pack, made durable, and the old pack removed; the small objects and the
+// entries that are loose files (a store of the loose layout) are packed
+// the same way. GC removes only files the store creates, recognised by
+// their names and types: regular files named <64 hex> in objects/<2 hex>/,
+// <64 hex>.json in index/<2 hex>/, <16 hex>.pack and <16 hex>.idx in packs/,
+// and the store's temp-file names in tmp/. Anything else there is left
+// alone and counted (Foreign), symbolic links are never followed nor
+// removed (Symlinks: a tmp/ that is a link is not entered), and corrupt/
+// is never touched. A pack that a writer holds is left as it is.
 //
 // GC holds the store lock exclusively (LockExclusive) while it works: if a
 // pipeline pass holds it, GC removes nothing and fails at once with an
@@ -84,12 +100,13 @@ func plural(n int, what string) string {
 // should take LockExclusive itself first, so that no pass starts in
 // between; GC then reuses that hold.
 //
-// Each removal is of one unreferenced file, so any prefix of the work is a
-// consistent store: GC goes on past a failed removal and returns the joined
-// errors with stats of what was really removed. All entries are swept
-// before any object, so a GC interrupted at any point leaves no entry whose
-// objects it removed, only unreferenced objects for the next GC (provided
-// keep covers the outputs of keepKeys, which is the caller's job).
+// Each removal is of one file whose kept contents are elsewhere and
+// durable, so any prefix of the work is a consistent store: GC goes on
+// past a failed removal and returns the joined errors with stats of what
+// was really removed. All entries are swept before any object, so a GC
+// interrupted at any point leaves no entry whose objects it removed, only
+// unreferenced objects for the next GC (provided keep covers the outputs
+// of keepKeys, which is the caller's job).
 func (s *Store) GC(keep map[Digest]bool, keepKeys map[Key]bool) (GCStats, error) {
 	if s.untrusted {
 		return GCStats{}, fmt.Errorf("artifacts: gc: %w", s.errUntrusted())
@@ -115,10 +132,39 @@ func (s *Store) gc(keep map[Digest]bool, keepKeys map[Key]bool, remove bool) (GC
 
 	// Temp files first: they are the garbage of crashed writers.
 	s.sweepTemp(&st, &errs, remove)
-	s.sweep(indexDir, ".json", func(h [32]byte) bool { return keepKeys[Key(h)] },
-		&st.EntriesKept, &st.EntriesRemoved, &st, &errs, remove)
-	s.sweep(objectsDir, "", func(h [32]byte) bool { return keep[Digest(h)] },
-		&st.ObjectsKept, &st.ObjectsRemoved, &st, &errs, remove)
+	if remove {
+		s.retireOwnPack()
+	}
+	pl := s.planGC(keep, keepKeys, remove)
+	if remove {
+		s.repack(pl, &st, &errs)
+	} else {
+		pl.release()
+		st.BytesFreed += pl.freed
+		st.PacksRemoved = len(pl.rewrite)
+	}
+	for id := range pl.objects {
+		if keep[Digest(id)] {
+			st.ObjectsKept++
+		} else {
+			st.ObjectsRemoved++
+		}
+	}
+	for id := range pl.entries {
+		if keepKeys[Key(id)] {
+			st.EntriesKept++
+		} else {
+			st.EntriesRemoved++
+		}
+	}
+	// The loose files: those not kept, and those packed (migrated) by a
+	// GC that removes.
+	var ignore int
+	s.sweep(indexDir, ".json", func(h [32]byte) bool { return keepKeys[Key(h)] && !pl.migrated[h] },
+		&ignore, &ignore, &st, &errs, remove)
+	s.sweep(objectsDir, "", func(h [32]byte) bool { return keep[Digest(h)] && !pl.migrated[h] },
+		&ignore, &ignore, &st, &errs, remove)
+	s.checkPacksDir(&st)
 
 	if cents, err := readDirRel(s.dir, corruptDir); err == nil {
 		st.Corrupt = len(cents)
@@ -131,6 +177,21 @@ func (s *Store) gc(keep map[Digest]bool, keepKeys map[Key]bool, remove bool) (GC
 		return st, fmt.Errorf("artifacts: %s %s: %w", op, s.root, s.writeErr(errors.Join(errs...)))
 	}
 	return st, nil
+}
+
+// checkPacksDir counts what packs/ holds that the store did not create:
+// links and files of other names are left alone.
+func (s *Store) checkPacksDir(st *GCStats) {
+	var errs []error
+	for _, de := range s.storeDir(packsDir, st, &errs) {
+		p := s.dir.abs(packsDir + sep + de.Name())
+		switch {
+		case de.Type()&fs.ModeSymlink != 0:
+			st.leftAlone(p, true)
+		case !de.Type().IsRegular() || !isPackFileName(de.Name()):
+			st.leftAlone(p, false)
+		}
+	}
 }
 
 // leftAlone records a path GC does not touch.

@@ -1,39 +1,43 @@
 package artifacts
 
 import (
+	"errors"
 	"io/fs"
 	"slices"
 	"sync"
 )
 
 // HasAll reports whether every object of ds is present, as Has does for
-// each: a regular file under its name. It is the presence check of a whole
-// lock's outputs (the pipeline's no-op certificate): each fan-out directory
-// is opened once, confined as every store access is, and each object is
-// looked up in it by name without following a link (fstatat(2) on Linux),
-// on several goroutines. In a store that also holds other protocols'
-// objects this costs far less than listing it.
+// each: a live record of a pack, or a regular file under its name. It is
+// the presence check of a whole lock's outputs (the pipeline's no-op
+// certificate): the packs' view is brought up to date once and each object
+// looked up in it; the objects not packed are looked for as loose files,
+// each fan-out directory opened once, confined as every store access is,
+// and each object looked up in it by name without following a link
+// (fstatat(2) on Linux), on several goroutines.
 func (s *Store) HasAll(ds []Digest) bool {
 	return s.hasAll(ds, nil, nil)
 }
 
-// HasAllSince is HasAll, except that a fan-out directory whose stamp is
-// still since's (StampDirs) is not read: since must have been taken before
-// a HasAll of the same objects (or a superset) that returned true. A nil
-// since reads every directory.
+// HasAllSince is HasAll, except that when the packs' stamp is still
+// since's, the objects of a fan-out directory whose stamp is still
+// since's (StampDirs) are not looked up at all: since must have been
+// taken before a HasAll of the same objects (or a superset) that returned
+// true. A nil since looks up everything.
 func (s *Store) HasAllSince(ds []Digest, since *DirStamps) bool {
 	return s.hasAll(ds, since, nil)
 }
 
 // HasAllRestamp is HasAllSince that also returns, if every object is
 // present, stamps a later HasAllSince of the same objects may be given:
-// since's for each directory it did not read (since's stamp unchanged, or
-// no object of ds there), and for each directory it read the stamp the
-// directory had just before (zero if its last change is within
-// stampMargin of the file system's present time, taken before that stat,
-// as StampDirs takes it). So stamps that a store's churn has made stale,
-// or that StampDirs left zero because the directories had just changed,
-// are renewed by the next check that reads those directories anyway.
+// the packs' stamp taken before the packs were looked at; since's for each
+// fan-out directory whose objects were not looked up (its stamp unchanged);
+// and for each other one a stamp taken just before it was read (zero if
+// its last change is within stampMargin of the file system's present
+// time, taken before that stat, as StampDirs takes it; absentStamp if it
+// does not exist). So stamps that a store's churn has made stale, or that
+// StampDirs left zero because the directories had just changed, are
+// renewed by the next check that looks anyway.
 func (s *Store) HasAllRestamp(ds []Digest, since *DirStamps) (bool, *DirStamps) {
 	renewed := new(DirStamps)
 	if since != nil {
@@ -52,7 +56,7 @@ func (s *Store) HasAllRestamp(ds []Digest, since *DirStamps) (bool, *DirStamps) 
 	return true, renewed
 }
 
-// restamp is where hasAll records the stamps of the directories it reads
+// restamp is where hasAll records the stamps of what it looks at
 // (HasAllRestamp), by the file system's present time, taken once, when
 // the first directory is to be read.
 type restamp struct {
@@ -75,9 +79,35 @@ func (r *restamp) fresh(f interface{ Stat() (fs.FileInfo, error) }) DirStamp {
 	return settledStamp(fi, now)
 }
 
-// hasAll is HasAllSince, recording in re (if not nil) each fan-out
-// directory's stamp as HasAllRestamp describes.
+// freshDir is fresh of the fan-out directory b, by its name: absentStamp
+// if it does not exist.
+func (r *restamp) freshDir(s *Store, b byte) DirStamp {
+	now := r.clock()
+	if now == 0 {
+		return DirStamp{}
+	}
+	fi, err := s.dir.lstat(fanoutRel(b))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return absentStamp
+	case err != nil:
+		return DirStamp{}
+	}
+	return settledStamp(fi, now)
+}
+
+// hasAll is HasAllSince, recording in re (if not nil) the stamps as
+// HasAllRestamp describes.
 func (s *Store) hasAll(ds []Digest, since *DirStamps, re *restamp) bool {
+	// The packs' stamp is taken before they are looked at.
+	var packsNow PackStamp
+	if since != nil || re != nil {
+		packsNow = s.stampPacks()
+	}
+	if re != nil {
+		re.into.Packs = packsNow
+	}
+	packsHold := since != nil && since.Packs != (PackStamp{}) && packsNow == since.Packs
 	// Objects by fan-out directory (their first byte), in one copy of ds
 	// (hasRun drops each directory's repeats in place; ds is left alone).
 	var count [257]int
@@ -99,8 +129,34 @@ func (s *Store) hasAll(ds []Digest, since *DirStamps, re *restamp) bool {
 			runs = append(runs, byDir[count[i]:count[i+1]])
 		}
 	}
-	if since != nil {
-		runs = s.dropStamped(runs, since) // (each one hasRun would skip, for a stat)
+	if packsHold {
+		// The objects of a directory whose stamp holds were present then,
+		// packed or loose, and are now (each one hasRun would skip, for a
+		// stat).
+		runs = s.dropStamped(runs, since)
+	}
+	// Packed objects are present; what is left must be loose files.
+	if len(runs) > 0 && s.readsPacks() {
+		s.refreshPacks()
+		v := s.pv
+		kept := runs[:0]
+		for _, run := range runs {
+			b := run[0][0]
+			rest := run[:0]
+			for _, d := range run {
+				if !v.has(d, recObject) {
+					rest = append(rest, d)
+				}
+			}
+			if len(rest) == 0 {
+				if re != nil {
+					re.into.Fanout[b] = re.freshDir(s, b)
+				}
+				continue
+			}
+			kept = append(kept, rest)
+		}
+		runs = kept
 	}
 	const workers = 4
 	ok := make([]bool, workers)
@@ -115,11 +171,7 @@ func (s *Store) hasAll(ds []Digest, since *DirStamps, re *restamp) bool {
 				buf = make([]byte, hasAllBuf)
 			}
 			for i := w; i < len(runs) && ok[w]; i += workers {
-				var want DirStamp
-				if since != nil {
-					want = since[runs[i][0][0]]
-				}
-				ok[w] = s.hasRun(runs[i], buf, want, re)
+				ok[w] = s.hasRun(runs[i], buf, re)
 			}
 		}()
 	}

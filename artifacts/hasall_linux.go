@@ -32,11 +32,9 @@ var (
 // below); otherwise each name is looked up with fstatat(2),
 // AT_SYMLINK_NOFOLLOW (a 64-hex name: nothing to follow). Either way a
 // link is never a present object. run's repeats are dropped in place. If
-// the directory's stamp is want (not zero), nothing more is read: it holds
-// what it held when want was taken (HasAllSince). Else, if re is not nil,
-// the directory's stamp is recorded there before it is read
-// (HasAllRestamp).
-func (s *Store) hasRun(run []Digest, buf []byte, want DirStamp, re *restamp) bool {
+// re is not nil, the directory's stamp is recorded there before it is
+// read (HasAllRestamp).
+func (s *Store) hasRun(run []Digest, buf []byte, re *restamp) bool {
 	f, err := s.dir.openDir(fanoutRel(run[0][0]))
 	if err != nil {
 		return false
@@ -46,13 +44,8 @@ func (s *Store) hasRun(run []Digest, buf []byte, want DirStamp, re *restamp) boo
 	if err != nil {
 		return false
 	}
-	if want != (DirStamp{}) {
-		if t, ok := dirStamp(fi); ok && t == want {
-			return true // no entry created, removed or renamed since the stamp
-		}
-	}
 	if re != nil {
-		re.into[run[0][0]] = re.fresh(f)
+		re.into.Fanout[run[0][0]] = re.fresh(f)
 	}
 	fd := int(f.Fd())
 	if fi.Size()/64 > hasAllListFactor*int64(len(run)) {
@@ -87,24 +80,27 @@ func (s *Store) hasRun(run []Digest, buf []byte, want DirStamp, re *restamp) boo
 }
 
 // dropStamped returns runs without those whose fan-out directory's stamp
-// is still since's: the directories hasRun would open only to find that.
-// One fstatat(2) each, from objects/ opened once (confined; the directory
-// itself is not followed if it is a link: a link's stamp is not a
-// directory's), instead of an open, fstat and close each.
+// is still since's (or that still does not exist, if its stamp is
+// absentStamp). One fstatat(2) each, from objects/ opened once (confined;
+// the directory itself is not followed if it is a link: a link's stamp is
+// not a directory's), instead of an open, fstat and close each.
 func (s *Store) dropStamped(runs [][]Digest, since *DirStamps) [][]Digest {
 	f, err := s.dir.openDir(objectsDir)
 	if err != nil {
-		return runs // hasRun opens each, and reports what it finds
+		return runs // each is looked up, and found what it is
 	}
 	defer f.Close()
 	fd := int(f.Fd())
 	kept := runs[:0]
 	for _, run := range runs {
 		b := run[0][0]
-		if want := since[b]; want != (DirStamp{}) {
+		if want := since.Fanout[b]; want != (DirStamp{}) {
 			var st unix.Stat_t
 			name := fanoutRel(b)[len(objectsDir)+len(sep):]
 			err := ignoringEINTR(func() error { return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
+			if want == absentStamp && errors.Is(err, unix.ENOENT) {
+				continue
+			}
 			if err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR &&
 				(DirStamp{Dev: uint64(st.Dev), Ino: uint64(st.Ino), Ctime: st.Ctim.Nano()}) == want {
 				continue

@@ -11,6 +11,7 @@ func setHasAllListFactor(t *testing.T, f int64) { setForTest(t, &hasAllListFacto
 // getdents(2) calls when the buffer is small, and looks up each entry
 // whose type the file system does not report.
 func TestHasAllListing(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	setHasAllListFactor(t, 1<<40)
 	oldBuf, oldTypes := hasAllBuf, hasAllNoTypes
 	t.Cleanup(func() { hasAllBuf, hasAllNoTypes = oldBuf, oldTypes })

@@ -10,9 +10,9 @@ var (
 )
 
 // hasRun reports whether every object of run is a regular file (Has).
-func (s *Store) hasRun(run []Digest, _ []byte, _ DirStamp, _ *restamp) bool {
+func (s *Store) hasRun(run []Digest, _ []byte, _ *restamp) bool {
 	for _, d := range run {
-		if !s.Has(d) {
+		if !s.dir.isRegular(objectRel(d)) {
 			return false
 		}
 	}

@@ -11,6 +11,7 @@ import (
 // file or a fan-out directory; links are never followed. On Linux, both
 // when it reads fan-out directories whole and when it looks names up.
 func TestHasAll(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	for _, factor := range []int64{0, 1 << 40} {
 		t.Run(fmt.Sprintf("factor=%d", factor), func(t *testing.T) {
 			setHasAllListFactor(t, factor)
@@ -94,6 +95,7 @@ func testHasAll(t *testing.T) {
 // TestVerifyAll: VerifyAll holds exactly when Verify holds for each
 // object, and sets a corrupt one aside as Verify does.
 func TestVerifyAll(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	s := openTemp(t)
 	ds := putObjects(t, s, 5, 'v')
 	if !s.VerifyAll(ds) || !s.VerifyAll(nil) {

@@ -58,6 +58,7 @@ func outsideDir(t *testing.T, names ...string) string {
 // link; nothing is moved (the bad file stays in place, and is never
 // returned), nothing outside changes.
 func TestQuarantineNeverFollowsLink(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	forEachDirFS(t, func(t *testing.T) {
 		for _, tc := range []struct {
 			name   string
@@ -137,6 +138,7 @@ func TestQuarantineNeverFollowsLink(t *testing.T) {
 // object's place is corrupt, and with corrupt/ a link too it stays where it
 // is: neither the link nor what it points to moves.
 func TestLinkInAnObjectsPlaceWithCorruptLinked(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	forEachDirFS(t, func(t *testing.T) {
 		s := openTemp(t)
 		data := []byte("the object")
@@ -164,6 +166,7 @@ func TestLinkInAnObjectsPlaceWithCorruptLinked(t *testing.T) {
 // link), GC of an open store leaves the link alone, and Put fails without
 // creating its temp file there; nothing outside changes.
 func TestTmpLinkedOut(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	forEachDirFS(t, func(t *testing.T) {
 		h := strings.Repeat("5e", 32)
 		outside := outsideDir(t, tempName(h), tempName(h+".json"), tempName("VERSION"))
@@ -200,6 +203,7 @@ func TestTmpLinkedOut(t *testing.T) {
 // fail naming the link and write nothing outside, Has is false, and Get
 // refuses even a file there whose bytes verify.
 func TestFanOutLinkedOut(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	data := []byte("the object")
 	d := Sum(data)
 	k := Key(sha256.Sum256([]byte("the entry")))
@@ -286,6 +290,7 @@ func scratchWith(t *testing.T, data []byte) (*Store, Digest, Key) {
 // behind it verify; writes, GC and the exclusive lock fail with
 // ErrReadOnly; an intact store reads normally.
 func TestUntrustedView(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	data := []byte("worker output")
 	for _, tc := range []struct {
 		name   string
@@ -381,6 +386,7 @@ func TestUntrustedView(t *testing.T) {
 // second hard link (a backup made with cp -l, say): only the untrusted
 // view refuses them.
 func TestHardLinkInTrustedStore(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	s, d, _ := scratchWith(t, []byte("linked"))
 	if err := os.Link(s.ObjectPath(d), filepath.Join(t.TempDir(), "backup")); err != nil {
 		t.Skip("no hard links here:", err)

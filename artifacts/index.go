@@ -50,8 +50,29 @@ func (e Entry) Output(name string) (Output, bool) {
 // Outputs are sorted by name (e itself is not modified). Every output object
 // must already be in the store with the recorded size: writing objects first
 // and the entry last is what makes a crash leave no entry that points at
-// nothing. The file is JSON with a fixed field order and sorted Meta keys.
+// nothing. The entry's bytes are JSON with a fixed field order and sorted
+// Meta keys (EncodeEntry), appended to the handle's pack (a loose file in a
+// scratch store); an entry already there with the same bytes is left as it
+// is, others for the key are killed first.
 func (s *Store) PutEntry(e Entry) error {
+	return s.putEntry(e, !s.scratch && packEntries)
+}
+
+// packEntries: entries go into packs (tests of the loose layout clear it).
+var packEntries = true
+
+// PutEntryLoose is PutEntry that writes the entry as a loose file,
+// index/<2 hex>/<64 hex>.json, replacing the file in place. It is for the
+// few entries that are this machine's cache of its own checks and are
+// rewritten as the store changes (a lock's seal, a no-op certificate, the
+// code memo): rewriting a loose file leaves the packs, and so the stamps
+// of a no-op certificate, as they are. A loose entry takes precedence over
+// packed ones for the same key (GetEntry reads it first).
+func (s *Store) PutEntryLoose(e Entry) error {
+	return s.putEntry(e, false)
+}
+
+func (s *Store) putEntry(e Entry, packed bool) error {
 	if s.untrusted {
 		return fmt.Errorf("artifacts: put entry %v: %w", e.Key, s.errUntrusted())
 	}
@@ -64,18 +85,11 @@ func (s *Store) PutEntry(e Entry) error {
 		return fmt.Errorf("artifacts: put entry %v: %w", e.Key, err)
 	}
 	for _, o := range e.Outputs {
-		fi, err := s.dir.lstat(objectRel(o.Digest))
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("artifacts: put entry %v: output %q: object %v %w (Put outputs before their entry)", e.Key, o.Name, o.Digest, ErrNotFound)
+		if err := s.objectHasSize(o.Digest, o.Size); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				return fmt.Errorf("artifacts: put entry %v: output %q: %w (Put outputs before their entry)", e.Key, o.Name, err)
 			}
-			return fmt.Errorf("artifacts: put entry %v: output %q: %w", e.Key, o.Name, err)
-		}
-		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("artifacts: put entry %v: output %q: object %v is %s (Put it again to replace it)", e.Key, o.Name, o.Digest, notRegular(fi))
-		}
-		if fi.Size() != o.Size {
-			return fmt.Errorf("artifacts: put entry %v: output %q: object %v has %d bytes, entry says %d", e.Key, o.Name, o.Digest, fi.Size(), o.Size)
+			return fmt.Errorf("artifacts: put entry %v: output %q: %w (Put it again to replace it)", e.Key, o.Name, err)
 		}
 	}
 	data, err := encodeEntry(e)
@@ -89,25 +103,91 @@ func (s *Store) PutEntry(e Entry) error {
 	// Something other than a regular file in the entry's place (a
 	// directory, a link) would make the rename fail or go astray: move it
 	// aside first.
-	if fi, err := s.dir.lstat(p); err == nil && !fi.Mode().IsRegular() {
+	fi, err := s.dir.lstat(p)
+	if err == nil && !fi.Mode().IsRegular() {
 		if ce := s.quarantine("index entry", e.Key.String(), p, fi, notRegular(fi)); ce.MoveErr != nil {
 			return fmt.Errorf("artifacts: put entry %v: cannot replace it: %w", e.Key, ce)
 		}
 	}
-	if err := s.writeAtomic(p, data); err != nil {
+	if !packed {
+		if err := s.writeAtomic(p, data); err != nil {
+			return fmt.Errorf("artifacts: put entry %v: %w", e.Key, err)
+		}
+		return nil
+	}
+	s.refreshPacks() // (as Put: an entry set aside meanwhile is not one to keep)
+	locs := s.findPackedFresh(e.Key, recEntry, true)
+	if fi == nil || !fi.Mode().IsRegular() {
+		// The packed entry as it stands, unless a loose file (read
+		// first) hides it.
+		if len(locs) == 1 {
+			if _, have, err := s.readRecord(locs[0]); err == nil && bytes.Equal(have, data) {
+				return nil
+			}
+		}
+	} else if err := s.dir.remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// A loose entry of the key would hide the packed one.
+		return fmt.Errorf("artifacts: put entry %v: %w", e.Key, s.writeErr(err))
+	}
+	// The entries it replaces are killed before it is written: a crash in
+	// between leaves no entry (a miss, recomputed), never the old one.
+	for _, l := range locs {
+		if _, err := s.appendRecord(recKill, l.rec.id, l.target().payload()); err != nil {
+			return fmt.Errorf("artifacts: put entry %v: %w", e.Key, err)
+		}
+	}
+	if _, err := s.appendRecord(recEntry, e.Key, data); err != nil {
 		return fmt.Errorf("artifacts: put entry %v: %w", e.Key, err)
 	}
 	return nil
 }
 
 // GetEntry returns the entry for k. A missing entry is (Entry{}, false, nil).
-// An entry file that cannot be read back as a valid entry for k (truncated,
-// garbage, wrong key) is moved to corrupt/ and reported as (Entry{}, false,
-// *CorruptError): the caller should log it and treat it as a miss; the next
-// GetEntry(k) is a plain miss. Any other error is an I/O problem or a
-// symbolic link on the way (index/ or its fan-out directory), which the
-// error names.
+// An entry that cannot be read back as a valid entry for k (truncated,
+// garbage, wrong key) is set aside in corrupt/ and reported as (Entry{},
+// false, *CorruptError): the caller should log it and treat it as a miss;
+// the next GetEntry(k) is a plain miss. Any other error is an I/O problem or
+// a symbolic link on the way (index/ or its fan-out directory), which the
+// error names. A loose entry file is read first; then the packs, the last
+// live entry of the key in them.
 func (s *Store) GetEntry(k Key) (Entry, bool, error) {
+	e, found, err := s.getLooseEntry(k)
+	if found || err != nil {
+		return e, found, err
+	}
+	var cerr *CorruptError
+	var ioErr error
+	found = false
+	s.visitPacked(k, recEntry, true, func(l packLoc) bool {
+		raw, data, rerr := s.readRecord(l)
+		if re := (*readError)(nil); errors.As(rerr, &re) {
+			ioErr = fmt.Errorf("artifacts: get entry %v: reading %s: %w", k, l.where(s), rerr)
+			return true
+		}
+		if rerr == nil {
+			if e, rerr = decodeEntry(data, k); rerr == nil {
+				found = true
+				return true
+			}
+		}
+		if ce := s.quarantineRecord(l, "index entry", k.String(), raw, rerr.Error()); ce != nil && cerr == nil {
+			cerr = ce
+		}
+		return false
+	})
+	switch {
+	case found:
+		return e, true, nil
+	case ioErr != nil:
+		return Entry{}, false, ioErr
+	case cerr != nil:
+		return Entry{}, false, cerr
+	}
+	return Entry{}, false, nil
+}
+
+// getLooseEntry is GetEntry of the loose file index/<2 hex>/<64 hex>.json.
+func (s *Store) getLooseEntry(k Key) (Entry, bool, error) {
 	p := entryRel(k)
 	f, err := s.dir.open(p, os.O_RDONLY|oNonblock, 0)
 	if err != nil {

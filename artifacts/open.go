@@ -12,8 +12,20 @@ import (
 
 // layoutVersion is the content of the VERSION file. Bump it on any change of
 // the layout or of the index entry format, so that an old binary refuses a
-// new store instead of misreading it.
-const layoutVersion = "thv-store 1"
+// new store instead of misreading it. Version 2 added packs/ (pack.go) to
+// version 1's loose files, which it still reads: a store of version 1 is
+// read as it is, and becomes version 2 just before its first pack is made
+// (upgradeVersion), after which a build that knows only version 1 refuses
+// it rather than miss its packed objects. (thv gc then packs its loose
+// files.)
+const layoutVersion = "thv-store 2"
+
+// LooseLayoutVersion is the VERSION of a store of loose files only,
+// version 1, which this build reads as it is: the layout of the store in
+// a bundle (pipeline/bundle), which tools read file by file.
+const LooseLayoutVersion = "thv-store 1"
+
+const looseLayoutVersion = LooseLayoutVersion
 
 // ErrNotStore is wrapped by the errors of Open for a directory that is not
 // a THV store.
@@ -128,25 +140,25 @@ func create(abs string, scratch bool) (*Store, error) {
 	s := newStore(abs, d)
 	s.scratch = scratch
 	s.dur.deferred = !scratch && syncfsSupported
-	present, err := s.checkVersion()
+	version, err := s.checkVersion()
 	if err != nil {
 		return nil, err
 	}
-	if present {
-		return s.openExistingRW()
+	if version != "" {
+		return s.openExistingRW(version)
 	}
 	if what := s.foreignContent(); what != "" {
 		// A concurrent Open may have finished creating the store
 		// (and a writer started filling it) since we looked.
-		if present, err := s.checkVersion(); err == nil && present {
-			return s.openExistingRW()
+		if version, err := s.checkVersion(); err == nil && version != "" {
+			return s.openExistingRW(version)
 		}
 		return nil, fmt.Errorf("artifacts: open %s: %w: it is not empty (%s) and has no %s file, so it is not a store this program created; "+
 			"refusing to use it, as writing and garbage-collecting there could overwrite or remove your files: "+
 			"choose a new or empty directory for the store, or the store directory itself (the one holding %s)",
 			abs, ErrNotStore, what, versionFile, versionFile)
 	}
-	for _, d := range []string{objectsDir, indexDir, tmpDir} {
+	for _, d := range s.layoutDirs() {
 		if err := s.layoutDir(d); err != nil {
 			return nil, fmt.Errorf("artifacts: open %s: %w", abs, err)
 		}
@@ -180,11 +192,11 @@ func openExisting(abs string) (*Store, error) {
 		return nil, fmt.Errorf("artifacts: open %s: %w", abs, err)
 	}
 	s := newStore(abs, d)
-	present, err := s.checkVersion()
+	version, err := s.checkVersion()
 	if err != nil {
 		return nil, err
 	}
-	if !present {
+	if version == "" {
 		what := "the directory is empty"
 		if ents, err := readDirRel(s.dir, "."); err == nil && len(ents) > 0 {
 			what = "the directory has no " + versionFile + " file"
@@ -206,20 +218,41 @@ func absDir(dir string) (string, error) {
 	return abs, nil
 }
 
-// checkVersion reports whether the VERSION file is present, and fails if it
-// names another layout (or is not a regular file).
-func (s *Store) checkVersion() (bool, error) {
+// checkVersion returns the layout the VERSION file names ("" if there is
+// none), and fails if it is not one this build reads (or is not a regular
+// file).
+func (s *Store) checkVersion() (string, error) {
 	v, err := s.readSmall(versionFile, 4096)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
+		return "", nil
 	case err != nil:
-		return false, fmt.Errorf("artifacts: open %s: %w", s.root, err)
+		return "", fmt.Errorf("artifacts: open %s: %w", s.root, err)
 	}
-	if got := strings.TrimSpace(string(v)); got != layoutVersion {
-		return false, fmt.Errorf("artifacts: open %s: store layout is %q, this build understands only %q (use a matching thv, or a new store directory)", s.root, got, layoutVersion)
+	got := strings.TrimSpace(string(v))
+	if got != layoutVersion && got != looseLayoutVersion {
+		return "", fmt.Errorf("artifacts: open %s: store layout is %q, this build understands only %q and %q (use a matching thv, or a new store directory)", s.root, got, layoutVersion, looseLayoutVersion)
 	}
-	return true, nil
+	return got, nil
+}
+
+// upgradeVersion makes the store's VERSION this build's, if it is
+// version 1's: before a pack is made in it.
+func (s *Store) upgradeVersion() error {
+	v, err := s.readSmall(versionFile, 4096)
+	if err != nil || strings.TrimSpace(string(v)) != looseLayoutVersion {
+		return nil // this build's (or none: a store being created)
+	}
+	return s.writeAtomic(versionFile, []byte(layoutVersion+"\n"))
+}
+
+// layoutDirs are the directories a store opened for writing has: a
+// scratch store is written loose, and has no packs/.
+func (s *Store) layoutDirs() []string {
+	if s.scratch {
+		return []string{objectsDir, indexDir, tmpDir}
+	}
+	return []string{objectsDir, indexDir, tmpDir, packsDir}
 }
 
 // readSmall reads the regular file rel, of at most max bytes.
@@ -243,19 +276,27 @@ func (s *Store) readSmall(rel string, max int64) ([]byte, error) {
 	return b, err
 }
 
-// openExistingRW finishes Open of a store whose VERSION is in place.
-func (s *Store) openExistingRW() (*Store, error) {
+// openExistingRW finishes Open of a store whose VERSION, of version, is
+// in place.
+func (s *Store) openExistingRW(version string) (*Store, error) {
 	// Recreate a directory someone removed (say, rm -r .thv/tmp); on a
 	// read-only mount of an intact store this only looks.
-	for _, d := range []string{objectsDir, indexDir, tmpDir} {
+	for _, d := range s.layoutDirs() {
 		if err := s.layoutDir(d); err != nil {
-			return nil, fmt.Errorf("artifacts: open %s: %w", s.root, err)
+			if s.scratch || d != packsDir || !isReadOnlyErr(err) {
+				return nil, fmt.Errorf("artifacts: open %s: %w", s.root, err)
+			}
 		}
 	}
 	// Writers that ended without a barrier: sync what they wrote, or,
 	// after a restart of the machine, check the whole store (durable.go).
 	if s.dur.deferred {
 		s.recoverUnsynced()
+	}
+	// Packs whose writer ended without writing their index: a torn
+	// tail set aside, the index written (packrepair.go).
+	if !s.scratch {
+		s.repairPacks()
 	}
 	// Temp files of writers that were killed: only the store's own names,
 	// only those whose writer is gone. Failures (a read-only mount) are
@@ -299,7 +340,7 @@ func (s *Store) foreignContent() string {
 	for _, e := range ents {
 		name := e.Name()
 		switch {
-		case (name == objectsDir || name == indexDir) && e.Type().IsDir():
+		case (name == objectsDir || name == indexDir || name == packsDir) && e.Type().IsDir():
 			if sub, err := readDirRel(s.dir, name); err != nil || len(sub) > 0 {
 				return "it holds " + name + "/ with files in it"
 			}

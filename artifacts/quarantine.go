@@ -151,18 +151,25 @@ func notRegular(fi fs.FileInfo) string {
 // SetAsideEntry moves the index entry for k to corrupt/, as evidence, and
 // says why in reason; a missing entry is no error. The pipeline sets aside
 // an entry that disagrees with the lock before it recomputes the task:
-// the recomputation decides, and the loser is kept, not overwritten.
+// the recomputation decides, and the loser is kept, not overwritten. Every
+// entry of the key is set aside: the loose file and the packed records.
 func (s *Store) SetAsideEntry(k Key, reason string) error {
 	rel := entryRel(k)
 	fi, err := s.dir.lstat(rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil
 	case err != nil:
 		return err
+	default:
+		if ce := s.quarantine("index entry", k.String(), rel, fi, reason); ce.MoveErr != nil {
+			return ce
+		}
 	}
-	if ce := s.quarantine("index entry", k.String(), rel, fi, reason); ce.MoveErr != nil {
-		return ce
+	for _, l := range s.findPacked(k, recEntry) {
+		raw, _, _ := s.readRecord(l)
+		if ce := s.quarantineRecord(l, "index entry", k.String(), raw, reason); ce != nil && ce.MoveErr != nil {
+			return ce
+		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 )
 
 const (
@@ -35,10 +36,18 @@ type Store struct {
 	untrusted bool
 	// dur is the handle's barrier and marker (durable.go).
 	dur *durability
+	// pv is what the handle knows of the packs (packview.go); pw the
+	// pack it appends to, guarded by pwMu (packwrite.go).
+	pv   *packView
+	pwMu sync.Mutex
+	pw   *packWriter
+	// noAdopt makes the handle start new packs rather than append to
+	// one no writer holds (GC, while it rewrites packs).
+	noAdopt bool
 }
 
 func newStore(root string, dir dirFS) *Store {
-	return &Store{root: root, dir: dir, lk: &storeLock{}, dur: &durability{}}
+	return &Store{root: root, dir: dir, lk: &storeLock{}, dur: &durability{}, pv: &packView{}}
 }
 
 // ErrReadOnly is wrapped by the errors of Put, PutEntry and GC when the store
@@ -62,9 +71,16 @@ var ErrReadOnly = errors.New("store is not writable")
 // into"); a symbolic link anywhere on a path is refused, as everywhere in
 // the store, even if the bytes it leads to would verify. Reads otherwise
 // work as on the store: Get and Verify re-hash, GetEntry decodes strictly.
+// The view of a scratch store reads its loose files only, never packs: a
+// scratch store is written loose (Scratch), so its packs/, if any, are a
+// worker's invention.
 func (s *Store) Untrusted() *Store {
-	return &Store{root: s.root, dir: s.dir, lk: &storeLock{}, scratch: s.scratch, untrusted: true, dur: &durability{}}
+	return &Store{root: s.root, dir: s.dir, lk: &storeLock{}, scratch: s.scratch, untrusted: true, dur: &durability{}, pv: &packView{loaded: s.scratch}}
 }
+
+// readsPacks reports whether the handle reads packs: all but an untrusted
+// view of a scratch store do.
+func (s *Store) readsPacks() bool { return !(s.untrusted && s.scratch) }
 
 // errUntrusted is the error of a write through an untrusted view.
 func (s *Store) errUntrusted() error {

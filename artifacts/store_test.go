@@ -25,6 +25,21 @@ func openTemp(t testing.TB) *Store {
 	return s
 }
 
+// openLoose is openTemp for a test of the loose layout: every object a
+// loose file (as an object of looseLimit bytes or more is), every entry a
+// loose file (as an old store's are).
+func openLoose(t testing.TB) *Store {
+	t.Helper()
+	setLooseForTest(t)
+	return openTemp(t)
+}
+
+// setLooseForTest makes the stores of the test write loose files only.
+func setLooseForTest(t testing.TB) {
+	setForTest(t, &looseLimit, 0)
+	setForTest(t, &packEntries, false)
+}
+
 // putObjects puts n two-byte objects, (i, tag), into s.
 func putObjects(t testing.TB, s *Store, n int, tag byte) []Digest {
 	t.Helper()
@@ -116,6 +131,7 @@ func TestParseDigest(t *testing.T) {
 }
 
 func TestOpenLayoutAndVersion(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	dir := filepath.Join(t.TempDir(), "store")
 	s, err := Open(dir, Create)
 	if err != nil {
@@ -154,6 +170,7 @@ func TestOpenLayoutAndVersion(t *testing.T) {
 }
 
 func TestPutGetRoundTrip(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	s := openTemp(t)
 	data := []byte("hello, artifacts")
 	d, err := s.Put(data)
@@ -208,6 +225,7 @@ func TestPutGetRoundTrip(t *testing.T) {
 }
 
 func TestGetMissing(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	s := openTemp(t)
 	d := Sum([]byte("never stored"))
 	_, err := s.Get(d)
@@ -244,6 +262,7 @@ func flipByte(t *testing.T, p string, i int) []byte {
 }
 
 func TestGetCorruptMovesAsideAndPutRestores(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	s := openTemp(t)
 	data := bytes.Repeat([]byte("pareto front "), 100)
 	d, err := s.Put(data)
@@ -301,6 +320,7 @@ func TestGetCorruptMovesAsideAndPutRestores(t *testing.T) {
 }
 
 func TestPutReplacesCorruptCopy(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	for _, tc := range []struct {
 		name    string
 		corrupt func(t *testing.T, p string)
@@ -327,6 +347,7 @@ func TestPutReplacesCorruptCopy(t *testing.T) {
 }
 
 func TestEntryRoundTrip(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	s := openTemp(t)
 	da, _ := s.Put([]byte("summary parquet"))
 	db, _ := s.Put([]byte("trajectory parquet"))
@@ -399,6 +420,7 @@ func TestEntryRoundTrip(t *testing.T) {
 }
 
 func TestPutEntryValidates(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	s := openTemp(t)
 	d, _ := s.Put([]byte("xyz"))
 	k := Key(sha256.Sum256([]byte("k")))
@@ -428,6 +450,7 @@ func TestPutEntryValidates(t *testing.T) {
 }
 
 func TestGetEntryCorrupt(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	k := Key(sha256.Sum256([]byte("task")))
 	otherKey := Key(sha256.Sum256([]byte("other task")))
 	for _, tc := range []struct {
@@ -481,6 +504,7 @@ func TestGetEntryCorrupt(t *testing.T) {
 }
 
 func TestConcurrentPuts(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	s := openTemp(t)
 	shared := bytes.Repeat([]byte("shared "), 10000)
 	const workers, rounds = 8, 20
@@ -530,6 +554,7 @@ func TestConcurrentPuts(t *testing.T) {
 }
 
 func TestConcurrentOpenAndPutEntry(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	dir := filepath.Join(t.TempDir(), ".thv")
 	var wg sync.WaitGroup
 	k := Key(sha256.Sum256([]byte("k")))
@@ -561,6 +586,7 @@ func TestConcurrentOpenAndPutEntry(t *testing.T) {
 }
 
 func TestGC(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	s := openTemp(t)
 	put := func(b string) Digest {
 		d, err := s.Put([]byte(b))
@@ -650,6 +676,7 @@ func fileSize(t *testing.T, p string) int64 {
 }
 
 func TestObjectsListsWhatIsStored(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	s, err := Open(t.TempDir(), Create)
 	if err != nil {
 		t.Fatal(err)
@@ -716,6 +743,7 @@ func TestDecodeLowerHex(t *testing.T) {
 // TestScratchStore: a scratch store refuses foreign directories like Open,
 // and what it stores reads back verified (only the fsyncs are skipped).
 func TestScratchStore(t *testing.T) {
+	setLooseForTest(t) // the loose layout: pack_test.go tests packs
 	foreign := t.TempDir()
 	os.WriteFile(filepath.Join(foreign, "notes.txt"), []byte("mine"), 0o644)
 	if _, err := Open(foreign, Scratch); !errors.Is(err, ErrNotStore) {

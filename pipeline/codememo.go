@@ -96,7 +96,7 @@ func (k *Kinds) saveMemo(st *artifacts.Store) error {
 	}
 	d, err := st.Put(data)
 	if err == nil {
-		err = st.PutEntry(artifacts.Entry{
+		err = st.PutEntryLoose(artifacts.Entry{
 			Key:     memoKey(m.Binary()),
 			Kind:    memoKind,
 			Outputs: []artifacts.Output{{Name: "memo.json", Digest: d, Size: int64(len(data))}},

@@ -11,6 +11,7 @@ import (
 	"testing/fstest"
 
 	"thv/artifacts"
+	"thv/artifacts/damage"
 	"thv/pipeline/codeid"
 )
 
@@ -243,11 +244,7 @@ func TestCodeMemoChecked(t *testing.T) {
 	t.Run("damaged object", func(t *testing.T) {
 		e := setup(t)
 		ent, _ := e.memoEntry(memoBinary)
-		obj := filepath.Join(e.store.Root(), "objects", ent.Outputs[0].Digest.Hex()[:2], ent.Outputs[0].Digest.Hex())
-		os.Chmod(obj, 0o644)
-		if err := os.WriteFile(obj, []byte(`{"memo":"code identity memo 2"}`), 0o444); err != nil {
-			t.Fatal(err)
-		}
+		damage.Flip(t, e.store, ent.Outputs[0].Digest)
 		if k := fakeKinds(t, memoModule(fsys, memoBinary)); k.memoised(e.store) != k {
 			t.Fatal("a damaged memo object was used")
 		}

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"thv/artifacts"
+	"thv/artifacts/damage"
 	"thv/pipeline/codeid"
 )
 
@@ -402,7 +403,8 @@ func expandPlan(bad bool) *Plan {
 func TestExpand(t *testing.T) {
 	e := newEnv(t)
 	rep := e.repro(expandPlan(false), Options{Jobs: 2})
-	if got := ids(rep, Executed); !slices.Equal(got, []string{"choose", "pick", "after", "chosen/0", "chosen/1"}) {
+	// The tasks pick's expansion added come right after it (lockOrder).
+	if got := ids(rep, Executed); !slices.Equal(got, []string{"choose", "pick", "chosen/0", "chosen/1", "after"}) {
 		t.Fatalf("executed %v", got)
 	}
 	st, err := e.project(expandPlan(false)).Status(context.Background())
@@ -423,12 +425,12 @@ func TestExpand(t *testing.T) {
 	}
 }
 
-func objectOf(t *testing.T, p *Project, id, output string) string {
+func objectOf(t *testing.T, p *Project, id, output string) artifacts.Digest {
 	rec, ok := p.Lock.Record(id)
 	if !ok {
 		t.Fatalf("no lock record for %s", id)
 	}
-	return p.Store.ObjectPath(outputOf(rec.Outputs, output))
+	return outputOf(rec.Outputs, output)
 }
 
 // TestLostInputIsRecomputed: a corrupted object that a stale task needs is
@@ -451,14 +453,11 @@ func TestLostInputIsRecomputed(t *testing.T) {
 			if how == "trigger" {
 				victim, consumer = "choose", "pick"
 			}
-			path := objectOf(t, p, victim, "x")
-			os.Chmod(path, 0o644)
+			d := objectOf(t, p, victim, "x")
 			if strings.HasPrefix(how, "deleted") {
-				os.Remove(path)
+				damage.Remove(t, p.Store, d)
 			} else {
-				b, _ := os.ReadFile(path)
-				b[0] ^= 0xff
-				os.WriteFile(path, b, 0o644)
+				damage.Flip(t, p.Store, d)
 			}
 			// Make the consumer stale so it must read the lost input; the
 			// producer itself looks cached (its record and index entry).
@@ -486,7 +485,7 @@ func TestLostInputIsRecomputed(t *testing.T) {
 			if r := rep.Results[slices.IndexFunc(rep.Results, func(r *Result) bool { return r.Task.ID == consumer })]; r.Status != Executed {
 				t.Fatalf("%s: %v %v", consumer, r.Status, r.Err)
 			}
-			if _, err := os.Stat(path); err != nil {
+			if err := p.Store.Verify(d); err != nil {
 				t.Fatalf("the lost object was not restored: %v", err)
 			}
 		})
@@ -504,9 +503,7 @@ func TestNonDeterministicStageIsCaught(t *testing.T) {
 		return p
 	}
 	e.repro(mk("one"), Options{Jobs: 1})
-	path := objectOf(t, e.project(mk("one")), "flaky", "x")
-	os.Chmod(path, 0o644)
-	os.WriteFile(path, []byte("flipped"), 0o644)
+	damage.Flip(t, e.store, objectOf(t, e.project(mk("one")), "flaky", "x"))
 	rep, err := e.project(mk("two")).Repro(context.Background(), Options{Jobs: 1, Logger: newTextLogger(&strings.Builder{})})
 	if err != nil {
 		t.Fatal(err)
@@ -805,6 +802,45 @@ func TestIncompleteLockIsNotSealed(t *testing.T) {
 	for u, h := range before.Code {
 		if _, ok := after.Code[u]; !ok {
 			t.Errorf("code unit %s (%s) lost although records that ran it were kept", u, h)
+		}
+	}
+}
+
+// TestLockOrderIndependentOfExpansions: the tasks expansions add are
+// listed after the task that added them, in the order it added them,
+// whichever expansion ran first (they run as their triggers finish).
+func TestLockOrderIndependentOfExpansions(t *testing.T) {
+	build := func(firstB bool) []string {
+		p := NewPlan()
+		a := p.Add(&Task{ID: "a"})
+		ea := p.Add(&Task{ID: "expand-a"})
+		eb := p.Add(&Task{ID: "expand-b"})
+		p.Add(&Task{ID: "z"})
+		expand := func(by *Task, ids ...string) {
+			p.expanding, p.added = by, 0
+			for _, id := range ids {
+				p.Add(&Task{ID: id})
+			}
+			p.Add(&Task{ID: a.ID}) // already there: not added again
+			p.expanding = nil
+		}
+		if firstB {
+			expand(eb, "b1", "b2")
+			expand(ea, "a1", "a2", "a3")
+		} else {
+			expand(ea, "a1", "a2", "a3")
+			expand(eb, "b1", "b2")
+		}
+		var ids []string
+		for _, task := range p.lockOrder() {
+			ids = append(ids, task.ID)
+		}
+		return ids
+	}
+	want := []string{"a", "expand-a", "a1", "a2", "a3", "expand-b", "b1", "b2", "z"}
+	for _, firstB := range []bool{false, true} {
+		if got := build(firstB); !slices.Equal(got, want) {
+			t.Errorf("expand-b first %v: %v, want %v", firstB, got, want)
 		}
 	}
 }

@@ -91,9 +91,21 @@ func serveTestWorker(dir string) error {
 					return err
 				}
 			case "objects":
-				p := w.dest().ObjectPath(d)
-				os.Chmod(p, 0o644)
-				if err := os.WriteFile(p, []byte("forged "+name), 0o644); err != nil {
+				// Its stored bytes overwritten, wherever they lie.
+				loc, ok := w.dest().Locate(d)
+				if !ok {
+					return fmt.Errorf("output %s not stored", name)
+				}
+				f, err := os.OpenFile(loc.Path, os.O_RDWR, 0)
+				if err != nil {
+					os.Chmod(loc.Path, 0o644)
+					if f, err = os.OpenFile(loc.Path, os.O_RDWR, 0); err != nil {
+						return err
+					}
+				}
+				_, err = f.WriteAt([]byte("forged " + name)[:min(loc.Length, int64(len("forged "+name)))], loc.Offset)
+				f.Close()
+				if err != nil {
 					return err
 				}
 			}

@@ -47,23 +47,24 @@ const noopKind = "no-op"
 
 // noopMagic heads a certificate's object (and enters its key: a
 // certificate of another layout is never found).
-const noopMagic = "thv no-op v3\n"
+const noopMagic = "thv no-op v4\n"
 
 func noopKey(code, plan string, lock artifacts.Digest) artifacts.Key {
 	return sha256.Sum256([]byte(noopMagic + code + "\n" + plan + "\n" + lock.String()))
 }
 
 // A certificate is what a no-op pass checks beyond the seal: the objects
-// the expansion read (re-hashed), and the stamps of the fan-out
-// directories taken before every output of the lock was found present
-// (artifacts.StampDirs: a directory whose stamp is unchanged need not be
-// read again to find them present; a zero stamp is always read), and
-// which directories hold the lock's outputs (so that a no-op whose stamps
-// all hold need not name the outputs: NoopCheck). The reads are an
-// object, the same for every certificate of one lock; the stamps and the
-// directories are in the certificate's index entry (its Meta "stamps" and
-// "dirs"), so that renewing the stamps (renewStamps) writes only in
-// index/ and changes no fan-out directory's stamp.
+// the expansion read (re-hashed), and the stamps of the packs and of the
+// fan-out directories taken before every output of the lock was found
+// present (artifacts.StampDirs: while the packs' stamp and a directory's
+// are unchanged, its objects need not be looked up again to find them
+// present; a zero stamp is always looked up), and which directories hold
+// the lock's outputs (so that a no-op whose stamps all hold need not name
+// the outputs: NoopCheck). The reads are an object, the same for every
+// certificate of one lock; the stamps and the directories are in the
+// certificate's index entry (its Meta "stamps" and "dirs"), a loose file
+// (PutEntryLoose), so that renewing the stamps (renewStamps) writes only
+// in index/ and changes neither the packs nor a fan-out directory.
 type certificate struct {
 	reads  []artifacts.Digest
 	stamps artifacts.DirStamps
@@ -75,13 +76,18 @@ type certificate struct {
 // the stamps (DirStamps.MarshalBinary, in unpadded base64) and the
 // directories (DirSet's hex).
 func (c *certificate) encode() (object []byte, meta map[string]string) {
+	st, _ := c.stamps.MarshalBinary()
+	return c.object(), map[string]string{"stamps": base64.RawStdEncoding.EncodeToString(st), "dirs": c.dirs.String()}
+}
+
+// object is the certificate's object (encode).
+func (c *certificate) object() []byte {
 	b := append([]byte(noopMagic), strconv.Itoa(len(c.reads))...)
 	b = append(b, '\n')
 	for _, d := range c.reads {
 		b = append(b, d[:]...)
 	}
-	st, _ := c.stamps.MarshalBinary()
-	return b, map[string]string{"stamps": base64.RawStdEncoding.EncodeToString(st), "dirs": c.dirs.String()}
+	return b
 }
 
 // decodeCertificate reads encode's form.
@@ -240,11 +246,7 @@ func (p *Project) renewStamps(key artifacts.Key, cert *certificate, renewed *art
 	if cert == nil || renewed == nil {
 		return
 	}
-	gained := false
-	for i, st := range renewed {
-		gained = gained || st != (artifacts.DirStamp{}) && st != cert.stamps[i]
-	}
-	if !gained {
+	if !renewed.Gained(&cert.stamps) {
 		return
 	}
 	again := &certificate{reads: cert.reads, stamps: *renewed}
@@ -303,10 +305,14 @@ func (p *Project) certify(r *Runner) error {
 	reads := slices.Clone(r.reads)
 	slices.SortFunc(reads, func(a, b artifacts.Digest) int { return bytes.Compare(a[:], b[:]) })
 	cert := &certificate{reads: slices.Compact(reads)}
-	// The stamps are taken first, then every output is looked for afresh
-	// (not in a listing made before them): what a later no-op skips
-	// reading is what this check found. If the check or the stamps fail,
-	// the certificate has none, and every directory is read.
+	// Its object first, so that the stamps, taken next, are of the store
+	// with it. Then every output is looked for afresh (not in a listing
+	// made before the stamps): what a later no-op skips looking up is what
+	// this check found. If the check or the stamps fail, the certificate
+	// has none, and everything is looked up.
+	if _, err := p.Store.Put(cert.object()); err != nil {
+		return fmt.Errorf("no-op certificate: %w", err)
+	}
 	if outs, ok := p.lockOutputs(); ok {
 		cert.dirs = artifacts.DirsOf(outs)
 		if stamps, err := p.Store.StampDirs(); err == nil && p.Store.HasAll(outs) {
@@ -324,7 +330,7 @@ func (p *Project) putCertificate(key artifacts.Key, cert *certificate) error {
 	if err != nil {
 		return fmt.Errorf("no-op certificate: %w", err)
 	}
-	return p.Store.PutEntry(artifacts.Entry{
+	return p.Store.PutEntryLoose(artifacts.Entry{
 		Key:     key,
 		Kind:    noopKind,
 		Outputs: []artifacts.Output{{Name: "reads", Digest: d, Size: int64(len(data))}},

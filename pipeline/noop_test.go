@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"thv/artifacts"
+	"thv/artifacts/damage"
 )
 
 // The no-op certificate (noop.go): a pass with nothing to do is served
@@ -62,11 +63,11 @@ func (e *env) noopRepro(fsys fstest.MapFS, binary string, plan *Plan, digest str
 	return rep
 }
 
-// objectPath is the path of a task's output in the store, found from the
-// lock without starting the early checks: checks left running beside a
-// test's change of the store would race with it (and quarantine an object
-// the test corrupts while the next pass lists the store).
-func (e *env) objectPath(t *testing.T, fsys fstest.MapFS, digest, id, output string) string {
+// object is a task's output in the store, found from the lock without
+// starting the early checks: checks left running beside a test's change
+// of the store would race with it (and quarantine an object the test
+// corrupts while the next pass lists the store).
+func (e *env) object(t *testing.T, fsys fstest.MapFS, digest, id, output string) artifacts.Digest {
 	t.Helper()
 	early := e.early
 	e.early = false
@@ -83,9 +84,7 @@ func (e *env) servedThenRemoved(t *testing.T, fsys fstest.MapFS, digest string) 
 	if rep := e.noopRepro(fsys, memoBinary, plan, digest); !certified(rep, plan) {
 		t.Fatal("the pass was not served by the certificate")
 	}
-	if err := os.Remove(e.objectPath(t, fsys, digest, "after", "y")); err != nil {
-		t.Fatal(err)
-	}
+	damage.Remove(t, e.store, e.object(t, fsys, digest, "after", "y"))
 	plan = noopPlan(2)
 	rep := e.noopRepro(fsys, memoBinary, plan, digest)
 	if certified(rep, plan) || rep.Executed != 1 {
@@ -101,11 +100,7 @@ func (e *env) quarantineAnother(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := e.store.ObjectPath(d)
-	os.Chmod(path, 0o644)
-	if err := os.WriteFile(path, []byte("Another object"), 0o444); err != nil {
-		t.Fatal(err)
-	}
+	damage.Flip(t, e.store, d)
 	if _, err := e.store.Get(d); err == nil {
 		t.Fatal("the corrupt object was not found corrupt")
 	}
@@ -113,7 +108,7 @@ func (e *env) quarantineAnother(t *testing.T) {
 
 // certificateOf returns the certificate the store holds for the lock of
 // binary memoBinary and plan digest digest, found without starting the
-// early checks (objectPath).
+// early checks (object).
 func (e *env) certificateOf(t *testing.T, fsys fstest.MapFS, digest string) *certificate {
 	t.Helper()
 	early := e.early
@@ -134,10 +129,13 @@ func (e *env) certificateOf(t *testing.T, fsys fstest.MapFS, digest string) *cer
 // stampedDirs counts the fan-out directories cert has a stamp of.
 func stampedDirs(cert *certificate) int {
 	n := 0
-	for _, st := range cert.stamps {
+	for _, st := range cert.stamps.Fanout {
 		if st != (artifacts.DirStamp{}) {
 			n++
 		}
+	}
+	if cert.stamps.Packs != (artifacts.PackStamp{}) {
+		n++
 	}
 	return n
 }
@@ -242,23 +240,12 @@ func TestNoopCertificateInvalidated(t *testing.T) {
 			return func() *Plan { return noopPlan(2) }, memoBinary, edited, 2 // pick, after
 		}},
 		{"object removed", func(t *testing.T, e *env, fsys fstest.MapFS) (func() *Plan, string, fstest.MapFS, int) {
-			if err := os.Remove(e.objectPath(t, fsys, noopPlanDigest, "after", "y")); err != nil {
-				t.Fatal(err)
-			}
+			damage.Remove(t, e.store, e.object(t, fsys, noopPlanDigest, "after", "y"))
 			return func() *Plan { return noopPlan(2) }, memoBinary, fsys, 1 // after
 		}},
 		{"object corrupted", func(t *testing.T, e *env, fsys fstest.MapFS) (func() *Plan, string, fstest.MapFS, int) {
 			// The object that pick's expansion reads (choose's output).
-			path := e.objectPath(t, fsys, noopPlanDigest, "choose", "x")
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b[0] ^= 1
-			os.Chmod(path, 0o644)
-			if err := os.WriteFile(path, b, 0o444); err != nil {
-				t.Fatal(err)
-			}
+			damage.Flip(t, e.store, e.object(t, fsys, noopPlanDigest, "choose", "x"))
 			return func() *Plan { return noopPlan(2) }, memoBinary, fsys, 1 // choose, found corrupt and recomputed
 		}},
 		{"lock changed", func(t *testing.T, e *env, fsys fstest.MapFS) (func() *Plan, string, fstest.MapFS, int) {
@@ -322,47 +309,58 @@ func testNoopInvalidated(t *testing.T, early bool, name string, change func(t *t
 	sameReport(t, again, full)
 }
 
-// TestNoopCertificateStamps: a certificate written once the fan-out
-// directories are older than the stamps' margin carries their stamps; the
-// next pass is served with them (both ways of checking), and an output
-// removed since is still found missing and recomputed: removing it changed
-// its directory's stamp.
+// TestNoopCertificateStamps: a certificate carries the stamps of the
+// packs (exact: names, inodes and sizes, no clock) and of the fan-out
+// directories, those that do not exist (the store's objects are packed)
+// stamped as absent, so even the certificate written just after its pass
+// serves the next pass by its stamps alone (both ways of checking); an
+// output removed since is still found missing and recomputed: removing it
+// (a kill record appended) changed the packs' stamp.
 func TestNoopCertificateStamps(t *testing.T) {
 	for _, early := range []bool{false, true} {
 		t.Run(fmt.Sprintf("early=%v", early), func(t *testing.T) {
 			e, fsys := warmWith(t, early)
-			time.Sleep(3100 * time.Millisecond) // past artifacts' stampMargin (3 s)
-			const digest = "sha256:same-plan-other-digest"
-			e.noopRepro(fsys, memoBinary, noopPlan(2), digest) // a full pass (no certificate under this digest) that certifies
-			if stampedDirs(e.certificateOf(t, fsys, digest)) == 0 {
-				t.Fatal("the certificate carries no stamp, though every directory is older than the margin")
+			cert := e.certificateOf(t, fsys, noopPlanDigest)
+			if cert.stamps.Packs == (artifacts.PackStamp{}) || stampedDirs(cert) <= 1 {
+				t.Fatalf("the certificate carries %d stamps, the packs' %v", stampedDirs(cert), cert.stamps.Packs != (artifacts.PackStamp{}))
 			}
-			e.servedThenRemoved(t, fsys, digest)
+			plan := noopPlan(2)
+			if rep := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest); !certified(rep, plan) || early && !e.last.stamped {
+				t.Fatalf("the pass after: certified %v, early checks by the stamps alone %v", certified(rep, plan), early && e.last.stamped)
+			}
+			e.servedThenRemoved(t, fsys, noopPlanDigest)
 		})
 	}
 }
 
-// TestNoopRenewsStamps: a certificate written just after its pass wrote
-// the store carries no stamp (every directory changed within the margin);
-// once the directories are older, the first no-op pass reads them and
-// writes the certificate again with their stamps (a status pass, which
-// writes nothing, does not). An output removed afterwards is still found
-// missing.
+// TestNoopRenewsStamps: once the packs changed since a certificate's
+// stamps (another pass wrote the store), the first no-op pass looks the
+// outputs up and writes the certificate again with the stamps it took (a
+// status pass, which writes nothing, does not); the renewal writes only
+// the certificate's loose entry, so every stamp holds after it and the
+// next pass is served by the stamps alone. An output removed afterwards is
+// still found missing.
 func TestNoopRenewsStamps(t *testing.T) {
 	for _, early := range []bool{false, true} {
 		t.Run(fmt.Sprintf("early=%v", early), func(t *testing.T) {
 			t.Parallel()
 			e, fsys := warmWith(t, early)
-			if n := stampedDirs(e.certificateOf(t, fsys, noopPlanDigest)); n != 0 {
-				t.Fatalf("a certificate written within the margin of its pass's writes has %d stamps", n)
+			old := e.certificateOf(t, fsys, noopPlanDigest).stamps
+			if _, err := e.store.Put([]byte("another pass's object")); err != nil {
+				t.Fatal(err)
 			}
-			time.Sleep(3100 * time.Millisecond) // past artifacts' stampMargin (3 s)
+			if err := e.store.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			if now, _ := e.store.StampDirs(); now.Packs == old.Packs {
+				t.Fatal("writing an object left the packs' stamp as it was")
+			}
 			plan := noopPlan(2)
 			if st, err := e.noopProject(fsys, memoBinary, plan, noopPlanDigest).Status(context.Background()); err != nil || !certified(st, plan) {
 				t.Fatalf("status not served by the certificate (%v)", err)
 			}
-			if n := stampedDirs(e.certificateOf(t, fsys, noopPlanDigest)); n != 0 {
-				t.Fatalf("a status pass renewed the stamps (%d)", n)
+			if e.certificateOf(t, fsys, noopPlanDigest).stamps != old {
+				t.Fatal("a status pass renewed the stamps")
 			}
 			objects, err := e.store.Objects()
 			if err != nil {
@@ -372,7 +370,8 @@ func TestNoopRenewsStamps(t *testing.T) {
 			if rep := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest); !certified(rep, plan) {
 				t.Fatal("the no-op was not served by the certificate")
 			}
-			if n := stampedDirs(e.certificateOf(t, fsys, noopPlanDigest)); n == 0 {
+			renewed := e.certificateOf(t, fsys, noopPlanDigest).stamps
+			if renewed.Packs == old.Packs {
 				t.Fatal("the no-op did not renew the certificate's stamps")
 			}
 			// The renewal wrote no object (it rewrote the certificate's
@@ -385,13 +384,16 @@ func TestNoopRenewsStamps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i, st := range e.certificateOf(t, fsys, noopPlanDigest).stamps {
-				if st != (artifacts.DirStamp{}) && now[i] != st {
+			for i, st := range renewed.Fanout {
+				if st != (artifacts.DirStamp{}) && now.Fanout[i] != st {
 					t.Fatalf("fan-out directory %02x changed after its stamp was renewed", i)
 				}
 			}
+			if renewed.Packs != now.Packs {
+				t.Fatal("the packs changed after their stamp was renewed")
+			}
 			// With every stamp current, the early checks find the outputs
-			// present by their directories' stamps, without naming them.
+			// present by the stamps, without naming them.
 			plan = noopPlan(2)
 			if rep := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest); !certified(rep, plan) || early && !e.last.stamped {
 				t.Fatalf("the pass after the renewal: certified %v, early checks by the stamps alone %v", certified(rep, plan), early && e.last.stamped)
@@ -418,8 +420,9 @@ func TestNoopCertificateNotForVerification(t *testing.T) {
 // refused unless well formed.
 func TestNoopCertificateForm(t *testing.T) {
 	c := &certificate{reads: []artifacts.Digest{artifacts.Sum([]byte("a")), artifacts.Sum([]byte("b"))}}
-	c.stamps[0] = artifacts.DirStamp{Dev: 1, Ino: 2, Ctime: 3}
-	c.stamps[255] = artifacts.DirStamp{Dev: 1 << 63, Ino: 5, Ctime: -1}
+	c.stamps.Fanout[0] = artifacts.DirStamp{Dev: 1, Ino: 2, Ctime: 3}
+	c.stamps.Fanout[255] = artifacts.DirStamp{Dev: 1 << 63, Ino: 5, Ctime: -1}
+	c.stamps.Packs = artifacts.PackStamp{7, 8, 9}
 	c.dirs = artifacts.DirsOf(c.reads)
 	b, meta := c.encode()
 	got, err := decodeCertificate(b, meta)
@@ -466,13 +469,8 @@ func TestNoopCertificateSharedListing(t *testing.T) {
 		t.Fatal("the listing does not hold")
 	}
 	// Quarantine after's output: the listing still names it.
-	path := objectOf(t, p, "after", "y")
-	rec, _ := p.Lock.Record("after")
-	d := outputOf(rec.Outputs, "y")
-	os.Chmod(path, 0o644)
-	if err := os.WriteFile(path, []byte("garbled"), 0o444); err != nil {
-		t.Fatal(err)
-	}
+	d := objectOf(t, p, "after", "y")
+	damage.Flip(t, e.store, d)
 	if _, err := e.store.Get(d); err == nil {
 		t.Fatal("the garbled object was not found corrupt")
 	}

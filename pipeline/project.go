@@ -194,19 +194,21 @@ func (p *Project) Repro(ctx context.Context, opt Options) (*Report, error) {
 		}
 		sealedNow = err == nil
 	}
-	// A sealed lock of a complete pass with nothing disputed: the next
-	// pass of this binary and protocol can be served by a certificate.
-	if sealedNow && len(rep.Disputes) == 0 {
-		if err := p.certify(r); err != nil && opt.Logger != nil && !errors.Is(err, artifacts.ErrReadOnly) {
-			opt.Logger.Warn("keeping the no-op certificate in the store", "err", err)
-		}
-	}
 	// After a complete pass, like a seal, the store also keeps this
 	// binary's code identity memo, if the pass read a package
 	// the memo did not have (codememo.go).
 	if lock.complete {
 		if err := r.Kinds.saveMemo(p.Store); err != nil && opt.Logger != nil {
 			opt.Logger.Warn("keeping the code identity memo in the store", "err", err)
+		}
+	}
+	// A sealed lock of a complete pass with nothing disputed: the next
+	// pass of this binary and protocol can be served by a certificate.
+	// (Last of the pass's writes to the store: its stamps are then of the
+	// store as the pass leaves it.)
+	if sealedNow && len(rep.Disputes) == 0 {
+		if err := p.certify(r); err != nil && opt.Logger != nil && !errors.Is(err, artifacts.ErrReadOnly) {
+			opt.Logger.Warn("keeping the no-op certificate in the store", "err", err)
 		}
 	}
 	// The end of the pass is a barrier too, for what was written since the
@@ -276,7 +278,7 @@ func (r *Runner) NewLock(profile string) *Lock {
 	l := &Lock{Version: lockVersion, Profile: profile, Code: map[string]string{}, complete: true}
 	codes := map[*codeid.Identity]bool{}
 	kept := false
-	for _, t := range r.Plan.Tasks {
+	for _, t := range r.Plan.lockOrder() {
 		res := r.result(t)
 		if res.Status != Cached && res.Status != Executed {
 			l.complete = false

@@ -68,14 +68,14 @@ type Result struct {
 
 // Report summarises a pass.
 type Report struct {
-	Results   []*Result // in plan order
+	Results   []*Result // in the lock's order (Plan.lockOrder)
 	Executed  int
 	Cached    int
 	Failed    int
 	Blocked   int
 	Stale     int // dry run: tasks that would run (including waiting ones)
 	Cancelled int
-	// Disputes lists, in plan order, the tasks whose lock record and
+	// Disputes lists, in the lock's order, the tasks whose lock record and
 	// store index disagreed or whose lock record their re-execution did
 	// not reproduce.
 	Disputes []*Dispute
@@ -226,7 +226,7 @@ func (r *Runner) Run(ctx context.Context, opt Options) (*Report, error) {
 	opt.Progress.finish()
 
 	rep := &Report{}
-	for _, t := range r.Plan.Tasks {
+	for _, t := range r.Plan.lockOrder() {
 		res := r.result(t)
 		if res.Status == Pending {
 			res.Status = Cancelled
@@ -480,7 +480,10 @@ func (s *pass) expand(t *Task) bool {
 	}
 	s.reads = append(s.reads, d)
 	planned := len(s.Plan.Tasks)
-	if err := t.Expand(s.Plan, b); err != nil {
+	s.Plan.expanding, s.Plan.added = t, 0
+	err = t.Expand(s.Plan, b)
+	s.Plan.expanding = nil
+	if err != nil {
 		s.fail(t, err)
 		return false
 	}

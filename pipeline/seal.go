@@ -52,5 +52,5 @@ func seal(st *artifacts.Store, l *Lock) error {
 	if q != "" {
 		meta["quarantine"] = q
 	}
-	return st.PutEntry(artifacts.Entry{Key: sealKey(l.digest), Kind: sealKind, Meta: meta})
+	return st.PutEntryLoose(artifacts.Entry{Key: sealKey(l.digest), Kind: sealKind, Meta: meta})
 }

@@ -28,6 +28,13 @@ type Task struct {
 	Cost float64
 
 	order int // creation order: the deterministic iteration order
+	// expandedBy is the task whose expansion added this one (nil: the
+	// plan's own), and expandIdx its place among what that expansion
+	// added. Expansions run when their triggers finish, in an order the
+	// scheduling decides: the lock orders their tasks by these instead
+	// (lockOrder), so that it is the same however the tasks were run.
+	expandedBy *Task
+	expandIdx  int
 }
 
 // Dep feeds output Output of task From to this task under role Name.
@@ -54,6 +61,10 @@ func (t *Task) upstream() []*Task {
 type Plan struct {
 	Tasks []*Task
 	byID  map[string]*Task
+	// expanding is the task whose Expand is adding tasks (expandedBy),
+	// added how many so far.
+	expanding *Task
+	added     int
 }
 
 // NewPlan returns an empty plan.
@@ -67,9 +78,42 @@ func (p *Plan) Add(t *Task) *Task {
 		return old
 	}
 	t.order = len(p.Tasks)
+	if p.expanding != nil {
+		t.expandedBy, t.expandIdx = p.expanding, p.added
+		p.added++
+	}
 	p.Tasks = append(p.Tasks, t)
 	p.byID[t.ID] = t
 	return t
+}
+
+// lockOrder returns the plan's tasks in the order a lock lists them:
+// the plan's own in creation order, each followed by the tasks its
+// expansion added, in the order it added them (recursively), whatever the
+// order in which the expansions ran.
+func (p *Plan) lockOrder() []*Task {
+	added := map[*Task][]*Task{}
+	for _, t := range p.Tasks {
+		if t.expandedBy != nil {
+			added[t.expandedBy] = append(added[t.expandedBy], t)
+		}
+	}
+	out := make([]*Task, 0, len(p.Tasks))
+	var visit func(t *Task)
+	visit = func(t *Task) {
+		out = append(out, t)
+		kids := added[t]
+		sort.Slice(kids, func(i, j int) bool { return kids[i].expandIdx < kids[j].expandIdx })
+		for _, k := range kids {
+			visit(k)
+		}
+	}
+	for _, t := range p.Tasks {
+		if t.expandedBy == nil {
+			visit(t)
+		}
+	}
+	return out
 }
 
 // Task returns the task with the given ID.

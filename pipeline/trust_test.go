@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"thv/artifacts/damage"
 )
 
 // The trust model's tests: nothing the store, the lock or a worker says
@@ -126,12 +128,7 @@ func TestSealLapsesOnQuarantine(t *testing.T) {
 	e.repro(diamond(2), Options{Jobs: 2})
 	l, _ := ReadLock(filepath.Join(e.dir, "test.lock"))
 	rec, _ := l.Record("sum/b")
-	h := rec.Key.Hex()
-	entry := filepath.Join(e.store.Root(), "index", h[:2], h+".json")
-	os.Chmod(entry, 0o644)
-	if err := os.WriteFile(entry, []byte("{garbage"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	damage.FlipEntry(t, e.store, rec.Key)
 	if _, _, err := e.store.GetEntry(rec.Key); err == nil {
 		t.Fatal("a garbage entry was read")
 	}

@@ -16,7 +16,8 @@ import (
 // draws (the proposed method and the best of each other learning family,
 // per geometry)
 // is known only from the statistics, so the task waits for sum and then
-// depends on the trajectories of those algorithms' final runs.
+// depends on the trajectories of those algorithms' final runs: the runs
+// that keep their trajectory, for the figure (figureRun).
 func (p *planner) addFigure(s config.Setting, sum *pipeline.Task) {
 	f := &pipeline.Task{ID: FiguresID(s.Name), Kind: figures.Kind, Trigger: sum, TriggerOutput: string(summarize.Cells)}
 	f.Expand = func(_ *pipeline.Plan, cellsBlob []byte) error {
@@ -34,7 +35,7 @@ func (p *planner) addFigure(s config.Setting, sum *pipeline.Task) {
 			for _, a := range bestPerFamily(cfg, cells, g) {
 				panel.Algorithms = append(panel.Algorithms, a.Name)
 				for _, seed := range cfg.Seeds {
-					r, err := p.run(s, g, a.AlgoConfig, a.etaStar, seed)
+					r, err := p.figureRun(s, g, a.AlgoConfig, a.etaStar, seed)
 					if err != nil {
 						return err
 					}

@@ -36,6 +36,13 @@ func RunID(setting, geometry, algo string, eta float64, seed uint64) string {
 	return "run/" + setting + "/" + geometry + "/" + algo + "/eta=" + strconv.FormatFloat(eta, 'g', -1, 64) + "/seed=" + strconv.FormatUint(seed, 10)
 }
 
+// FigureRunID is the task of the run RunID(setting, geometry, algo, eta,
+// seed) that also keeps its trajectory, for a figure
+// (outputs.trajectories = figures).
+func FigureRunID(setting, geometry, algo string, eta float64, seed uint64) string {
+	return RunID(setting, geometry, algo, eta, seed) + "/trajectory"
+}
+
 // SelectID is the task that selects algo's η* on a setting and geometry.
 func SelectID(setting, geometry, algo string) string {
 	return "select/" + setting + "/" + geometry + "/" + algo

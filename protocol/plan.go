@@ -155,9 +155,25 @@ func (p *planner) benchmark(s config.Setting, g string, seed uint64) *pipeline.T
 
 // run returns the task of one bandit run, creating it (and its instance and
 // benchmark) if needed. Its code is what the run kind's and its
-// algorithm's registered constructor can reach.
+// algorithm's registered constructor can reach. It keeps its trajectory
+// only with outputs.trajectories = all.
 func (p *planner) run(s config.Setting, g string, a config.AlgoConfig, eta float64, seed uint64) (*pipeline.Task, error) {
-	id := RunID(s.Name, g, a.Name, eta, seed)
+	return p.runTask(RunID(s.Name, g, a.Name, eta, seed), s, g, a, eta, seed, p.cfg.Outputs.Trajectories == config.TrajectoriesAll)
+}
+
+// figureRun returns the run whose trajectory a figure draws: with
+// outputs.trajectories = figures, a task of its own beside the run, the
+// same run keeping its trajectory (FigureRunID: its parameters say so, so
+// its key is another); with all, the run itself.
+func (p *planner) figureRun(s config.Setting, g string, a config.AlgoConfig, eta float64, seed uint64) (*pipeline.Task, error) {
+	if p.cfg.Outputs.Trajectories == config.TrajectoriesAll {
+		return p.run(s, g, a, eta, seed)
+	}
+	return p.runTask(FigureRunID(s.Name, g, a.Name, eta, seed), s, g, a, eta, seed, true)
+}
+
+// runTask returns the run task id, keeping its trajectory or not.
+func (p *planner) runTask(id string, s config.Setting, g string, a config.AlgoConfig, eta float64, seed uint64, trajectory bool) (*pipeline.Task, error) {
 	if t, ok := p.plan.Task(id); ok {
 		return t, nil
 	}
@@ -176,6 +192,7 @@ func (p *planner) run(s config.Setting, g string, a config.AlgoConfig, eta float
 			RegretRounds: nonDefault(p.cfg.Metrics.RegretRounds, algos.RegretRoundRules),
 			BenchmarkD3:  benchmarkD3(s, p.cfg.Metrics.BenchmarkD3),
 			EtaScale:     etaScale(a, p.cfg.EtaScaleOf(a)),
+			Trajectory:   trajectory,
 		},
 		Roots: []string{code.root},
 		Cost:  float64(s.T) * float64(s.N) * float64(s.D) * code.cost,

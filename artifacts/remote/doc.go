@@ -23,10 +23,21 @@
 //	<prefix>/objects/<2 hex>/<64 hex>      object bytes, named by their SHA-256
 //	<prefix>/index/<2 hex>/<64 hex>.json   a signed envelope (envelope.go) around the
 //	                                       exact bytes of the local index entry
+//	<prefix>/packs/<64 hex>.pack           objects, concatenated, zstd; named by the
+//	                                       SHA-256 of the file (batch.go)
+//	<prefix>/batches/<64 hex>.batch        signed envelopes of many entries and where
+//	                                       their objects lie in packs; zstd JSON, named
+//	                                       by the SHA-256 of the file (batch.go)
 //
-// Each file is written with one PUT (or one rename for file://), so it is
-// visible whole or not at all. Objects carry no signature: they are
-// content-addressed and re-hashed on every download.
+// Publish (after each task of a run) writes objects/ and index/; thv push
+// writes packs/ and batches/ (a few requests for a whole lock); Fetch and
+// thv pull read both. Each file is written with one PUT (or one rename for
+// file://), so it is visible whole or not at all; a batch is written after
+// the packs it names, an entry after its objects. Objects and packs carry
+// no signature: they are content-addressed and re-hashed on every
+// download (a pack against its name, then each object in it against its
+// digest); a batch vouches for nothing, each envelope in it is checked on
+// its own.
 //
 // # Files
 //
@@ -38,5 +49,6 @@
 //	envelope.go  signing and verifying index entries
 //	remote.go    Remote: read-through Fetch and write-after Publish
 //	sync.go      Push and Pull of what a lock references, in parallel, resumable
+//	batch.go     packs and batches: their format, reading them (checked), Fetch from them
 //	gc.go        GC of the remote with a grace period
 package remote

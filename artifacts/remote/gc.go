@@ -22,14 +22,16 @@ const DefaultGrace = 24 * time.Hour
 type GCStats struct {
 	Entries, EntriesDeleted int
 	Objects, ObjectsDeleted int
+	Batches, BatchesDeleted int
+	Packs, PacksDeleted     int
 	BytesDeleted            int64
 	Young                   int // unreferenced files kept because they are younger than the grace period
 	Foreign                 int // files with names the remote never writes: left alone
 }
 
 func (s GCStats) String() string {
-	return fmt.Sprintf("deleted %d of %d index entries and %d of %d objects (%s); kept %d unreferenced files younger than the grace period; left %d files the remote does not write",
-		s.EntriesDeleted, s.Entries, s.ObjectsDeleted, s.Objects, bytesString(s.BytesDeleted), s.Young, s.Foreign)
+	return fmt.Sprintf("deleted %d of %d index entries, %d of %d objects, %d of %d batches and %d of %d packs (%s); kept %d unreferenced files younger than the grace period; left %d files the remote does not write",
+		s.EntriesDeleted, s.Entries, s.ObjectsDeleted, s.Objects, s.BatchesDeleted, s.Batches, s.PacksDeleted, s.Packs, bytesString(s.BytesDeleted), s.Young, s.Foreign)
 }
 
 // GC deletes from the remote the index entries whose keys keep lacks and
@@ -42,9 +44,17 @@ func (s GCStats) String() string {
 // object may then be deleted, and a reader of that entry finds an object
 // missing, does not use the entry, computes the task and uploads it again.
 // A wrong result can never come of it, only a recomputation.
+//
+// Batches and packs (batch.go) are kept whole: a batch while any of its
+// entries is kept (or it is young), a pack while a kept batch names it (or
+// it is young). A pack no batch names (a push interrupted before its
+// batch) goes once it is older than the grace period.
 func (rm *Remote) GC(ctx context.Context, keep map[artifacts.Key]bool, grace time.Duration, dryRun bool, now time.Time) (GCStats, error) {
 	var st GCStats
 	old := func(i Info) bool { return now.Sub(i.ModTime) > grace }
+	if err := rm.gcBatches(ctx, keep, old, dryRun, &st); err != nil {
+		return st, err
+	}
 	referenced := map[artifacts.Digest]bool{}
 	var doomed []Info
 	err := rm.r.list(ctx, "index/", func(i Info) error {
@@ -153,4 +163,86 @@ func entryDigests(data []byte, k artifacts.Key) []artifacts.Digest {
 		ds = append(ds, o.Digest)
 	}
 	return ds
+}
+
+// gcBatches is GC's part for batches and packs.
+func (rm *Remote) gcBatches(ctx context.Context, keep map[artifacts.Key]bool, old func(Info) bool, dryRun bool, st *GCStats) error {
+	idx, err := rm.loadIndex(ctx)
+	if err != nil {
+		return err
+	}
+	readable := map[string]bool{}
+	named := map[string]bool{} // packs a kept batch names
+	for _, lb := range idx.batches {
+		readable[lb.info.Name] = true
+		st.Batches++
+		kept := false
+		for _, e := range lb.b.Entries {
+			kept = kept || keep[e.Key]
+		}
+		if !kept && !old(lb.info) {
+			st.Young++
+			kept = true
+		}
+		if !kept {
+			if !dryRun {
+				if err := rm.r.del(ctx, lb.info.Name); err != nil {
+					return err
+				}
+			}
+			st.BatchesDeleted++
+			st.BytesDeleted += lb.info.Size
+			continue
+		}
+		for _, p := range lb.b.Packs {
+			named[p.Name] = true
+		}
+	}
+	// A batch that did not check is left (it is not read, never used).
+	err = rm.r.list(ctx, batchesPrefix, func(i Info) error {
+		if _, ok := parseHexName(i.Name, batchesPrefix, batchExt); !ok {
+			st.Foreign++
+		} else if !readable[i.Name] {
+			st.Batches++
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var doomed []Info
+	err = rm.r.list(ctx, packsPrefix, func(i Info) error {
+		h, ok := parseHexName(i.Name, packsPrefix, packExt)
+		switch {
+		case !ok:
+			st.Foreign++
+		case named[h]:
+			st.Packs++
+		case !old(i):
+			st.Packs++
+			st.Young++
+		default:
+			st.Packs++
+			doomed = append(doomed, i)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, i := range doomed {
+		if !dryRun {
+			if err := rm.r.del(ctx, i.Name); err != nil {
+				return err
+			}
+		}
+		st.PacksDeleted++
+		st.BytesDeleted += i.Size
+	}
+	if !dryRun {
+		rm.idxMu.Lock()
+		rm.idx = nil // read again
+		rm.idxMu.Unlock()
+	}
+	return nil
 }

@@ -45,6 +45,13 @@ func putTask(t *testing.T, st *artifacts.Store, i, size int) artifacts.Entry {
 	return e
 }
 
+// setForTest sets *p to v for the test.
+func setForTest[T any](t testing.TB, p *T, v T) {
+	old := *p
+	*p = v
+	t.Cleanup(func() { *p = old })
+}
+
 func genKey(t *testing.T, name string) *PrivateKey {
 	t.Helper()
 	base := filepath.Join(t.TempDir(), name)

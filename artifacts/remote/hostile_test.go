@@ -303,3 +303,106 @@ func TestKeyFilesAreRegularFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestPackedRemoteRefusesSpecialFiles: the packs and batches a push
+// writes are files of the same untrusted directory. A pack that is a named
+// pipe or a link outside, a batch that is a named pipe, a pack planted
+// under its name with the right size and other bytes: a pull never
+// blocks, uses nothing of them (its other entries are pulled), and says
+// why; a push with the signing key re-hashes the packs that hold the
+// objects of the entries it would skip, packs those objects again and
+// pushes their entries again, after which a pull finds every entry, each
+// object at the first of its places that checks.
+func TestPackedRemoteRefusesSpecialFiles(t *testing.T) {
+	ctx := context.Background()
+	alice := genKey(t, "alice")
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret")
+	if err := os.WriteFile(secret, []byte("outside the remote"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		batch bool // plant it as a batch, else as a pack
+		plant func(p string) error
+	}{
+		{"pack a named pipe", false, func(p string) error { return syscall.Mkfifo(p, 0o644) }},
+		{"pack a link outside", false, func(p string) error { return os.Symlink(secret, p) }},
+		{"pack of other bytes", false, func(p string) error {
+			fi, err := os.Stat(p + ".orig")
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(p, make([]byte, fi.Size()), 0o644)
+		}},
+		{"batch a named pipe", true, func(p string) error { return syscall.Mkfifo(p, 0o644) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			setForTest(t, &remotePackSize, 20_000)
+			dir, url := fileRemote(t)
+			a := newStore(t)
+			items, es := manyTasks(t, a, 30, 1000)
+			w, _ := openRemote(t, url, alice)
+			if rep := w.Push(ctx, a, items, 4, nil); rep.Failed != 0 {
+				t.Fatalf("push: %+v", rep)
+			}
+			pattern := filepath.Join(dir, "packs", "*.pack")
+			if c.batch {
+				pattern = filepath.Join(dir, "batches", "*.batch")
+			}
+			files, _ := filepath.Glob(pattern)
+			if len(files) < 3 {
+				t.Fatalf("%d files match %s: want several", len(files), pattern)
+			}
+			victim := files[1]
+			if err := os.Rename(victim, victim+".orig"); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.plant(victim); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(victim + ".orig")
+
+			r, log := openRemote(t, url, nil, alice.Public())
+			b := newStore(t)
+			var rep SyncReport
+			within(t, 10*time.Second, "a pull", func() { rep = r.Pull(ctx, b, items, 4, nil) })
+			if rep.Failed == 0 || rep.Done == 0 {
+				t.Fatalf("pull: %+v: want the entries of the planted file not used, the others pulled\n%s", rep, log)
+			}
+			if !c.batch && !strings.Contains(log.String(), "not used") {
+				// (A batch that is no regular file is not even listed.)
+				t.Errorf("the log does not say what was not used: %s", log)
+			}
+			if r.Failure() != nil {
+				t.Errorf("a refused file gave up on the remote: %v", r.Failure())
+			}
+			for _, e := range es {
+				if _, ok, _ := b.GetEntry(e.Key); !ok {
+					continue
+				}
+				for _, o := range e.Outputs {
+					if err := b.Verify(o.Digest); err != nil {
+						t.Fatalf("pulled entry %v: %v", e.Key, err)
+					}
+				}
+			}
+
+			w2, _ := openRemote(t, url, alice)
+			var prep SyncReport
+			within(t, 10*time.Second, "a push", func() { prep = w2.Push(ctx, a, items, 4, nil) })
+			if prep.Failed != 0 || prep.Skipped == len(items) {
+				t.Fatalf("second push: %+v: want the entries of the planted file pushed again", prep)
+			}
+			r2, log2 := openRemote(t, url, nil, alice.Public())
+			c := newStore(t)
+			within(t, 10*time.Second, "a pull", func() { rep = r2.Pull(ctx, c, items, 4, nil) })
+			if rep.Failed != 0 || rep.Done != len(items) {
+				t.Fatalf("pull after the repairing push: %+v\n%s", rep, log2)
+			}
+			if got, _ := os.ReadFile(secret); string(got) != "outside the remote" {
+				t.Fatalf("the file outside the remote was written: %q", got)
+			}
+		})
+	}
+}

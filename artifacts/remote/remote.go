@@ -29,15 +29,19 @@ type Options struct {
 	Logger  *slog.Logger
 	Policy  Policy  // zero: DefaultPolicy
 	Backend Backend // nil: OpenBackend(URL); tests pass one
+	// PackSize is the bytes of objects Push puts in a pack, and so how
+	// often it writes a batch (batch.go); 0: 32 MiB.
+	PackSize int
 }
 
 // Remote is a remote store bound to the keys of this run. Its methods may
 // be called concurrently.
 type Remote struct {
-	r       *retrying
-	sign    *PrivateKey
-	trusted []PublicKey
-	log     *slog.Logger
+	r        *retrying
+	sign     *PrivateKey
+	trusted  []PublicKey
+	log      *slog.Logger
+	packSize int
 
 	Stats Stats
 
@@ -46,6 +50,14 @@ type Remote struct {
 	pushErr   error
 	bad       map[artifacts.Digest]bool // remote objects found corrupt: uploaded again
 	rejected  map[string]int            // why entries were not used → how many
+
+	// The batches' index (batch.go), read once, and the packs read whole
+	// for Fetch, kept in memory up to packCacheSize.
+	idxMu     sync.Mutex
+	idx       *remoteIndex
+	packMu    sync.Mutex
+	packs     map[string][]byte
+	packBytes int64
 }
 
 // Stats counts what a Remote did; read it after the run.
@@ -73,7 +85,11 @@ func Open(ctx context.Context, opt Options) (*Remote, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Remote{r: &retrying{b: b, policy: p}, sign: opt.SignKey, trusted: opt.Trusted, log: log}, nil
+	size := opt.PackSize
+	if size <= 0 {
+		size = remotePackSize
+	}
+	return &Remote{r: &retrying{b: b, policy: p}, sign: opt.SignKey, trusted: opt.Trusted, log: log, packSize: size}, nil
 }
 
 // URL is the remote's URL.
@@ -104,30 +120,39 @@ func (rm *Remote) Fetch(ctx context.Context, st *artifacts.Store, key artifacts.
 }
 
 func (rm *Remote) fetch(ctx context.Context, st *artifacts.Store, key artifacts.Key, kind, task string) (artifacts.Entry, bool) {
+	return rm.fetchFrom(ctx, st, key, kind, task, true)
+}
+
+// fetchFrom is fetch, from the per-task layout and, if batched, then from
+// the batches.
+func (rm *Remote) fetchFrom(ctx context.Context, st *artifacts.Store, key artifacts.Key, kind, task string, batched bool) (artifacts.Entry, bool) {
 	signer := ""
 	reject := func(why error) (artifacts.Entry, bool) {
-		rm.Stats.EntriesRejected.Add(1)
-		reason := rejection(why, signer)
-		rm.mu.Lock()
-		if rm.rejected == nil {
-			rm.rejected = map[string]int{}
-		}
-		rm.rejected[reason]++
-		first := rm.rejected[reason] == 1
-		rm.mu.Unlock()
-		if first { // the others of this reason are counted, and summed up at the end (Rejections)
-			rm.log.Warn("remote entry not used; computing the task (further entries not used for this reason are counted, not shown)", "task", task, "key", key, "remote", rm.URL(), "why", why)
-		}
+		rm.rejectEntry(why, signer, "remote entry not used; computing the task", task, key)
 		return artifacts.Entry{}, false
 	}
 	data, err := rm.r.get(ctx, entryName(key), maxEnvelope)
 	if err != nil {
 		if isNotExist(err) {
-			rm.Stats.EntriesMissing.Add(1)
-			return artifacts.Entry{}, false
+			// Not published task by task: perhaps pushed in a batch.
+			if !batched {
+				return artifacts.Entry{}, false // (Pull, after the batches' copy: it counts)
+			}
+			e, found, why, by := rm.fetchBatched(ctx, st, key, kind)
+			switch {
+			case !found:
+				rm.Stats.EntriesMissing.Add(1)
+				return artifacts.Entry{}, false
+			case why == nil:
+				rm.Stats.EntriesFetched.Add(1)
+				return e, true
+			case remoteFailed(ctx, why):
+				return artifacts.Entry{}, false // reported once, at the end (Failure)
+			}
+			signer = by
+			return reject(why)
 		}
-		var failed *RemoteError
-		if ctx.Err() != nil || errors.Is(err, errDown) || errors.As(err, &failed) {
+		if remoteFailed(ctx, err) {
 			return artifacts.Entry{}, false // the remote failed, not the entry: reported once, at the end (Failure)
 		}
 		return reject(err)
@@ -312,6 +337,24 @@ func rejection(err error, signer string) string {
 		return "an object it names is corrupt on the remote (a push with the signing key replaces it)"
 	}
 	return "another fault: " + err.Error()
+}
+
+// rejectEntry counts an entry not used, by its reason (rejection), and
+// logs the first of each reason with msg: the others are summed up at the
+// end (Rejections).
+func (rm *Remote) rejectEntry(why error, signer, msg, task string, key artifacts.Key) {
+	rm.Stats.EntriesRejected.Add(1)
+	reason := rejection(why, signer)
+	rm.mu.Lock()
+	if rm.rejected == nil {
+		rm.rejected = map[string]int{}
+	}
+	rm.rejected[reason]++
+	first := rm.rejected[reason] == 1
+	rm.mu.Unlock()
+	if first {
+		rm.log.Warn(msg+" (further entries not used for this reason are counted, not shown)", "task", task, "key", key, "remote", rm.URL(), "why", why)
+	}
 }
 
 // Rejections lists why remote entries were not used during the run, one

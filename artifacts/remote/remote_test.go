@@ -78,8 +78,13 @@ func TestPublishThenFetch(t *testing.T) {
 		if _, ok := r.Fetch(ctx, b, artifacts.Key{1}, "run", "nothing"); ok || log.String() != "" {
 			t.Fatalf("a missing entry: ok=%v, log %q", ok, log)
 		}
-		// Resuming a push that is done uploads nothing.
+		// A push files the published entry in a batch (with its objects
+		// in a pack); resuming a push that is done uploads nothing.
 		rep := w.Push(ctx, a, []Item{{Task: "task1", Key: e.Key}}, 2, nil)
+		if rep.Done != 1 || rep.Skipped != 0 || rep.Bytes == 0 {
+			t.Fatalf("push: %+v", rep)
+		}
+		rep = w.Push(ctx, a, []Item{{Task: "task1", Key: e.Key}}, 2, nil)
 		if rep.Done != 1 || rep.Skipped != 1 || rep.Bytes != 0 {
 			t.Fatalf("second push: %+v", rep)
 		}
@@ -208,11 +213,13 @@ func TestUntrustedEntries(t *testing.T) {
 	}
 }
 
-// checkConsistent fails if any entry on the remote names an object that
-// is not there whole.
+// checkConsistent fails if any entry on the remote (per task, or in a
+// batch) names an object that is not there whole, and returns the number
+// of keys with a usable entry.
 func checkConsistent(t *testing.T, rm *Remote, trusted []PublicKey) (entries int) {
 	t.Helper()
 	ctx := context.Background()
+	keys := map[artifacts.Key]bool{}
 	err := rm.r.b.List(ctx, "index/", func(i Info) error {
 		k, ok := parseName(i.Name, "index/", ".json")
 		if !ok {
@@ -234,20 +241,51 @@ func checkConsistent(t *testing.T, rm *Remote, trusted []PublicKey) (entries int
 				t.Errorf("entry %s names object %v, which is not there whole (%v)", i.Name, o.Digest, err)
 			}
 		}
-		entries++
+		keys[artifacts.Key(k)] = true
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return entries
+	idx, err := rm.loadIndex(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lb := range idx.batches {
+		for _, be := range lb.b.Entries {
+			e, _, err := openEntry(be.Envelope, be.Key, trusted)
+			if err != nil {
+				t.Errorf("entry %v of batch %s: %v", be.Key, lb.info.Name, err)
+				continue
+			}
+			for _, o := range e.Outputs {
+				locs := idx.objects[o.Digest]
+				if len(locs) == 0 {
+					t.Errorf("entry %v of batch %s names object %v, which is in no pack", be.Key, lb.info.Name, o.Digest)
+					continue
+				}
+				loc := locs[0]
+				pack, err := rm.pack(ctx, loc.pack)
+				if err == nil {
+					_, err = objectFrom(pack, loc, o.Digest)
+				}
+				if err != nil {
+					t.Errorf("entry %v of batch %s names object %v, which is not there whole: %v", be.Key, lb.info.Name, o.Digest, err)
+				}
+			}
+			keys[be.Key] = true
+		}
+	}
+	return len(keys)
 }
 
 // TestServerKilledMidPush kills the S3 server (SIGKILL) while a push of
-// 60 entries is under way. At no moment is an entry visible whose objects
-// are missing; the push reports failures naming the URL; after a restart
-// the same push resumes, skips what was done and completes.
+// 60 entries (in batches of a few) is under way. At no moment is an entry
+// visible whose objects are missing; the push reports failures naming the
+// URL; after a restart the same push resumes, skips what was done and
+// completes.
 func TestServerKilledMidPush(t *testing.T) {
+	setForTest(t, &remotePackSize, 400_000) // a batch every two entries
 	srv, url := s3Remote(t)
 	ctx := context.Background()
 	key := genKey(t, "ci")
@@ -407,8 +445,9 @@ func TestFailingServer(t *testing.T) {
 				t.Fatal("the local entry is gone")
 			}
 			// Once down, the remote is not tried again.
+			fresh := newStore(t)
 			start = time.Now()
-			if _, ok := rm.Fetch(context.Background(), newStore(t), e.Key, "run", "task9"); ok {
+			if _, ok := rm.Fetch(context.Background(), fresh, e.Key, "run", "task9"); ok {
 				t.Fatal("fetched from a dead server")
 			}
 			if d := time.Since(start); d > 100*time.Millisecond {

@@ -1,7 +1,8 @@
 // Package storetest helps tests of code that must not touch what lies
 // outside a store: it describes a directory tree exactly, so that a test can
 // show an operation created, moved, changed or removed nothing there, and
-// plants the symbolic links a hostile writer would.
+// plants the symbolic links a hostile writer would. (Package
+// artifacts/damage damages the objects themselves.)
 package storetest
 
 import (

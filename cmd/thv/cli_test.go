@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +21,7 @@ import (
 
 	"thv/algos"
 	"thv/artifacts"
+	"thv/artifacts/damage"
 	"thv/internal/testenv"
 	"thv/pipeline"
 	"thv/protocol"
@@ -61,6 +63,27 @@ func TestRunJSON(t *testing.T) {
 	}
 	if num("regret_alpha_pos") < num("regret_alpha") || num("regret_exact") < num("regret_alpha") {
 		t.Errorf("regrets out of order: %v", r)
+	}
+	if _, ok := r["trajectory"]; ok {
+		t.Error("a trajectory without --trajectory")
+	}
+	out, err = execute(t, newRunCommand(), "--d", "2", "--geometry", "concave", "--algo", "THV-UCB", "--eta", "0.1", "--seed", "0", "--T", "400", "--json", "--trajectory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var withTraj struct {
+		HVLast     float64   `json:"hv_last100"`
+		Trajectory []float64 `json:"trajectory"`
+	}
+	if err := json.Unmarshal([]byte(out), &withTraj); err != nil || len(withTraj.Trajectory) != 400 {
+		t.Fatalf("--trajectory: %d rounds (%v)", len(withTraj.Trajectory), err)
+	}
+	var sum float64
+	for _, h := range withTraj.Trajectory[300:] {
+		sum += h
+	}
+	if withTraj.HVLast != last || math.Abs(sum/100-last) > 1e-12 {
+		t.Errorf("the trajectory's last 100 rounds average %v, HV_last100 %v", sum/100, last)
 	}
 }
 
@@ -255,7 +278,7 @@ func TestKilledReproLeavesNoPartialArtifact(t *testing.T) {
 	bin := buildThv(t, moduleRoot(t))
 	clean := t.TempDir()
 	thvRepro(t, bin, clean)
-	total := countFiles(filepath.Join(clean, ".thv", "objects"))
+	total := objectCount(filepath.Join(clean, ".thv"))
 
 	kills := 20
 	if testenv.CI() {
@@ -267,7 +290,7 @@ func TestKilledReproLeavesNoPartialArtifact(t *testing.T) {
 	for attempt := 0; attempt < kills; attempt++ {
 		// Each attempt starts from where the last was killed; kill it
 		// after a random number of further objects, or at once.
-		have := countFiles(filepath.Join(dir, ".thv", "objects"))
+		have := objectCount(filepath.Join(dir, ".thv"))
 		target := have + rng.IntN(max(1, (total-have)/2+1))
 		cmd := exec.Command(bin, "repro", "--params", params, "-j", "2")
 		cmd.Dir = dir
@@ -275,7 +298,7 @@ func TestKilledReproLeavesNoPartialArtifact(t *testing.T) {
 			t.Fatal(err)
 		}
 		deadline := time.Now().Add(20 * time.Second)
-		for countFiles(filepath.Join(dir, ".thv", "objects")) < target && time.Now().Before(deadline) {
+		for objectCount(filepath.Join(dir, ".thv")) < target && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
 		cmd.Process.Signal(syscall.SIGKILL)
@@ -284,19 +307,23 @@ func TestKilledReproLeavesNoPartialArtifact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		filepath.WalkDir(filepath.Join(dir, ".thv", "objects"), func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			dig, err := artifacts.ParseDigest("sha256:" + d.Name())
-			if err != nil {
-				t.Fatalf("stray file in objects/: %s", path)
-			}
+		objs, err := store.Objects()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for dig := range objs {
 			if err := store.Verify(dig); err != nil {
 				t.Fatalf("after SIGKILL %d: %v", attempt, err)
 			}
-			return nil
-		})
+		}
+		if corrupt, _ := os.ReadDir(filepath.Join(dir, ".thv", "corrupt")); len(corrupt) > 0 {
+			// Only torn pack tails, set aside: no object was ever bad.
+			for _, e := range corrupt {
+				if !strings.HasPrefix(e.Name(), "pack-tail-") {
+					t.Fatalf("after SIGKILL %d: corrupt/%s", attempt, e.Name())
+				}
+			}
+		}
 		if _, err := os.Stat(filepath.Join(dir, tinyLock)); err == nil {
 			if _, err := pipeline.ReadLock(filepath.Join(dir, tinyLock)); err != nil {
 				t.Fatalf("after SIGKILL %d the lock does not read: %v", attempt, err)
@@ -310,15 +337,15 @@ func TestKilledReproLeavesNoPartialArtifact(t *testing.T) {
 	requireSameLock(t, clean, dir, "after killed runs and a rerun")
 }
 
-func countFiles(dir string) int {
-	n := 0
-	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			n++
-		}
-		return nil
-	})
-	return n
+// objectCount is the number of objects in the store at dir, as a reader
+// finds them (packed or loose), or 0.
+func objectCount(dir string) int {
+	st, err := artifacts.Open(dir, artifacts.Existing)
+	if err != nil {
+		return 0
+	}
+	objs, _ := st.Objects()
+	return len(objs)
 }
 
 // thvWithEditedRandomK builds thv from a copy of the module whose RandomK
@@ -444,6 +471,52 @@ func thv(t *testing.T, bin, dir string, args ...string) string {
 	return string(out)
 }
 
+// showTrajectories checks thv show runs --trajectory on a run a figure
+// draws (its trajectory kept in the store, by its figure's run) and on one
+// no figure draws (computed again): each has T rounds, and the mean of its
+// last hv_window rounds is the HV_last its summary, which the store keeps,
+// records.
+func showTrajectories(t *testing.T, bin, dir string, cfg *config.Config) {
+	t.Helper()
+	lock, err := pipeline.ReadLock(filepath.Join(dir, tinyLock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drawn, notDrawn string
+	for _, rec := range lock.Tasks {
+		switch id := rec.ID; {
+		case strings.HasSuffix(id, "/trajectory") && drawn == "" && strings.HasPrefix(id, "run/d2/"):
+			drawn = strings.TrimSuffix(id, "/trajectory")
+		case strings.HasPrefix(id, "run/d2/") && strings.Contains(id, "/RandomK/") && notDrawn == "":
+			notDrawn = id
+		}
+	}
+	if drawn == "" || notDrawn == "" {
+		t.Fatal("no d2 run drawn by a figure, or no RandomK run, in the lock")
+	}
+	set, _ := cfg.SettingFor(2)
+	for _, id := range []string{drawn, notDrawn} {
+		summary := strings.Split(strings.Split(thv(t, bin, dir, "show", "runs", id), "\n")[1], "\t")
+		hvLast, _ := strconv.ParseFloat(summary[1], 64)
+		out := thv(t, bin, dir, "show", "runs", id, "--trajectory")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if lines[0] != "# "+id || lines[1] != "round\thv" || len(lines) != set.T+2 {
+			t.Fatalf("show runs %s --trajectory: %d lines, starting %q", id, len(lines), lines[:2])
+		}
+		var sum float64
+		for _, l := range lines[len(lines)-cfg.Metrics.HVWindow:] {
+			v, err := strconv.ParseFloat(strings.Split(l, "\t")[1], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum += v
+		}
+		if mean := sum / float64(cfg.Metrics.HVWindow); math.Abs(mean-hvLast) > 1e-6 {
+			t.Errorf("%s: the mean of the trajectory's last %d rounds is %v, its summary's HV_last %v", id, cfg.Metrics.HVWindow, mean, hvLast)
+		}
+	}
+}
+
 // TestProjectCommands covers status, show, dag and gc on a finished tiny
 // project; every count comes from the plan.
 func TestProjectCommands(t *testing.T) {
@@ -491,6 +564,7 @@ func TestProjectCommands(t *testing.T) {
 	if lines := strings.Count(thv(t, bin, dir, "show", "runs", "d2/concave/THV-UCB/"), "\n"); lines != runs+1 {
 		t.Errorf("show runs: %d lines, want a header and %d runs", lines, runs)
 	}
+	showTrajectories(t, bin, dir, cfg)
 	if out := thv(t, bin, dir, "show", "eta"); !strings.Contains(out, "THV-UCB") {
 		t.Errorf("show eta:\n%s", out)
 	}
@@ -530,7 +604,7 @@ func TestInterruptStopsCleanly(t *testing.T) {
 	dir := t.TempDir()
 	cmd, out := startRepro(t, bin, dir)
 	deadline := time.Now().Add(20 * time.Second)
-	for countFiles(filepath.Join(dir, ".thv", "objects")) < 30 && time.Now().Before(deadline) {
+	for objectCount(filepath.Join(dir, ".thv")) < 30 && time.Now().Before(deadline) {
 		time.Sleep(2 * time.Millisecond)
 	}
 	cmd.Process.Signal(os.Interrupt)
@@ -604,21 +678,17 @@ func TestStatusVerifyFindsAFlippedByte(t *testing.T) {
 			json.Unmarshal([]byte(strings.TrimSuffix(line, ",")), &rec)
 		}
 	}
-	d, err := artifacts.ParseDigest(rec.Outputs["trajectory"])
+	d, err := artifacts.ParseDigest(rec.Outputs["summary"])
 	if err != nil {
 		t.Fatalf("run record not found: %v", err)
 	}
-	st, _ := artifacts.Open(filepath.Join(dir, ".thv"), artifacts.Create)
-	path := st.ObjectPath(d)
-	b, _ := os.ReadFile(path)
-	b[len(b)/2] ^= 1
-	os.Chmod(path, 0o644)
-	os.WriteFile(path, b, 0o444)
+	st, _ := artifacts.Open(filepath.Join(dir, ".thv"), artifacts.Existing)
+	damage.Flip(t, st, d)
 
 	cmd := exec.Command(bin, "status", "--verify", "--params", tinyParams(t))
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "DAMAGED run/d2/concave/RandomK/eta=0/seed=1: output trajectory") {
+	if err == nil || !strings.Contains(string(out), "DAMAGED run/d2/concave/RandomK/eta=0/seed=1: output summary") {
 		t.Fatalf("status --verify with a flipped byte: %v\n%s", err, out)
 	}
 	if r := thvRepro(t, bin, dir); r.Executed == 0 || r.Failed != 0 {
@@ -663,7 +733,7 @@ func TestGCDuringRepro(t *testing.T) {
 			}
 			finished = true
 		default:
-			if countFiles(filepath.Join(dir, ".thv", "objects")) == 0 {
+			if objectCount(filepath.Join(dir, ".thv")) == 0 {
 				time.Sleep(time.Millisecond)
 				continue
 			}

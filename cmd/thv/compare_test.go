@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"thv/artifacts"
 	"thv/stages/formats"
 )
 
@@ -151,6 +152,21 @@ func TestCompareQuick(t *testing.T) {
 	}
 }
 
+// storeObject reads the object of digest d ("sha256:…") from the store
+// .thv in dir.
+func storeObject(t *testing.T, dir, d string) ([]byte, error) {
+	t.Helper()
+	st, err := artifacts.Open(filepath.Join(dir, ".thv"), artifacts.Existing)
+	if err != nil {
+		return nil, err
+	}
+	dig, err := artifacts.ParseDigest(d)
+	if err != nil {
+		return nil, err
+	}
+	return st.Get(dig)
+}
+
 // exitCode is the exit status of a command's error (0 for none).
 func exitCode(err error) int {
 	var e *exec.ExitError
@@ -171,7 +187,7 @@ func quickCells(t *testing.T, bin, dir, setting string) []formats.Cell {
 		t.Fatal(err)
 	}
 	d := lockOutput(t, lock, "summarize/"+setting, "cells")
-	b, err := os.ReadFile(filepath.Join(dir, ".thv", "objects", d[7:9], d[7:]))
+	b, err := storeObject(t, dir, d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"testing"
 
+	"thv/artifacts"
 	"thv/pipeline"
 	"thv/pipeline/bundle"
 	"thv/protocol"
@@ -391,15 +392,29 @@ func TestLaunderedStoreCannotRewriteTheLock(t *testing.T) {
 			lock := must(os.ReadFile(filepath.Join(dir, tinyLock)))
 			results := readTree(t, filepath.Join(dir, "results"))
 			store := filepath.Join(dir, ".thv")
-			ve := filepath.Join(store, filepath.FromSlash(strings.TrimPrefix(entryPath(lockKey(t, lock, victim)), "store/")))
-			de := filepath.Join(store, filepath.FromSlash(strings.TrimPrefix(entryPath(lockKey(t, lock, donor)), "store/")))
-			var v, d map[string]any
-			json.Unmarshal(must(os.ReadFile(ve)), &v)
-			json.Unmarshal(must(os.ReadFile(de)), &d)
-			v["outputs"] = d["outputs"]
-			edited, _ := json.MarshalIndent(v, "", "  ")
-			os.Chmod(ve, 0o644)
-			if err := os.WriteFile(ve, append(edited, '\n'), 0o444); err != nil {
+			// The victim's entry rewritten (packed, the old one killed),
+			// as anyone who can write the store can.
+			st, err := artifacts.Open(store, artifacts.Create)
+			if err != nil {
+				t.Fatal(err)
+			}
+			entryOf := func(task string) artifacts.Entry {
+				k, err := artifacts.ParseDigest(lockKey(t, lock, task))
+				if err != nil {
+					t.Fatal(err)
+				}
+				e, ok, err := st.GetEntry(artifacts.Key(k))
+				if !ok || err != nil {
+					t.Fatalf("the entry of %s: %v %v", task, ok, err)
+				}
+				return e
+			}
+			v := entryOf(victim)
+			v.Outputs = entryOf(donor).Outputs
+			if err := st.PutEntry(v); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Sync(); err != nil {
 				t.Fatal(err)
 			}
 			if keepSeal {

@@ -176,9 +176,11 @@ func TestAlgorithmIsItsPackageAndAnImport(t *testing.T) {
 		}
 	}
 	// 2 settings × 2 geometries × 2 seeds, no η (so no select), plus a
-	// collect per setting and geometry.
-	if len(greedyTasks) != 12 {
-		t.Fatalf("the lock has %d GreedySum tasks, want 12: %v", len(greedyTasks), greedyTasks)
+	// collect per setting and geometry; and, the only algorithm of its
+	// family, the figures draw its final runs: a run of each that keeps
+	// its trajectory (protocol.FigureRunID).
+	if len(greedyTasks) != 20 {
+		t.Fatalf("the lock has %d GreedySum tasks, want 20: %v", len(greedyTasks), greedyTasks)
 	}
 	tables, err := os.ReadFile(filepath.Join(dir, "results", "tables", "summary_d2.tex"))
 	if err != nil {

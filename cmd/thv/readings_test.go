@@ -17,8 +17,9 @@ import (
 // of the sweep (the default reading has one fixed instance per cell): on
 // instance seed 0 the default reading re-runs no run task of the quick
 // repro; a reading of THV-UCB's δ re-runs, per instance, only THV-UCB's
-// runs (2 settings × 4 geometries × 4 η × 3 seeds = 96) and the tasks
-// downstream of them. It writes the report, its Parquet table and one lock
+// runs (2 settings × 4 geometries × 4 η × 3 seeds = 96), the runs of it
+// its figures draw (24, with their trajectory) and the tasks downstream
+// of them. It writes the report, its Parquet table and one lock
 // per run; an unknown --only is an error.
 func TestReadingsQuick(t *testing.T) {
 	bin, dir := quickLocal(t)
@@ -42,8 +43,10 @@ func TestReadingsQuick(t *testing.T) {
 		t.Errorf("default reading executed %d tasks on instance 1, want a whole protocol\n%s", n, out)
 	}
 	for _, inst := range []string{"0", "1"} {
-		if n := executed["delta-0.05/"+inst]; n < 96 || n > 96+8*2+8+2+2+2 {
-			t.Errorf("delta-0.05 executed %d tasks on instance %s, want THV-UCB's 96 runs and what depends on them\n%s", n, inst, out)
+		// (and the runs the figures draw of it, which keep their
+		// trajectory: 2 settings × 4 geometries × 3 seeds)
+		if n := executed["delta-0.05/"+inst]; n < 96 || n > 96+24+8*2+8+2+2+2 {
+			t.Errorf("delta-0.05 executed %d tasks on instance %s, want THV-UCB's 96 runs, the 24 its figures draw, and what depends on them\n%s", n, inst, out)
 		}
 		for _, name := range []string{"default", "delta-0.05"} {
 			if _, err := os.Stat(filepath.Join(dir, "results", "readings", name, "instance-seed="+inst+".lock")); err != nil {

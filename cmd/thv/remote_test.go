@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"thv/artifacts"
+	"thv/artifacts/remote"
 	"thv/internal/s3test"
+	"thv/pipeline"
 )
 
 // remoteRun runs the built thv in dir on the tiny protocol with the S3
@@ -172,9 +179,9 @@ func TestRemoteFaultsInRepro(t *testing.T) {
 	}
 	t.Log(strings.TrimSpace(out))
 
-	// Flip a byte of one remote object (the gateway keeps it as a file).
+	// Flip a byte of one remote pack (the gateway keeps it as a file).
 	var victim string
-	filepath.WalkDir(srv.Path("cache", "thv/objects"), func(p string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(srv.Path("cache", "thv/packs"), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && victim == "" {
 			victim = p
 		}
@@ -202,8 +209,10 @@ func TestRemoteFaultsInRepro(t *testing.T) {
 	if !bytes.Equal(la, lb) {
 		t.Fatal("B's lock differs from A's")
 	}
-	if got, _ := os.ReadFile(victim); bytes.Equal(got, data) {
-		t.Fatal("B did not repair the remote object")
+	// A pack is never rewritten (its name is its hash); B published what
+	// it recomputed, task by task, and that is what a reader uses now.
+	if published, _ := filepath.Glob(srv.Path("cache", "thv/index/*/*.json")); len(published) == 0 {
+		t.Fatal("B did not publish the tasks it recomputed")
 	}
 	// pull into an empty store with A's lock: the store is then whole.
 	c := t.TempDir()
@@ -235,56 +244,67 @@ func TestPushKilledResumes(t *testing.T) {
 	keys := t.TempDir()
 	remoteRun(t, bin, keys, nil, "key", "generate", filepath.Join(keys, "ci"))
 	sign := filepath.Join(keys, "ci.key")
+	pub, err := remote.LoadTrustedKeys(filepath.Join(keys, "ci.pub"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	if out, err := remoteRun(t, bin, dir, nil, "repro", "-j", "2", "--json"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	index := srv.Path("cache", "thv/index")
-	entries := func() []string {
-		var es []string
-		filepath.WalkDir(index, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") {
-				es = append(es, p)
-			}
-			return nil
-		})
-		return es
+	lock, err := pipeline.ReadLock(filepath.Join(dir, tinyLock))
+	if err != nil {
+		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "push", "-j", "1", "--remote", url, "--sign-key", sign, "--params", tinyParams(t))
+	var items []remote.Item
+	for _, r := range lock.Tasks {
+		items = append(items, remote.Item{Task: r.ID, Key: r.Key, Kind: r.Kind})
+	}
+	// entries pulls, from the server's files as they are, every entry a
+	// reader can see: each must come whole (its objects all there and
+	// checking); it returns how many there are.
+	entries := func() int {
+		rm, err := remote.Open(context.Background(), remote.Options{URL: "file://" + srv.Path("cache", "thv"), Trusted: pub, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			return 0
+		}
+		st, err := artifacts.Open(t.TempDir(), artifacts.Create)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := rm.Pull(context.Background(), st, items, 4, nil)
+		for _, e := range rep.Errs {
+			if !strings.Contains(e.Error(), "not on the remote") {
+				t.Fatalf("an entry visible on the remote without its objects whole: %v", e)
+			}
+		}
+		return rep.Done
+	}
+	// A pack (and a batch) every 20 kB: a push of many batches.
+	cmd := exec.Command(bin, "push", "-j", "1", "--pack-size", "20000", "--remote", url, "--sign-key", sign, "--params", tinyParams(t))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for len(entries()) < 3 && time.Now().Before(deadline) {
+	batches := func() int {
+		m, _ := filepath.Glob(srv.Path("cache", "thv/batches/*.batch"))
+		return len(m)
+	}
+	for batches() < 2 && time.Now().Before(deadline) {
 		time.Sleep(2 * time.Millisecond)
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
 	before := entries()
-	for _, p := range before {
-		var env struct{ Entry []byte }
-		b, _ := os.ReadFile(p)
-		if err := json.Unmarshal(b, &env); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		var e struct{ Outputs []struct{ Digest string } }
-		json.Unmarshal(env.Entry, &e)
-		for _, o := range e.Outputs {
-			h := strings.TrimPrefix(o.Digest, "sha256:")
-			if _, err := os.Stat(srv.Path("cache", "thv/objects/"+h[:2]+"/"+h)); err != nil {
-				t.Fatalf("entry %s is visible without its object %s", p, o.Digest)
-			}
-		}
-	}
 	out, err := remoteRun(t, bin, dir, env, "push", "--remote", url, "--sign-key", sign)
-	if err != nil || !strings.Contains(out, "0 failed") {
-		t.Fatalf("resumed push: %v\n%s", err, out)
+	if err != nil || !strings.Contains(out, "0 failed") || !strings.Contains(out, fmt.Sprintf("(%d already there)", before)) {
+		t.Fatalf("resumed push (%d entries up before): %v\n%s", before, err, out)
 	}
-	total := len(entries())
-	if len(before) == 0 || len(before) >= total {
-		t.Fatalf("killed with %d of %d entries up: not part-way", len(before), total)
+	total := entries()
+	if before == 0 || before >= total || total != len(items) {
+		t.Fatalf("killed with %d of %d entries up (%d tasks): not part-way", before, total, len(items))
 	}
-	t.Logf("killed with %d of %d entries up; %s", len(before), total, strings.TrimSpace(out))
+	t.Logf("killed with %d of %d entries up; %s", before, total, strings.TrimSpace(out))
 }

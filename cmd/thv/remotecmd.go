@@ -22,6 +22,7 @@ import (
 type remoteFlags struct {
 	url, signKey, trusted string
 	jobs                  int
+	packSize              byteSize // push: objects per pack (and batch); 0: the default
 	require               bool
 }
 
@@ -68,7 +69,7 @@ func (f *remoteFlags) open(ctx context.Context, errw io.Writer) (*remote.Remote,
 		}
 		fmt.Fprintf(errw, "thv: remote %s: no trusted keys (--trusted-keys or THV_TRUSTED_KEYS): no remote entry will be used\n", url)
 	}
-	return remote.Open(ctx, remote.Options{URL: url, SignKey: sk, Trusted: keys, Logger: logger(errw)})
+	return remote.Open(ctx, remote.Options{URL: url, SignKey: sk, Trusted: keys, Logger: logger(errw), PackSize: int(f.packSize)})
 }
 
 // pipelineRemote is rm as the scheduler's hook (nil stays nil).
@@ -157,11 +158,14 @@ func newSyncCommand(verb string) *cobra.Command {
 		Use:   verb,
 		Short: short,
 		Long: short + `.
-Transfers run in parallel (-j), each retried with backoff; entries already
-there are skipped, so a killed ` + verb + ` resumes. push uploads each entry's
-objects before the entry, so a reader never sees an entry without its
-objects; pull re-hashes every object and uses only entries signed by a
-trusted key.`,
+They move packs of objects and batches of signed entries, a few requests
+for a whole lock (docs/ci.md): push packs the objects the remote lacks
+(--pack-size of them per pack, 32MiB by default) and uploads each pack
+before the batch of entries whose objects it completes, so a reader never
+sees an entry without its objects; pull downloads each pack once,
+re-hashes it and every object in it, and uses only entries signed by a
+trusted key. Transfers run in parallel (-j), each retried with backoff;
+entries already there are skipped, so a killed ` + verb + ` resumes.`,
 		Example: "  thv " + verb + " --remote s3://bucket/thv --profile quick" + map[string]string{"push": " --sign-key ci.key", "pull": " --trusted-keys ci.pub"}[verb],
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return syncLock(cmd, verb, &pf, &rf) },
@@ -169,6 +173,9 @@ trusted key.`,
 	pf.register(cmd)
 	rf.register(cmd, verb == "push")
 	cmd.Flags().IntVarP(&rf.jobs, "jobs", "j", 8, "parallel transfers")
+	if verb == "push" {
+		cmd.Flags().Var(&rf.packSize, "pack-size", "bytes of objects per pack, and so per batch of entries, e.g. 8MiB (default 32MiB): a push that is killed keeps its batches written so far")
+	}
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +28,7 @@ type runFlags struct {
 	sigma     float64
 	instance  string
 	jsonOut   bool
+	traj      bool
 	params    string
 	profile   string
 	paramSets []string
@@ -65,6 +67,7 @@ T ≤ 100000, σ ≤ 10: docs/reliability.md, "Protocol limits").`,
 	fl.Float64Var(&f.sigma, "sigma", 0, "noise level σ ≥ 0 (default: the setting's)")
 	fl.StringVar(&f.instance, "instance", "", "CSV file of arm means (one arm per row) instead of a synthetic instance")
 	fl.BoolVar(&f.jsonOut, "json", false, "print one JSON object")
+	fl.BoolVar(&f.traj, "trajectory", false, "also print the run's trajectory, HV(S_t) on the true means for t = 1..T (a \"trajectory\" list with --json)")
 	fl.StringVar(&f.params, "params", "", "params.yaml to read settings from (default: the embedded one)")
 	fl.StringVar(&f.profile, "profile", "paper", "params profile")
 	fl.StringArrayVar(&f.paramSets, "set", nil, "override a params key, e.g. --set settings.d3.T=300")
@@ -152,6 +155,8 @@ type runResult struct {
 	SStar          []int   `json:"s_star"`
 	GStar          []int   `json:"g_star"`
 	Seconds        float64 `json:"seconds"` // wall time of the simulation only
+	// Trajectory is HV(S_t) for t = 1..T, with --trajectory.
+	Trajectory []float64 `json:"trajectory,omitempty"`
 }
 
 func runOnce(cmd *cobra.Command, f runFlags) error {
@@ -191,7 +196,7 @@ func runOnce(cmd *cobra.Command, f runFlags) error {
 	ref := slices.Repeat([]float64{cfg.Reference}, inst.D())
 	bench := algos.ComputeBenchmarks(inst, set.K, ref)
 	start := time.Now()
-	_, sum, err := algos.Run(algos.RunSpec{
+	tr, sum, err := algos.Run(algos.RunSpec{
 		Algo: spec.Name, Eta: f.eta, Params: params, Instance: inst,
 		K: set.K, T: set.T, Sigma: set.Sigma, Seed: f.seed,
 		MinPulls: cfg.MinPulls, Ref: ref, Window: cfg.Metrics.HVWindow, EtaScale: etaScale,
@@ -208,11 +213,28 @@ func runOnce(cmd *cobra.Command, f runFlags) error {
 	if !spec.UsesEta {
 		res.Eta = 0
 	}
+	if f.traj {
+		res.Trajectory = tr.HV
+	}
 	if f.jsonOut {
 		return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
 	}
 	res.print(cmd.OutOrStdout(), spec.UsesEta)
+	if f.traj {
+		return printTrajectory(cmd.OutOrStdout(), res.Trajectory)
+	}
 	return nil
+}
+
+// printTrajectory prints a run's trajectory: a header, then one line per
+// round, its number (from 1) and HV(S_t), tab-separated.
+func printTrajectory(w io.Writer, hv []float64) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, "round\thv")
+	for i, h := range hv {
+		fmt.Fprintf(bw, "%d\t%.9g\n", i+1, h)
+	}
+	return bw.Flush()
 }
 
 // runInstance is the instance of thv run's flags (a CSV file, or the

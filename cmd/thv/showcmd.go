@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"thv/artifacts"
 	"thv/pipeline"
 	"thv/protocol"
 	"thv/stages/collect"
@@ -19,6 +22,7 @@ import (
 
 func newShowCommand() *cobra.Command {
 	var pf projectFlags
+	var trajectory bool
 	cmd := &cobra.Command{
 		Use:   "show [summary | eta | tests | runs FILTER | outputs FILTER]",
 		Short: "Print results from the store: the per-setting summary, or run summaries",
@@ -32,6 +36,10 @@ THV-UCB against the best baseline of each (setting, geometry), paired by seed:
 
 thv show runs FILTER prints one TSV line per up-to-date run task whose ID
 contains FILTER (e.g. d3/concave/THV-UCB/eta=0.01), with all its metrics.
+With --trajectory it prints each one's trajectory instead, HV(S_t) per
+round: the one the store keeps (a run a figure draws), else computed
+again by the run stage from the run's parameters and its inputs in the
+store (outputs.trajectories, docs/pipeline.md).
 
 thv show outputs FILTER prints one TSV line per output of each up-to-date
 task whose ID contains FILTER, of any kind: its name, its digest in the
@@ -41,6 +49,7 @@ All read what thv repro computed with the same protocol: the summary, η*
 and the tests are the outputs of its summarize tasks, not recomputed.`,
 		Example: `  thv show
   thv show runs d2/clusters/THV-UCB/eta=0.01/
+  thv show runs d2/clusters/THV-UCB/eta=0.01/seed=0 --trajectory
   thv show outputs summarize/d2`,
 		Args: cobra.RangeArgs(0, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -63,6 +72,9 @@ and the tests are the outputs of its summarize tasks, not recomputed.`,
 			case what == "summary" && len(args) <= 1:
 				return printSummary(cmd.OutOrStdout(), proj.Project, rep)
 			case what == "runs" && len(args) == 2:
+				if trajectory {
+					return printRunTrajectories(cmd.Context(), cmd.OutOrStdout(), proj.Project, rep, args[1])
+				}
 				return printRuns(cmd.OutOrStdout(), proj.Project, rep, args[1])
 			case what == "eta" && len(args) == 1:
 				return printEta(cmd.OutOrStdout(), proj.Project, rep)
@@ -75,6 +87,7 @@ and the tests are the outputs of its summarize tasks, not recomputed.`,
 		},
 	}
 	pf.register(cmd)
+	cmd.Flags().BoolVar(&trajectory, "trajectory", false, "with runs FILTER: print each run's trajectory (HV(S_t) per round), computed again if the store does not keep it")
 	return cmd
 }
 
@@ -215,7 +228,7 @@ func printRuns(w io.Writer, proj *protocol.Project, rep *pipeline.Report, filter
 	fmt.Fprintf(w, "task\t%s\n", strings.Join(formats.SummaryColumns, "\t"))
 	n := 0
 	for _, r := range rep.Results {
-		if r.Task.Kind != runstage.Kind || !strings.Contains(r.Task.ID, filter) || r.Status != pipeline.Cached {
+		if !shownRun(r, filter) {
 			continue
 		}
 		d, ok := r.Outputs.Get(string(runstage.Summary))
@@ -236,9 +249,105 @@ func printRuns(w io.Writer, proj *protocol.Project, rep *pipeline.Report, filter
 		n++
 	}
 	if n == 0 {
-		return fmt.Errorf("no up-to-date run matches %q (run thv repro first; IDs look like run/d3/concave/THV-UCB/eta=0.01/seed=0)", filter)
+		return noRunMatches(filter)
 	}
 	return nil
+}
+
+// shownRun reports whether thv show runs FILTER shows r: an up-to-date run
+// task whose ID contains filter, and not the twin of a run that keeps its
+// trajectory for a figure (protocol.FigureRunID), whose summary is its
+// run's.
+func shownRun(r *pipeline.Result, filter string) bool {
+	return r.Task.Kind == runstage.Kind && strings.Contains(r.Task.ID, filter) && r.Status == pipeline.Cached &&
+		!strings.HasSuffix(r.Task.ID, figureRunSuffix)
+}
+
+// figureRunSuffix ends the ID of a figure's run (protocol.FigureRunID).
+var figureRunSuffix = strings.TrimPrefix(protocol.FigureRunID("", "", "", 0, 0), protocol.RunID("", "", "", 0, 0))
+
+func noRunMatches(filter string) error {
+	return fmt.Errorf("no up-to-date run matches %q (run thv repro first; IDs look like run/d3/concave/THV-UCB/eta=0.01/seed=0)", filter)
+}
+
+// printRunTrajectories prints, for each run thv show runs FILTER shows,
+// a line "# <task>" and its trajectory (printTrajectory): the one the store
+// keeps for it or for its figure's twin, else computed again by the run
+// stage (runstage.Run, the code of the run's task) from its parameters,
+// asking for the trajectory, and its inputs read from the store.
+func printRunTrajectories(ctx context.Context, w io.Writer, proj *protocol.Project, rep *pipeline.Report, filter string) error {
+	byID := map[string]*pipeline.Result{}
+	for _, r := range rep.Results {
+		byID[r.Task.ID] = r
+	}
+	n := 0
+	for _, r := range rep.Results {
+		if !shownRun(r, filter) {
+			continue
+		}
+		b, err := runTrajectory(ctx, proj, r, byID[r.Task.ID+figureRunSuffix])
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.Task.ID, err)
+		}
+		hv, err := formats.DecodeTrajectory(b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.Task.ID, err)
+		}
+		fmt.Fprintf(w, "# %s\n", r.Task.ID)
+		if err := printTrajectory(w, hv); err != nil {
+			return err
+		}
+		n++
+	}
+	if n == 0 {
+		return noRunMatches(filter)
+	}
+	return nil
+}
+
+// runTrajectory returns the trajectory of run r (Parquet, as the run stage
+// writes it): its stored output, or its figure twin's, else recomputed.
+func runTrajectory(ctx context.Context, proj *protocol.Project, r, twin *pipeline.Result) ([]byte, error) {
+	for _, x := range []*pipeline.Result{r, twin} {
+		if x == nil || x.Status != pipeline.Cached {
+			continue
+		}
+		if d, ok := x.Outputs.Get(string(runstage.Trajectory)); ok {
+			return proj.Store.Get(d)
+		}
+	}
+	raw, err := json.Marshal(r.Task.Params)
+	if err != nil {
+		return nil, err
+	}
+	var params runstage.Params
+	if err := json.Unmarshal(raw, &params); err != nil {
+		return nil, fmt.Errorf("its parameters: %w", err)
+	}
+	params.Trajectory = true
+	asked, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	rec, ok := proj.Lock.Record(r.Task.ID)
+	if !ok {
+		return nil, fmt.Errorf("not in %s: run thv repro first", proj.LockPath)
+	}
+	in := map[string][]byte{}
+	for role, digest := range rec.InputDigests() {
+		d, err := artifacts.ParseDigest(digest)
+		if err != nil {
+			return nil, fmt.Errorf("input %s: %w", role, err)
+		}
+		if in[role], err = proj.Store.Get(d); err != nil {
+			return nil, fmt.Errorf("input %s: %w (run thv repro to recompute it)", role, err)
+		}
+	}
+	out, err := runstage.Run(ctx, asked, in)
+	if err != nil {
+		return nil, err
+	}
+	return out[string(runstage.Trajectory)], nil
 }
 
 // printOutputs prints the outputs of the up-to-date tasks whose ID

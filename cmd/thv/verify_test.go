@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"thv/artifacts"
+	"thv/artifacts/damage"
 )
 
 // thvFails runs the binary on the tiny protocol, expects it to fail, and
@@ -68,10 +71,15 @@ func TestVerify(t *testing.T) {
 	os.WriteFile(lockPath, orig, 0o644)
 
 	// A flipped byte in one object: the store check names the task.
-	d := lockOutput(t, orig, task, "trajectory")
-	flipByte(t, filepath.Join(dir, ".thv", "objects", d[7:9], d[7:]))
+	d := lockOutput(t, orig, task, "summary")
+	st, err := artifacts.Open(filepath.Join(dir, ".thv"), artifacts.Existing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dig, _ := artifacts.ParseDigest(d)
+	damage.Flip(t, st, dig)
 	out = thvFails(t, bin, dir, "verify", "--sample", "1")
-	if !strings.Contains(out, "DAMAGED "+task+": output trajectory") || !strings.Contains(out, "the store failed its check") {
+	if !strings.Contains(out, "DAMAGED "+task+": output summary") || !strings.Contains(out, "the store failed its check") {
 		t.Fatalf("verify with a flipped byte:\n%s", out)
 	}
 	// The damage was moved aside: the lock is no longer current until a

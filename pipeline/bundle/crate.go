@@ -64,6 +64,7 @@ type crate struct {
 	imageDigest string
 	kinds       []string
 	byKind      map[string][]*pipeline.Record
+	records     []*pipeline.Record          // bundledRecords
 	producer    map[artifacts.Digest]string // object → first "task/output" that made it
 }
 
@@ -73,8 +74,8 @@ func newCrate(p *pipeline.Project, status *pipeline.Report, st *storeContents, i
 	for _, it := range items {
 		c.items[it.path] = it
 	}
-	for _, r := range status.Results {
-		rec, _ := p.Lock.Record(r.Task.ID)
+	c.records = bundledRecords(p, status)
+	for _, rec := range c.records {
 		if _, ok := c.byKind[rec.Kind]; !ok {
 			c.kinds = append(c.kinds, rec.Kind)
 		}
@@ -91,10 +92,7 @@ func newCrate(p *pipeline.Project, status *pipeline.Report, st *storeContents, i
 func sortedKeys[V any](m map[string]V) []string { return sortedPaths(m) }
 
 // objectPath is the bundle path of a store object.
-func (c *crate) objectPath(d artifacts.Digest) string {
-	h := d.Hex()
-	return StoreDir + "/objects/" + h[:2] + "/" + h
-}
+func (c *crate) objectPath(d artifacts.Digest) string { return objectBundlePath(d) }
 
 // encode returns ro-crate-metadata.json and ro-crate-preview.html.
 func (c *crate) encode() (metadata, preview []byte, err error) {
@@ -140,7 +138,7 @@ func (c *crate) encode() (metadata, preview []byte, err error) {
 	}
 	root := entity{"@id": "./", "@type": "Dataset",
 		"name":        fmt.Sprintf("%s reproduction bundle: %s, profile %s", c.opt.Tool.Name, c.opt.Protocol.Path, c.opt.Profile),
-		"description": fmt.Sprintf("Everything needed to check this run bit for bit: the protocol (%s, profile %s), the lock (%s: every task's key, parameters, inputs and outputs), the results, a store (store/) with every artifact the lock's %d tasks output and their index entries, the source of the module (source/), and a SHA256SUMS manifest. %s%s", c.opt.Protocol.Path, c.opt.Profile, c.opt.LockName, len(c.status.Results), image, check),
+		"description": fmt.Sprintf("Everything needed to check this run bit for bit: the protocol (%s, profile %s), the lock (%s: every task's key, parameters, inputs and outputs), the results, a store (store/) with every artifact the lock's %d tasks output and their index entries, the source of the module (source/), and a SHA256SUMS manifest. %s%s", c.opt.Protocol.Path, c.opt.Profile, c.opt.LockName, len(c.records), image, check),
 		"conformsTo":  refs([]string{processRun, workflowRun, provenanceRun, workflowCrate}),
 		"mainEntity":  ref(protocol),
 		"hasPart":     refs(parts),

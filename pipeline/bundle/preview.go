@@ -57,7 +57,7 @@ func (c *crate) preview() ([]byte, error) {
 <table>
 <tr><th>kind</th><th>tasks</th></tr>
 `, e(fileID(c.opt.Protocol.Path)), e(c.opt.Protocol.Path), e(c.opt.Profile), e(fileID(c.opt.LockName)), e(c.opt.LockName),
-		e(c.opt.Tool.Name), e(c.opt.Tool.Version), e(c.opt.Tool.GoVersion), image, c.st.objects, len(c.status.Results))
+		e(c.opt.Tool.Name), e(c.opt.Tool.Version), e(c.opt.Tool.GoVersion), image, c.st.objects, len(c.records))
 	for _, k := range c.kinds {
 		fmt.Fprintf(&b, "<tr><td>%s</td><td>%d</td></tr>\n", e(k), len(c.byKind[k]))
 	}

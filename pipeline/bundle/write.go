@@ -314,11 +314,7 @@ const storeVersion = StoreDir + "/VERSION"
 func storeFiles(p *pipeline.Project, status *pipeline.Report) []storeFile {
 	var out []storeFile
 	seen := map[artifacts.Digest]bool{}
-	for _, r := range status.Results {
-		rec, ok := p.Lock.Record(r.Task.ID)
-		if !ok {
-			continue // Current refuses such a lock before a bundle is written
-		}
+	for _, rec := range bundledRecords(p, status) {
 		for _, o := range rec.Outputs { // sorted by name, as an index entry's
 			if seen[o.Digest] {
 				continue
@@ -332,23 +328,50 @@ func storeFiles(p *pipeline.Project, status *pipeline.Report) []storeFile {
 	return out
 }
 
-// objectBundlePath is the bundle path of a store object.
+// bundledRecords is the lock's records a bundle of p's lock describes (its
+// store's files, its crate): the records of status's tasks, in its order
+// (a task the lock does not record is skipped: Current refuses such a
+// lock before a bundle is written). If a dispute between the lock and the
+// store's index left tasks waiting, an expansion downstream of it did not
+// run and the tasks it adds (the runs a figure draws) are not in status:
+// the lock's other records follow then, in its order. Such a bundle is
+// rejected for the dispute, once its files are found to be its lock's.
+func bundledRecords(p *pipeline.Project, status *pipeline.Report) []*pipeline.Record {
+	var out []*pipeline.Record
+	in := map[string]bool{}
+	for _, r := range status.Results {
+		if rec, ok := p.Lock.Record(r.Task.ID); ok {
+			out = append(out, rec)
+			in[rec.ID] = true
+		}
+	}
+	if len(status.Disputes) > 0 {
+		for i := range p.Lock.Tasks {
+			if rec := &p.Lock.Tasks[i]; !in[rec.ID] {
+				out = append(out, rec)
+			}
+		}
+	}
+	return out
+}
+
+// objectBundlePath is the bundle path of a store object: the store in a
+// bundle is of loose files.
 func objectBundlePath(d artifacts.Digest) string {
 	h := d.Hex()
 	return StoreDir + "/objects/" + h[:2] + "/" + h
 }
 
-// addStore adds the store's VERSION, every output object of the lock's
-// tasks (read through Store.Get, which verifies it) and each task's index
-// entry, after checking that each entry is the lock's record.
+// addStore adds a store of loose files (the layout any thv reads, and
+// DuckDB, pandas or Arrow read file by file), whatever the layout of the
+// project's store: its VERSION (artifacts.LooseLayoutVersion), every
+// output object of the lock's tasks (read through Store.Get, which
+// verifies it, wherever it lies) and each task's index entry (its exact
+// bytes, artifacts.EncodeEntry), after checking that each entry is the
+// lock's record.
 func (b *builder) addStore(p *pipeline.Project, status *pipeline.Report) (*storeContents, error) {
 	st := &storeContents{size: map[artifacts.Digest]int64{}, format: map[artifacts.Digest]string{}}
-	root := p.Store.Root()
-	version, err := os.ReadFile(filepath.Join(root, "VERSION"))
-	if err != nil {
-		return nil, err
-	}
-	if err := b.addData(storeVersion, version, 0o644); err != nil {
+	if err := b.addData(storeVersion, []byte(artifacts.LooseLayoutVersion+"\n"), 0o644); err != nil {
 		return nil, err
 	}
 	entries := map[string]artifacts.Entry{}
@@ -373,8 +396,7 @@ func (b *builder) addStore(p *pipeline.Project, status *pipeline.Report) (*store
 	}
 	for _, f := range storeFiles(p, status) {
 		if !f.object {
-			h := f.key.Hex()
-			data, err := os.ReadFile(filepath.Join(root, "index", h[:2], h+".json"))
+			data, err := artifacts.EncodeEntry(entries[f.task])
 			if err != nil {
 				return nil, err
 			}
@@ -385,7 +407,7 @@ func (b *builder) addStore(p *pipeline.Project, status *pipeline.Report) (*store
 		}
 		o, _ := entries[f.task].Output(f.output)
 		st.size[f.digest] = o.Size
-		st.format[f.digest] = sniff(p.Store.ObjectPath(f.digest), f.output)
+		st.format[f.digest] = sniffObject(p.Store, f.digest, f.output)
 		d := f.digest
 		b.items = append(b.items, &item{
 			path: f.path, size: o.Size, sum: d, mode: 0o444,
@@ -396,14 +418,30 @@ func (b *builder) addStore(p *pipeline.Project, status *pipeline.Report) (*store
 	return st, nil
 }
 
+// sniffObject is sniff of object d of store s: its loose file's first
+// bytes, or a packed object's bytes (objects under a megabyte).
+func sniffObject(s *artifacts.Store, d artifacts.Digest, name string) string {
+	if loc, ok := s.Locate(d); ok && loc.Packed {
+		data, _ := s.Get(d)
+		return sniffHead(data, name)
+	}
+	return sniff(s.ObjectPath(d), name)
+}
+
 // sniff names the media type of an object from its first bytes (or, for
 // text, its output name).
 func sniff(file, name string) string {
 	var head [8]byte
+	n := 0
 	if f, err := os.Open(file); err == nil {
-		io.ReadFull(f, head[:])
+		n, _ = io.ReadFull(f, head[:])
 		f.Close()
 	}
+	return sniffHead(head[:n], name)
+}
+
+// sniffHead is sniff of an object that begins with head.
+func sniffHead(head []byte, name string) string {
 	switch {
 	case bytes.HasPrefix(head[:], []byte("PAR1")):
 		return "application/vnd.apache.parquet"

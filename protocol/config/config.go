@@ -81,6 +81,9 @@ type Config struct {
 	} `mapstructure:"figures"`
 	Outputs struct {
 		Results string `mapstructure:"results"`
+		// Trajectories is which runs keep their per-round trajectory:
+		// TrajectoriesFigures (the default), or TrajectoriesAll.
+		Trajectories string `mapstructure:"trajectories"`
 	} `mapstructure:"outputs"`
 	// Readings is the readings sweep (thv readings): the paper's open
 	// readings, each run as its own protocol. It enters no key.
@@ -94,6 +97,20 @@ type Config struct {
 
 	byName map[string]AlgoConfig
 }
+
+// The values of outputs.trajectories: which runs keep their per-round
+// trajectory (HV(S_t) for t = 1..T), which only figures read.
+const (
+	// TrajectoriesFigures: only the runs a figure draws, each a task of its
+	// own (FigureRunID) beside the run whose summary the statistics read.
+	TrajectoriesFigures = "figures"
+	// TrajectoriesAll: every run, as it runs (the figures read those).
+	TrajectoriesAll = "all"
+)
+
+// TrajectoryRules lists the values of outputs.trajectories, the default
+// first.
+var TrajectoryRules = []string{TrajectoriesFigures, TrajectoriesAll}
 
 // The readings of instances.mode.
 const (

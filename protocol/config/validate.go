@@ -97,6 +97,7 @@ func (c *Config) normalize() error {
 		{"eta_scale", &c.EtaScale, algos.EtaScales},
 		{"metrics.regret_rounds", &c.Metrics.RegretRounds, algos.RegretRoundRules},
 		{"metrics.benchmark_d3", &c.Metrics.BenchmarkD3, algos.BenchmarkRules},
+		{"outputs.trajectories", &c.Outputs.Trajectories, TrajectoryRules},
 	} {
 		switch {
 		case *r.value == "":

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"thv/artifacts/damage"
 	"thv/pipeline"
 	"thv/protocol"
 	"thv/protocol/config"
@@ -89,9 +90,7 @@ func TestExportAfterWorkRereadsResults(t *testing.T) {
 	for _, r := range repro(t, before, pipeline.Options{}).Results {
 		if r.Task.ID == "figures/d2" {
 			pdf, _ := r.Outputs.Get("d2.pdf")
-			if err := os.Remove(before.Store.ObjectPath(pdf)); err != nil {
-				t.Fatal(err)
-			}
+			damage.Remove(t, before.Store, pdf)
 		}
 	}
 	p := tinyEarly(t, dir)

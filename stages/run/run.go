@@ -58,6 +58,9 @@ type Params struct {
 	RegretRounds string `json:"regret_rounds,omitempty"`
 	BenchmarkD3  string `json:"benchmark_d3,omitempty"`
 	EtaScale     string `json:"eta_scale,omitempty"`
+	// Trajectory keeps the run's per-round trajectory as an output; only
+	// the runs a figure draws need it (it is most of a run's bytes).
+	Trajectory bool `json:"trajectory,omitempty"`
 }
 
 // The decoded inputs of earlier tasks of this process, and the volumes
@@ -69,7 +72,8 @@ var (
 )
 
 // Run simulates one run on input InstanceRole against input
-// BenchmarkRole: outputs Summary and Trajectory.
+// BenchmarkRole: outputs Summary and, if its parameters ask for it,
+// Trajectory.
 func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, error) {
 	p, err := stage.Start[Params](ctx, params)
 	if err != nil {
@@ -95,10 +99,6 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 	if err != nil {
 		return nil, err
 	}
-	traj, err := formats.EncodeTrajectory(tr.HV)
-	if err != nil {
-		return nil, err
-	}
 	sum, err := formats.EncodeSummaries([]formats.Summary{{
 		Algo: p.Algo, Eta: p.Eta, Seed: p.Seed, Window: s.Window,
 		HVLast: s.HVLast, VStar: s.VStar, HVGreedy: s.HVGreedy, VAlpha: s.VAlpha,
@@ -107,5 +107,11 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 	if err != nil {
 		return nil, err
 	}
-	return stage.Outputs{string(Summary): sum, string(Trajectory): traj}, nil
+	out := stage.Outputs{string(Summary): sum}
+	if p.Trajectory {
+		if out[string(Trajectory)], err = formats.EncodeTrajectory(tr.HV); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -3,6 +3,8 @@ package run_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 	"testing"
 
 	_ "thv/algos/randomk" // registers RandomK
@@ -54,7 +56,7 @@ func TestInstanceBenchmarkRun(t *testing.T) {
 		t.Fatalf("benchmark %+v", bm)
 	}
 
-	rp := run.Params{Algo: "RandomK", K: 3, T: 50, Sigma: 0.05, Seed: 1, MinPulls: 1, Window: 10}
+	rp := run.Params{Algo: "RandomK", K: 3, T: 50, Sigma: 0.05, Seed: 1, MinPulls: 1, Window: 10, Trajectory: true}
 	out := runKind(t, run.Run, rp, stage.Inputs{"instance": inst["instance"], "benchmark": bench["benchmark"]})
 	s, err := formats.DecodeSummary(out["summary"])
 	if err != nil {
@@ -78,6 +80,12 @@ func TestInstanceBenchmarkRun(t *testing.T) {
 	again := runKind(t, run.Run, rp, stage.Inputs{"instance": inst["instance"], "benchmark": bench["benchmark"]})
 	if string(again["summary"]) != string(out["summary"]) || string(again["trajectory"]) != string(out["trajectory"]) {
 		t.Error("run is not deterministic")
+	}
+	// Without the trajectory asked for: the same summary, no trajectory.
+	rp.Trajectory = false
+	bare := runKind(t, run.Run, rp, stage.Inputs{"instance": inst["instance"], "benchmark": bench["benchmark"]})
+	if _, ok := bare["trajectory"]; ok || len(bare) != 1 || string(bare["summary"]) != string(out["summary"]) {
+		t.Errorf("a run without its trajectory: outputs %v", slices.Sorted(maps.Keys(bare)))
 	}
 }
 
