@@ -43,6 +43,7 @@ var ThirdPartyNames = map[string]string{
 	"github.com/aws/aws-sdk-go-v2/service/s3":        "s3",
 	"github.com/aws/aws-sdk-go-v2/service/s3/types":  "types",
 	"github.com/aws/smithy-go/transport/http":        "http",
+	"github.com/klauspost/compress/zstd":             "zstd",
 	"github.com/montanaflynn/stats":                  "stats",
 	"github.com/parquet-go/parquet-go":               "parquet",
 	"github.com/parquet-go/parquet-go/compress":      "compress",

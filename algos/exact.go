@@ -22,7 +22,7 @@ import (
 // too small for relative bounds (below 2⁻¹⁰⁰⁰). Otherwise a and b are in
 // the order of their exact values.
 func Near(a, b, ea, eb float64) bool {
-	return math.Abs(a-b) <= float64(ea+eb)*(1+0x1p-50)+0x1p-1000
+	return math.Abs(a-b) <= float64(float64(ea+eb)*(1+0x1p-50))+0x1p-1000
 }
 
 // ErrorBound bounds, relative to scale, the error of a value computed by

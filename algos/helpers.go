@@ -29,7 +29,7 @@ func TopKExact(scores []float64, rel, abs float64, slate []int, x ExactScores) {
 		}
 		es := float64(rel*math.Abs(s)) + abs
 		if n == k && s <= last {
-			if hi := s + es; hi+0x1p-50*math.Abs(hi) < lo1 {
+			if hi := s + es; hi+float64(0x1p-50*math.Abs(hi)) < lo1 {
 				continue
 			}
 		}
@@ -63,9 +63,9 @@ func TopKExact(scores []float64, rel, abs float64, slate []int, x ExactScores) {
 			last = scores[slate[k-1]]
 			lastErr = float64(rel*math.Abs(last)) + abs
 			b := last - lastErr
-			lo1 = b - 0x1p-50*math.Abs(b) - 0x1p-1000
+			lo1 = b - float64(0x1p-50*math.Abs(b)) - 0x1p-1000
 			b -= lastErr
-			lo = b - 0x1p-50*math.Abs(b) - 0x1p-1000
+			lo = b - float64(0x1p-50*math.Abs(b)) - 0x1p-1000
 		}
 	}
 }

@@ -1404,7 +1404,7 @@ func (o *SumOrder) before(i, j int) bool {
 // its exact value (d − 1 roundings, the first addition to +0 being exact).
 func (o *SumOrder) near(i, j int) bool {
 	rel := ErrorBound(len(o.Points[i]), 1)
-	return Near(o.Sums[i], o.Sums[j], rel*o.abs(i), rel*o.abs(j))
+	return Near(o.Sums[i], o.Sums[j], float64(rel*o.abs(i)), float64(rel*o.abs(j)))
 }
 
 func (o *SumOrder) abs(i int) float64 {

@@ -342,7 +342,7 @@ func (p *Policy) ruledOut(i int) bool {
 // best, of computed achievement bestV, in exact arithmetic: a larger
 // achievement, or an equal one and a lower index.
 func (p *Policy) beats(i int, v float64, best int, bestV float64) bool {
-	if algos.Near(v, bestV, achievementError*math.Abs(v)+p.floor, achievementError*math.Abs(bestV)+p.floor) {
+	if algos.Near(v, bestV, float64(achievementError*math.Abs(v))+p.floor, float64(achievementError*math.Abs(bestV))+p.floor) {
 		c := p.CompareExact(i, best)
 		return c > 0 || c == 0 && i < best
 	}

@@ -472,7 +472,7 @@ func (p *Policy) pickCrowded(arms []int, dist []float64, out []int) {
 // roundings); then the exact distances do.
 func (p *Policy) crowdedBefore(arms []int, dist []float64, c, b int) bool {
 	x, y := dist[c], dist[b]
-	if x == y || !math.IsInf(x, 1) && !math.IsInf(y, 1) && algos.Near(x, y, crowdError(p.d)*x, crowdError(p.d)*y) {
+	if x == y || !math.IsInf(x, 1) && !math.IsInf(y, 1) && algos.Near(x, y, float64(crowdError(p.d)*x), float64(crowdError(p.d)*y)) {
 		cmp := 0
 		if x != y || !math.IsInf(x, 1) {
 			cmp = p.exactCrowding(arms, c, &p.ra).Cmp(p.exactCrowding(arms, b, &p.rb))
