@@ -63,7 +63,7 @@ quick: $(BIN)
 	./$(BIN) repro --profile quick -j $(JOBS)
 
 test: vet fmt-check
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 25m ./...
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

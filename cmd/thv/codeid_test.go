@@ -169,7 +169,7 @@ func TestRebuiltParetoUCBDivRerunsItsUsers(t *testing.T) {
 	before := lockKeys(t, lock)
 
 	// Its first pick is the smallest Σ U, not the largest.
-	changed := editedThv(t, "algos/paretoucb/paretoucb.go", "p.sum[i] > p.sum[layer[best]] ||", "p.sum[i] < p.sum[layer[best]] ||")
+	changed := editedThv(t, "algos/paretoucb/paretoucb.go", "p.order.Before(i, layer[best])", "p.order.Before(layer[best], i)")
 	reproParams(t, changed, dir, params)
 	after := lockKeys(t, lock)
 	divDownstream := 0

@@ -84,10 +84,11 @@ func TestSweep(t *testing.T) {
 		t.Fatalf("executed %v\n%s", ex, log)
 	}
 	// Another δ reruns, on each instance, THV-UCB's runs (2 geometries ×
-	// 2 η × 2 seeds) and what reads them: 2 selects, 2 collects, the
-	// summarize, the figures, the tables and compare.
+	// 2 η × 2 seeds) and what reads them: the runs its figure draws (2
+	// geometries × 2 seeds, each keeping its trajectory), 2 selects, 2
+	// collects, the summarize, the figures, the tables and compare.
 	for _, label := range []string{"delta-0.5, instance seed 0 (1/2)", "delta-0.5, instance seed 1 (2/2)"} {
-		if n := ex[label]; n < 8 || n > 8+2+2+4 {
+		if n := ex[label]; n < 8 || n > 8+4+2+2+4 {
 			t.Errorf("%s executed %d tasks, want THV-UCB's 8 runs and what reads them\n%s", label, n, log)
 		}
 	}
