@@ -712,7 +712,7 @@ func TestReadOnlyCommandsCreateNothing(t *testing.T) {
 	}
 }
 
-// TestGCDuringRepro is issue #12's fourth reproduction: gc started while a
+// TestGCDuringRepro: gc started while a
 // repro runs must not delete what the run needs. Every gc during the run is
 // refused; the run completes with the lock of an undisturbed run; a gc
 // afterwards works.
