@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	pathpkg "path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -104,7 +105,8 @@ func rowPackages(r archRow, pkgs map[string]*archPackage) (found []*archPackage,
 		if name == "thv" {
 			path = "thv"
 		}
-		if prefix, ok := strings.CutSuffix(path, "/<"+strings.TrimSuffix(filepath.Base(name)[1:], ">")+">"); ok && strings.HasPrefix(filepath.Base(name), "<") {
+		if base := pathpkg.Base(path); strings.HasPrefix(base, "<") && strings.HasSuffix(base, ">") {
+			prefix := pathpkg.Dir(path)
 			n := 0
 			for _, p := range pkgs {
 				rest, ok := strings.CutPrefix(p.ImportPath, prefix+"/")
@@ -147,9 +149,7 @@ func TestArchitectureNamesEveryPackage(t *testing.T) {
 		var files []string
 		for _, p := range found {
 			named[p.ImportPath] = true
-			for _, f := range slices.Concat(p.GoFiles, p.IgnoredGoFiles, p.TestGoFiles, p.XTestGoFiles) {
-				files = append(files, f)
-			}
+			files = append(files, slices.Concat(p.GoFiles, p.IgnoredGoFiles, p.TestGoFiles, p.XTestGoFiles)...)
 			for _, imp := range p.Imports {
 				imported[imp] = true
 			}
