@@ -11,7 +11,7 @@ import (
 // TestGreedyBenchmarkHasNoTies: on the paper's d = 2, 3 settings over the
 // readings' 20 instance seeds, no step of the greedy benchmark G* has two
 // arms of equal marginal gain, so how G* breaks ties (an open point of
-// issue 24) cannot change HV(G*) there. The smallest relative gap between
+// the paper, docs/fidelity.md) cannot change HV(G*) there. The smallest relative gap between
 // the best and second-best gain is about 2.4e-5 (d = 2 concave, seed 15).
 func TestGreedyBenchmarkHasNoTies(t *testing.T) {
 	for _, s := range []struct{ d, n, k int }{{2, 36, 3}, {3, 60, 4}} {

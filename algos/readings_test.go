@@ -13,7 +13,7 @@ import (
 	"thv/envs"
 )
 
-// The readings of issue 24 (docs/fidelity.md), each checked against an
+// The readings of the paper's open points (docs/fidelity.md), each checked against an
 // independent computation of what it says.
 
 func runSpec(t *testing.T, d, n, k int) (algos.RunSpec, algos.Benchmarks) {

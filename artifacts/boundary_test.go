@@ -77,7 +77,7 @@ func TestOpenRefusesForeignDirectory(t *testing.T) {
 			writeFile(t, filepath.Join(dir, "tmp", tempName("VERSION")), "thv-st")
 		}, ""},
 		{"a document", func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, "draft.txt"), "mine") }, "draft.txt"},
-		{"tmp/draft.txt (issue 12)", func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, "tmp", "draft.txt"), "mine") }, "tmp/draft.txt"},
+		{"tmp/draft.txt", func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, "tmp", "draft.txt"), "mine") }, "tmp/draft.txt"},
 		{"hidden file", func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, ".keep"), "") }, ".keep"},
 		{"objects without VERSION", func(t *testing.T, dir string) {
 			writeFile(t, filepath.Join(dir, "objects", hexName[:2], hexName), "x")

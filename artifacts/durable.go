@@ -11,7 +11,7 @@ import (
 	"sync"
 )
 
-// Durability from verification (issue 21). A store opened with Create
+// Durability from verification. A store opened with Create
 // writes its objects and index entries atomically (temp file, rename) but
 // does not fsync each of them: durability comes from a barrier, Sync
 // (syncfs(2) of the store's file system), which the pipeline calls before

@@ -143,7 +143,7 @@ func withSharedLockWait(t *testing.T, d time.Duration) {
 	t.Cleanup(func() { sharedLockWait = old })
 }
 
-// TestGCWhileReproHoldsTheStore is issue 12's reproduction 4: a pass (a
+// TestGCWhileReproHoldsTheStore: a pass (a
 // separate process holding the store shared) has written objects and an
 // entry that no keep set of the gc covers. GC must refuse, remove nothing
 // and say why; once the pass is over, GC works.

@@ -19,7 +19,7 @@ import (
 	"thv/pipeline/codeid"
 )
 
-// The tests of durability from verification (issue 21, durable.go): a
+// The tests of durability from verification (durable.go): a
 // store opened Create does not fsync its writes one by one; a barrier
 // before the lock is written and sealed, and at the end of a pass, makes
 // them durable. A simulated power cut (artifacts.FaultFS) damages what was

@@ -13,9 +13,8 @@ import (
 )
 
 // TestImportOutputsFromHostileScratch: a worker's scratch store arranged
-// against the host (the attack of issue 19: corrupt/ a link to a host
-// directory and a corrupted object, so that quarantine would move the
-// worker's files there) makes ImportOutputs fail with an error naming the
+// against the host (corrupt/ a link to a host directory and a corrupted
+// object, so that quarantine would move the worker's files there) makes ImportOutputs fail with an error naming the
 // file, and nothing outside the scratch store, nor in it, is created,
 // moved or removed; the project store gets neither the object nor the
 // entry. A link to a host file whose bytes verify is refused too.

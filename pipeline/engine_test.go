@@ -726,7 +726,7 @@ func TestDependencyOutsideThePlan(t *testing.T) {
 }
 
 // TestLockIsCheckedAgainstTheStore: a lock edited to give a task another
-// existing object (the swap of issue #12) is not trusted, and neither is
+// existing object (two tasks' digests swapped) is not trusted, and neither is
 // the store: the two disputed tasks are re-executed and the computation
 // decides (here for the index), the disputes are reported by task ID,
 // downstream tasks read the right input, and the lock is corrected from the

@@ -47,7 +47,7 @@ func (e *env) unseal() {
 	}
 }
 
-// TestLaunderedIndexIsUndone is issue 19's third forgery: whoever can
+// TestLaunderedIndexIsUndone: a forgery of a verification. Whoever can
 // write the store's index points a task's entry at another task's (valid)
 // objects. The next repro does not take the store's word: the lock and the
 // index disagree, the task is re-executed, the computation sides with the
@@ -81,7 +81,7 @@ func TestLaunderedIndexIsUndone(t *testing.T) {
 	}
 }
 
-// TestVerifyHonoursNoSeal is issue 19's second forgery: the lock edited
+// TestVerifyHonoursNoSeal: a forgery of a verification, the lock edited
 // and a seal added for the edited bytes (its key is a plain hash anyone
 // can compute). A repro on this machine trusts its seals (they are its
 // own checks), but Verify reads every record from the index, finds the
@@ -153,7 +153,7 @@ func TestSealLapsesOnQuarantine(t *testing.T) {
 // reports the honest digests ("objects").
 const liarEnv = "THV_PIPELINE_TEST_LIAR"
 
-// TestWorkerReportsAreChecked is issue 19's sixth forgery: a worker's
+// TestWorkerReportsAreChecked: a forgery of a verification, a worker's
 // printed digests are claims. With every executor but the in-process one,
 // the host reads back the index entry the worker stored and re-hashes its
 // objects: in a repro, and in a verify (whose worker writes a scratch

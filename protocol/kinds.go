@@ -23,7 +23,7 @@ import (
 
 // kindList is the paper's stage kinds: their names, functions and what
 // each declares it reads and writes. The code a kind runs is derived from
-// the package that defines its Run function.
+// its Run function: the declarations Run can reach.
 var kindList = []pipeline.Kind{
 	kind(instance.Kind, instance.Run, instance.Declared),
 	kind(benchmark.Kind, benchmark.Run, benchmark.Declared),
@@ -61,8 +61,8 @@ func Declared(name string) (stage.Declaration, bool) {
 }
 
 // Kinds returns the stage kinds of the paper's pipeline with the code
-// identity of this binary: each kind's code is the import closure of the
-// package that defines its Run function (derived, never listed), computed
+// identity of this binary: each kind's code is the declarations its Run
+// function can reach (derived, never listed: pipeline/codeid), computed
 // from the sources embedded in the binary.
 func Kinds() (*pipeline.Kinds, error) { return binaryKinds() }
 

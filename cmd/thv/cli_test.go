@@ -72,6 +72,7 @@ func TestRunJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var withTraj struct {
+		HVWindow   int       `json:"hv_window"`
 		HVLast     float64   `json:"hv_last"`
 		Trajectory []float64 `json:"trajectory"`
 	}
@@ -82,8 +83,8 @@ func TestRunJSON(t *testing.T) {
 	for _, h := range withTraj.Trajectory[300:] {
 		sum += h
 	}
-	if withTraj.HVLast != last || math.Abs(sum/100-last) > 1e-12 {
-		t.Errorf("the trajectory's last 100 rounds average %v, HV_last100 %v", sum/100, last)
+	if withTraj.HVWindow != 100 || withTraj.HVLast != last || math.Abs(sum/100-last) > 1e-12 {
+		t.Errorf("the trajectory's last 100 rounds average %v, hv_last %v over hv_window %d (without --trajectory: hv_last %v)", sum/100, withTraj.HVLast, withTraj.HVWindow, last)
 	}
 }
 
@@ -712,7 +713,7 @@ func TestReadOnlyCommandsCreateNothing(t *testing.T) {
 	}
 }
 
-// TestGCDuringRepro is issue #12's fourth reproduction: gc started while a
+// TestGCDuringRepro: gc started while a
 // repro runs must not delete what the run needs. Every gc during the run is
 // refused; the run completes with the lock of an undisturbed run; a gc
 // afterwards works.

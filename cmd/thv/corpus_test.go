@@ -23,7 +23,7 @@ import (
 	"thv/pipeline/bundle"
 )
 
-// The forgery corpus of issue 38: what a reader sees around the
+// The forgery corpus of what a reader sees around the
 // computation, and inputs that exhaust memory or block. Each case is built
 // here from the tiny project's honest bundle (or a file:// remote it
 // published), runs thv as a process under a time limit, and must fail
@@ -32,7 +32,7 @@ import (
 // wait4's rusage) within the targets — verify-bundle 1 GiB, a remote
 // reader 256 MiB.
 
-// The targets of issue 38 on peak memory.
+// The ceilings on peak memory the corpus holds thv to.
 const (
 	verifyRSSLimit = 1 << 30
 	remoteRSSLimit = 256 << 20
@@ -138,7 +138,7 @@ func setEntry(t *testing.T, es []tarEntry, name string, data []byte) []tarEntry 
 	return nil
 }
 
-// TestForgedBundleCorpus: every class of issue 38 against verify-bundle.
+// TestForgedBundleCorpus: every class of the corpus against verify-bundle.
 func TestForgedBundleCorpus(t *testing.T) {
 	bin, honest := tinyBundle(t)
 	hugeCrate := func() []byte {

@@ -27,7 +27,7 @@ import (
 	"thv/protocol/export/report"
 )
 
-// The forgery corpus of issue 19: each forgery is built here, from the
+// The forgery corpus of verification: each forgery is built here, from the
 // tiny project's honest bundle or store, the way an attacker would (a few
 // edits, then SHA256SUMS and the crate's digests recomputed so that the
 // manifest agrees), and each must fail safely: a non-zero exit naming the

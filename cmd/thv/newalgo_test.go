@@ -74,7 +74,7 @@ func thvWithGreedySum(t *testing.T) string {
 	return buildThv(t, dir)
 }
 
-// TestAlgorithmIsItsPackageAndAnImport (issue 20): an algorithm that is
+// TestAlgorithmIsItsPackageAndAnImport: an algorithm that is
 // not in the paper, added as its package plus one import line, is listed
 // by thv algos after the paper's fourteen, runs through thv run (a real
 // run: finite metrics, other than RandomK's, the same for the same seed),

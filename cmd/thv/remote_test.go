@@ -66,7 +66,7 @@ func sameTree(t *testing.T, a, b string) {
 	}
 }
 
-// TestRemoteTwoClones is issue 22's acceptance: two clones sharing only an
+// TestRemoteTwoClones: the remote cache between two clones sharing only an
 // S3 server (a real one, on 127.0.0.1). A runs with --remote and
 // --sign-key; B, with an empty store and trusting A's public key, executes
 // nothing, and writes the same lock bytes and the same results/. A third

@@ -40,8 +40,9 @@ func newRunCommand() *cobra.Command {
 		Use:   "run --d D --geometry G --algo A [--eta E] --seed S",
 		Short: "Simulate one bandit run and print its metrics",
 		Long: `Simulate one run of one algorithm on one of the paper's instances (or on
-a CSV instance given with --instance) and print HV_last100, the benchmarks
-V* and HV(G*), and the regrets.
+a CSV instance given with --instance) and print hv_last (the mean HV over
+the last hv_window rounds of params.yaml), the benchmarks V* and HV(G*),
+and the regrets.
 
 n, k, T and sigma default to the paper's setting for d in params.yaml
 (embedded; --params to read another file); flags override them. A flag

@@ -27,7 +27,8 @@ func newShowCommand() *cobra.Command {
 		Use:   "show [summary | eta | tests | runs FILTER | outputs FILTER]",
 		Short: "Print results from the store: the per-setting summary, or run summaries",
 		Long: `thv show (or thv show summary) prints, for every setting, the mean and 95%
-confidence half-width (Student t, over seeds) of HV_last100 and of the
+confidence half-width (Student t, over seeds) of hv_last (the mean HV over
+the last hv_window rounds) and of the
 α-regret of every algorithm's final runs at η*, per geometry.
 
 thv show eta prints η* per algorithm, setting and geometry; thv show tests

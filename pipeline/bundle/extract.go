@@ -437,7 +437,7 @@ func (w *fileWriter) Write(p []byte) (int, error) {
 // sparseKind describes h if it is a sparse file in any of GNU tar's
 // formats, else returns "". archive/tar expands those transparently into
 // regular files of their declared size, so a few hundred bytes of archive
-// can declare gigabytes of holes (issue 19: 381 bytes wrote 2 GiB).
+// can declare gigabytes of holes (381 bytes can declare 2 GiB).
 func sparseKind(h *tar.Header) string {
 	if h.Typeflag == tar.TypeGNUSparse {
 		return "a sparse file (old GNU format, tar type 'S')"

@@ -88,10 +88,10 @@ func TestExtractRefusesSparseEntries(t *testing.T) {
 	}
 }
 
-// TestExtractRefusesTheAttackersSparseBundle is issue 19's: 381 bytes,
-// two PAX 1.0 sparse entries of 1 GiB each, listed in the manifest with
-// the SHA-256 of 1 GiB of zeros, wrote 2 GiB and passed. Now the first
-// entry is refused before a byte of it is written: on a 1 MiB file
+// TestExtractRefusesTheAttackersSparseBundle: a bundle of 381 bytes, two
+// PAX 1.0 sparse entries of 1 GiB each, listed in the manifest with the
+// SHA-256 of 1 GiB of zeros, which archive/tar would expand to 2 GiB. The
+// first entry is refused before a byte of it is written: on a 1 MiB file
 // system (as root), with every size limit lifted, it is still the sparse
 // entry that is refused, not the disk that fills.
 func TestExtractRefusesTheAttackersSparseBundle(t *testing.T) {

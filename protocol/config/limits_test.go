@@ -45,7 +45,7 @@ func TestProtocolLimits(t *testing.T) {
 		set  []string
 		want string // the whole error after "p.yaml (profile paper): "
 	}{
-		{name: "T 2^31-1 (issue 19)", yaml: tiny, set: []string{"settings.d3.T=2147483647"},
+		{name: "T 2^31-1", yaml: tiny, set: []string{"settings.d3.T=2147483647"},
 			want: "settings.d3.T = 2147483647: above the limit of 100000 on the horizon T (a run's time and memory grow with T; " + doc + "): give at most 100000"},
 		{name: "T one above", yaml: tiny, set: []string{"settings.d3.T=100001"},
 			want: "settings.d3.T = 100001: above the limit of 100000 on the horizon T (a run's time and memory grow with T; " + doc + "): give at most 100000"},
@@ -57,7 +57,7 @@ func TestProtocolLimits(t *testing.T) {
 			want: "settings.d3.k = 9: above the limit of 8 on the slate size k (the benchmark's search and each round's slate grow steeply with k; " + doc + "): give at most 8"},
 		{name: "sigma above", yaml: tiny, set: []string{"settings.d2.sigma=10.5"},
 			want: "settings.d2.sigma = 10.5: above the limit of 10 on the noise level σ (the means lie in [0, 1]; " + doc + "): give at most 10"},
-		{name: "seeds repeated (issue 19)", yaml: tiny, set: []string{"seeds=[0, 0]"},
+		{name: "seeds repeated", yaml: tiny, set: []string{"seeds=[0, 0]"},
 			want: "seeds[1] = 0: given twice (also seeds[0]): remove one"},
 		{name: "grid seeds repeated", yaml: with("grid_seeds: [0, 1]", "grid_seeds: [3, 1, 3]"),
 			want: "grid_seeds[2] = 3: given twice (also grid_seeds[0]): remove one"},

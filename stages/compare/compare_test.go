@@ -54,7 +54,7 @@ func TestParseReferenceErrorsNameTheLine(t *testing.T) {
 		{"bad geometry", cell("  - {setting: d2, geometry: flat, algorithm: THV-UCB, hv_last100: {value: 0.5, ci: 0.01}}"), `line 6: geometry "flat"`},
 		{"bad setting", cell("  - {setting: two, geometry: linear, algorithm: THV-UCB, hv_last100: {value: 0.5, ci: 0.01}}"), `line 6: setting "two"`},
 		{"negative ci", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: 0.5, ci: -1}}"), "reference line 6: cells[0].hv_last100.ci = -1: want a finite number ≥ 0 (the 95% CI's half-width)"},
-		// Non-finite numbers (issue 19): refused with the key path and the value.
+		// Non-finite numbers: refused with the key path and the value.
 		{"value .inf", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: .inf, ci: 0.01}}"), "reference line 6: cells[0].hv_last100.value = +Inf: want a finite number"},
 		{"value -.inf", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, final_regret: {value: -.inf, ci: 0.01}}"), "reference line 6: cells[0].final_regret.value = -Inf: want a finite number"},
 		{"value .nan", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: .nan, ci: 0.01}}"), "reference line 6: cells[0].hv_last100.value = NaN: want a finite number"},
