@@ -40,6 +40,10 @@ func (c *Config) Describe() (compare.Protocol, error) {
 	}
 	var p compare.Protocol
 	p.Differs = groupDifferences(differs, paper.Values(), c.Values())
+	for i, d := range p.Differs {
+		p.Differs[i].Ours = inheritedEtaScale(c, d.Key, d.Ours)
+		p.Differs[i].Paper = inheritedEtaScale(paper, d.Key, d.Paper)
+	}
 	if len(c.Seeds) != len(paper.Seeds) {
 		p.Seeds, p.PaperSeeds = len(c.Seeds), len(paper.Seeds)
 	}
@@ -73,6 +77,20 @@ func (c *Config) Describe() (compare.Protocol, error) {
 		}
 	}
 	return p, nil
+}
+
+// inheritedEtaScale words an algorithm's eta_scale that c leaves unset
+// (value "" or "absent") as the protocol's, which it inherits, so that a
+// difference never reads as an empty value.
+func inheritedEtaScale(c *Config, key, value string) string {
+	name, ok := strings.CutPrefix(key, "algorithms.")
+	if name, ok = strings.CutSuffix(name, ".eta_scale"); !ok || value != "" && value != "absent" {
+		return value
+	}
+	if _, found := c.Algorithm(name); !found {
+		return value
+	}
+	return c.EtaScale + " (the protocol's eta_scale)"
 }
 
 func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -72,6 +72,14 @@ func TestDescribe(t *testing.T) {
 	if d := describe(LoadOptions{ParamsFile: path}); d.Name() != "a modified protocol: algorithms.RandomK absent (paper present), settings.d4 absent (paper present)" || len(d.NotComparable) != 0 {
 		t.Errorf("a setting and an algorithm removed: %q %+v", d.Name(), d.NotComparable)
 	}
+	// An algorithm's eta_scale left unset is the protocol's, and says so.
+	src = strings.Replace(string(thv.DefaultParams), ", eta_scale: radius, params: {delta: 0, clip: 1}}", ", params: {delta: 0, clip: 1}}", 1)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d := describe(LoadOptions{ParamsFile: path}); d.Name() != "a modified protocol: algorithms.THV-UCB.eta_scale variance (the protocol's eta_scale) (paper radius)" {
+		t.Errorf("THV-UCB's eta_scale unset: %q", d.Name())
+	}
 	// The environment overrides the protocol, never the paper's.
 	t.Setenv("THV_SEEDS", "0")
 	if d := describe(LoadOptions{}); d.Name() != "a modified protocol: seeds 1 (paper 10)" {
