@@ -42,7 +42,7 @@ const (
 // elsewhere, both valid, different bytes. Gzip and Brotli decide by
 // floating-point estimates that the compiler fuses differently per CPU;
 // LZ4_RAW cannot be read back by parquet-go v0.32.0 (its decoder drops the
-// output when it reallocates). Measured in docs/performance.md.
+// output when it reallocates).
 var compression compress.Codec = &zstd.Codec{Level: zstd.SpeedFastest}
 
 // Encode writes t as a Parquet file, one required column per Table

@@ -26,7 +26,7 @@ type verifyFlags struct {
 }
 
 // defaultTaskTimeout is far above what any task of the paper's protocol
-// needs (its largest takes seconds; docs/performance.md), far below what
+// needs (its largest, a run at d = 5, takes well under a second), far below what
 // would hold a verification for good. The memory ceiling is the
 // executor's (executorFlags).
 const defaultTaskTimeout = 10 * time.Minute

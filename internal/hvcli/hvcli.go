@@ -24,8 +24,8 @@ const MaxLineBytes = 1 << 20
 // points are kept, so an endless stream would grow the process without
 // end. The densest input ("1\n" lines) takes 32 bytes of memory per input
 // byte: 16 MiB measured 540 MB and 14 s at most; it holds some 400,000
-// points of d = 2 at full precision (the largest front of
-// docs/performance.md, 5000 points of d = 5, is 0.5 MB).
+// points of d = 2 at full precision (a front of 5000 points of d = 5 is
+// about 0.5 MB).
 const MaxInputBytes = 16 << 20
 
 // Volume reads the points of file (standard input stdin if file is "" or
