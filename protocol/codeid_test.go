@@ -468,9 +468,9 @@ func reachedBy(k *pipeline.Kinds, task *pipeline.Task) ([]string, error) {
 	return m.Reached(append([]string{kind.Entry}, task.Roots...)...)
 }
 
-// paretoUCBRoot is the code root of the ParetoUCB family's runs.
-func paretoUCBRoot(t *testing.T) string {
-	spec, err := algos.Lookup("ParetoUCB-Div")
+// algoRoot is the code root of an algorithm's runs.
+func algoRoot(t *testing.T, name string) string {
+	spec, err := algos.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,13 +478,11 @@ func paretoUCBRoot(t *testing.T) string {
 }
 
 // TestEditOfParetoUCBDivCode: the greedy farthest-point choice is code that
-// only ParetoUCB-Div runs. Editing it changes the code identity of the runs
-// of the ParetoUCB family and of no other task of the quick profile: the
-// four algorithms are one Policy type whose tie-break is a value, and one
-// registration, so no rule that does not follow values can tell
-// ParetoUCB-Div's code from its three siblings' (docs/pipeline.md). A pass
+// only ParetoUCB-Div runs. Editing it changes the code identity of
+// ParetoUCB-Div's runs and of no other task of the quick profile, not even
+// the runs of ParetoUCB-Div's three siblings, whose code it shares. A pass
 // of this test binary (whose code the edit does not change) on a protocol
-// of ParetoUCB-Div, ParetoUCB and ScalarUCB reruns exactly the family's
+// of ParetoUCB-Div, ParetoUCB and ScalarUCB reruns exactly ParetoUCB-Div's
 // runs, which give the bytes they gave; cmd/thv's
 // TestRebuiltParetoUCBDivRerunsItsUsers runs a thv built with the edit.
 func TestEditOfParetoUCBDivCode(t *testing.T) {
@@ -497,12 +495,18 @@ func TestEditOfParetoUCBDivCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	labels := quickCode(t)
-	root := paretoUCBRoot(t)
-	if changed := changedLabels(identities(t, base, labels), identities(t, k, labels)); !slices.Equal(changed, []string{"run " + root}) {
-		t.Fatalf("the edit changed the identities of %q, want only the ParetoUCB family's runs (run %s)", changed, root)
+	root := algoRoot(t, "ParetoUCB-Div")
+	for _, sibling := range []string{"ParetoUCB", "ParetoUCB+", "ParetoUCB-Crowd"} {
+		if r := algoRoot(t, sibling); r == root || labels["run "+r] == nil {
+			t.Fatalf("%s's runs have the code root %s (ParetoUCB-Div's: %s), or none in the quick profile", sibling, r, root)
+		}
 	}
+	if changed := changedLabels(identities(t, base, labels), identities(t, k, labels)); !slices.Equal(changed, []string{"run " + root}) {
+		t.Fatalf("the edit changed the identities of %q, want only ParetoUCB-Div's runs (run %s)", changed, root)
+	}
+	const choice = "thv/algos/paretodiv.farthest.Choose"
 	names, err := reachedBy(k, labels["run "+root])
-	if err != nil || !slices.Contains(names, "thv/algos/paretoucb.Policy.farthest") {
+	if err != nil || !slices.Contains(names, choice) {
 		t.Fatalf("ParetoUCB-Div's runs do not reach the farthest-point choice: %v", err)
 	}
 
@@ -532,18 +536,27 @@ func TestEditOfParetoUCBDivCode(t *testing.T) {
 	}
 	want := 0
 	for _, r := range st.Results {
-		family := r.Task.Kind == "run" && strings.Contains(r.Task.ID, "/ParetoUCB")
+		div := r.Task.Kind == "run" && strings.Contains(r.Task.ID, "/ParetoUCB-Div/")
 		switch {
-		case family && (r.Status != pipeline.Stale || !strings.HasPrefix(r.Reason, "code changed in thv/algos/paretoucb.Policy.farthest")):
-			t.Errorf("%s: %s %q, want stale: code changed in thv/algos/paretoucb.Policy.farthest", r.Task.ID, r.Status, r.Reason)
-		case family:
+		case div && (r.Status != pipeline.Stale || !strings.HasPrefix(r.Reason, "code changed in "+choice)):
+			t.Errorf("%s: %s %q, want stale: code changed in %s", r.Task.ID, r.Status, r.Reason, choice)
+		case div:
 			want++
 		case r.Status == pipeline.Stale:
 			t.Errorf("%s: stale (%s)", r.Task.ID, r.Reason)
 		}
 	}
-	if rep := repro(t, open(k), pipeline.Options{}); rep.Executed != want || want == 0 {
-		t.Errorf("executed %q, want the %d runs of the ParetoUCB family", executedIDs(rep), want)
+	if want == 0 {
+		t.Fatal("no run of ParetoUCB-Div in the protocol")
+	}
+	// The final runs that keep a trajectory (for the figures) join the
+	// plan as it unfolds: ParetoUCB-Div's run all, and nothing else.
+	rep := repro(t, open(k), pipeline.Options{})
+	for _, r := range rep.Results {
+		div := r.Task.Kind == "run" && strings.Contains(r.Task.ID, "/ParetoUCB-Div/")
+		if executed := r.Status == pipeline.Executed; executed != div {
+			t.Errorf("%s: executed = %v, want %v (only ParetoUCB-Div's runs)", r.Task.ID, executed, div)
+		}
 	}
 }
 
@@ -551,16 +564,16 @@ func TestEditOfParetoUCBDivCode(t *testing.T) {
 // choice: its first pick is the smallest Σ U, not the largest.
 func editedFarthest(t *testing.T) map[string]string {
 	t.Helper()
-	const file = "algos/paretoucb/paretoucb.go"
+	const file = "algos/paretodiv/paretodiv.go"
 	src, err := fs.ReadFile(thv.Sources, file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const from = "p.sum[i] > p.sum[layer[best]] ||"
+	const from = "best < 0 || f.order.Before(i, layer[best])"
 	if !bytes.Contains(src, []byte(from)) {
 		t.Fatalf("%s no longer has %q: update the edit", file, from)
 	}
-	return map[string]string{file: strings.Replace(string(src), from, "p.sum[i] < p.sum[layer[best]] ||", 1)}
+	return map[string]string{file: strings.Replace(string(src), from, "best < 0 || f.order.Before(layer[best], i)", 1)}
 }
 
 // noinline prepends //go:noinline to the first declaration of file that
