@@ -106,7 +106,8 @@ type Policy struct {
 }
 
 // New returns a policy with radius scale eta (1 for ParetoUCB) and
-// tie-break tb. A nil cfg.Rand is replaced by a fixed stream.
+// tie-break tb (for Chosen, NewChoosing gives the Choice). A nil cfg.Rand
+// is replaced by a fixed stream.
 func New(cfg algos.Config, eta float64, tb TieBreak) *Policy {
 	n, d := cfg.N, cfg.D
 	p := &Policy{
