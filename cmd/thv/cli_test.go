@@ -72,7 +72,7 @@ func TestRunJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var withTraj struct {
-		HVLast     float64   `json:"hv_last100"`
+		HVLast     float64   `json:"hv_last"`
 		Trajectory []float64 `json:"trajectory"`
 	}
 	if err := json.Unmarshal([]byte(out), &withTraj); err != nil || len(withTraj.Trajectory) != 400 {
