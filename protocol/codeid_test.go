@@ -126,7 +126,7 @@ func scratchModule(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, f := range []string{"go.mod", "go.sum"} {
-		b, err := os.ReadFile(filepath.Join("..", f))
+		b, err := os.ReadFile(filepath.Join("..", f)) // the module root
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -394,7 +394,7 @@ func TestRefactorsChangeNoKey(t *testing.T) {
 		changes bool // a control: this one does change code
 	}{
 		{"declaration moved to another file", "./algos", "thv/algos.Crowding.Distance", func(t *testing.T, dir string) {
-			moveDecls(t, dir, "algos/pareto.go", "algos/crowding.go", declNamed("Crowding"))
+			moveDecls(t, dir, "algos/crowding.go", "algos/nsga2.go", declNamed("Crowding"))
 		}, false},
 		{"file renamed", "./hv", "thv/hv.Calculator.Volume", func(t *testing.T, dir string) {
 			if err := os.Rename(filepath.Join(dir, "hv/calc.go"), filepath.Join(dir, "hv/calculator.go")); err != nil {
@@ -402,10 +402,10 @@ func TestRefactorsChangeNoKey(t *testing.T) {
 			}
 		}, false},
 		{"file split", "./algos", "thv/algos.Layers.Peel", func(t *testing.T, dir string) {
-			// The second half of pareto.go into pareto_more.go, which
+			// The second half of layers.go into layers_more.go, which
 			// sorts right after it: its initialisations keep their order.
-			half := len(readGoFile(t, dir, "algos/pareto.go").decls()) / 2
-			moveDecls(t, dir, "algos/pareto.go", "algos/pareto_more.go", func(i int, _ ast.Decl) bool { return i >= half })
+			half := len(readGoFile(t, dir, "algos/layers.go").decls()) / 2
+			moveDecls(t, dir, "algos/layers.go", "algos/layers_more.go", func(i int, _ ast.Decl) bool { return i >= half })
 		}, false},
 		{"declarations reordered", "./envs", "thv/envs.Bandit.Pull", func(t *testing.T, dir string) {
 			g := readGoFile(t, dir, "envs/bandit.go")
@@ -417,14 +417,14 @@ func TestRefactorsChangeNoKey(t *testing.T) {
 			writeGo(t, dir, "envs/bandit.go", g.header()+"\n\n"+strings.Join(texts, "\n\n")+"\n")
 		}, false},
 		{"function nothing calls added", "./algos", "thv/algos.Crowding", func(t *testing.T, dir string) {
-			f := filepath.Join(dir, "algos/pareto.go")
+			f := filepath.Join(dir, "algos/layers.go")
 			src, _ := os.ReadFile(f)
 			os.WriteFile(f, append(src, "\n// unusedHelper is called by nothing.\nfunc unusedHelper(x float64) float64 { return x * 2 }\n"...), 0o644)
 		}, false},
 		// The control: the same move into a file that only linux builds
 		// changes the program on other systems, and the identities.
 		{"declaration moved to a file with a build constraint", "./algos", "thv/algos.Crowding.Distance", func(t *testing.T, dir string) {
-			moveDecls(t, dir, "algos/pareto.go", "algos/crowding_linux.go", declNamed("Crowding"))
+			moveDecls(t, dir, "algos/crowding.go", "algos/crowding_linux.go", declNamed("Crowding"))
 			os.WriteFile(filepath.Join(dir, "algos/crowding_other.go"), []byte("//go:build !linux\n\npackage algos\n\ntype Crowding struct{}\n"), 0o644)
 		}, true},
 	} {
@@ -468,9 +468,9 @@ func reachedBy(k *pipeline.Kinds, task *pipeline.Task) ([]string, error) {
 	return m.Reached(append([]string{kind.Entry}, task.Roots...)...)
 }
 
-// paretoUCBRoot is the code root of the ParetoUCB family's runs.
-func paretoUCBRoot(t *testing.T) string {
-	spec, err := algos.Lookup("ParetoUCB-Div")
+// algoRoot is the code root of an algorithm's runs.
+func algoRoot(t *testing.T, name string) string {
+	spec, err := algos.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,13 +478,11 @@ func paretoUCBRoot(t *testing.T) string {
 }
 
 // TestEditOfParetoUCBDivCode: the greedy farthest-point choice is code that
-// only ParetoUCB-Div runs. Editing it changes the code identity of the runs
-// of the ParetoUCB family and of no other task of the quick profile: the
-// four algorithms are one Policy type whose tie-break is a value, and one
-// registration, so no rule that does not follow values can tell
-// ParetoUCB-Div's code from its three siblings' (docs/pipeline.md). A pass
+// only ParetoUCB-Div runs. Editing it changes the code identity of
+// ParetoUCB-Div's runs and of no other task of the quick profile, not even
+// the runs of ParetoUCB-Div's three siblings, whose code it shares. A pass
 // of this test binary (whose code the edit does not change) on a protocol
-// of ParetoUCB-Div, ParetoUCB and ScalarUCB reruns exactly the family's
+// of ParetoUCB-Div, ParetoUCB and ScalarUCB reruns exactly ParetoUCB-Div's
 // runs, which give the bytes they gave; cmd/thv's
 // TestRebuiltParetoUCBDivRerunsItsUsers runs a thv built with the edit.
 func TestEditOfParetoUCBDivCode(t *testing.T) {
@@ -497,12 +495,18 @@ func TestEditOfParetoUCBDivCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	labels := quickCode(t)
-	root := paretoUCBRoot(t)
-	if changed := changedLabels(identities(t, base, labels), identities(t, k, labels)); !slices.Equal(changed, []string{"run " + root}) {
-		t.Fatalf("the edit changed the identities of %q, want only the ParetoUCB family's runs (run %s)", changed, root)
+	root := algoRoot(t, "ParetoUCB-Div")
+	for _, sibling := range []string{"ParetoUCB", "ParetoUCB+", "ParetoUCB-Crowd"} {
+		if r := algoRoot(t, sibling); r == root || labels["run "+r] == nil {
+			t.Fatalf("%s's runs have the code root %s (ParetoUCB-Div's: %s), or none in the quick profile", sibling, r, root)
+		}
 	}
+	if changed := changedLabels(identities(t, base, labels), identities(t, k, labels)); !slices.Equal(changed, []string{"run " + root}) {
+		t.Fatalf("the edit changed the identities of %q, want only ParetoUCB-Div's runs (run %s)", changed, root)
+	}
+	const choice = "thv/algos/paretodiv.farthest.Choose"
 	names, err := reachedBy(k, labels["run "+root])
-	if err != nil || !slices.Contains(names, "thv/algos/paretoucb.Policy.farthest") {
+	if err != nil || !slices.Contains(names, choice) {
 		t.Fatalf("ParetoUCB-Div's runs do not reach the farthest-point choice: %v", err)
 	}
 
@@ -532,27 +536,27 @@ func TestEditOfParetoUCBDivCode(t *testing.T) {
 	}
 	want := 0
 	for _, r := range st.Results {
-		family := r.Task.Kind == "run" && strings.Contains(r.Task.ID, "/ParetoUCB")
+		div := r.Task.Kind == "run" && strings.Contains(r.Task.ID, "/ParetoUCB-Div/")
 		switch {
-		case family && (r.Status != pipeline.Stale || !strings.HasPrefix(r.Reason, "code changed in thv/algos/paretoucb.Policy.farthest")):
-			t.Errorf("%s: %s %q, want stale: code changed in thv/algos/paretoucb.Policy.farthest", r.Task.ID, r.Status, r.Reason)
-		case family:
+		case div && (r.Status != pipeline.Stale || !strings.HasPrefix(r.Reason, "code changed in "+choice)):
+			t.Errorf("%s: %s %q, want stale: code changed in %s", r.Task.ID, r.Status, r.Reason, choice)
+		case div:
 			want++
 		case r.Status == pipeline.Stale:
 			t.Errorf("%s: stale (%s)", r.Task.ID, r.Reason)
 		}
 	}
-	// The pass also plans the runs its figures draw: the family's among
-	// them rerun too.
-	rep := repro(t, open(k), pipeline.Options{})
-	want = 0
-	for _, r := range rep.Results {
-		if r.Task.Kind == "run" && strings.Contains(r.Task.ID, "/ParetoUCB") {
-			want++
-		}
+	if want == 0 {
+		t.Fatal("no run of ParetoUCB-Div in the protocol")
 	}
-	if rep.Executed != want || want == 0 {
-		t.Errorf("executed %q, want the %d runs of the ParetoUCB family", executedIDs(rep), want)
+	// The final runs that keep a trajectory (for the figures) join the
+	// plan as it unfolds: ParetoUCB-Div's run all, and nothing else.
+	rep := repro(t, open(k), pipeline.Options{})
+	for _, r := range rep.Results {
+		div := r.Task.Kind == "run" && strings.Contains(r.Task.ID, "/ParetoUCB-Div/")
+		if executed := r.Status == pipeline.Executed; executed != div {
+			t.Errorf("%s: executed = %v, want %v (only ParetoUCB-Div's runs)", r.Task.ID, executed, div)
+		}
 	}
 }
 
@@ -560,16 +564,16 @@ func TestEditOfParetoUCBDivCode(t *testing.T) {
 // choice: its first pick is the smallest Σ U, not the largest.
 func editedFarthest(t *testing.T) map[string]string {
 	t.Helper()
-	const file = "algos/paretoucb/paretoucb.go"
+	const file = "algos/paretodiv/paretodiv.go"
 	src, err := fs.ReadFile(thv.Sources, file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const from = "p.order.Before(i, layer[best])"
+	const from = "best < 0 || f.order.Before(i, layer[best])"
 	if !bytes.Contains(src, []byte(from)) {
 		t.Fatalf("%s no longer has %q: update the edit", file, from)
 	}
-	return map[string]string{file: strings.Replace(string(src), from, "p.order.Before(layer[best], i)", 1)}
+	return map[string]string{file: strings.Replace(string(src), from, "best < 0 || f.order.Before(layer[best], i)", 1)}
 }
 
 // noinline prepends //go:noinline to the first declaration of file that
@@ -663,24 +667,20 @@ func TestEditedHelperRerunsItsUsers(t *testing.T) {
 			runs++
 		}
 	}
+	if users < runs || runs == 0 {
+		t.Fatalf("%d tasks reach the benchmark decoder, want its %d runs among them", users, runs)
+	}
+	// The final runs that keep a trajectory (for the figures) join the
+	// plan as it unfolds: the users are counted on the pass's results.
 	rep := repro(t, tiny(t, dir, edited), pipeline.Options{})
-	// The pass also plans the runs its figures draw (known only once the
-	// statistics are): they are users too.
-	users = 0
 	for _, r := range rep.Results {
 		names, err := reachedBy(edited, r.Task)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if slices.Contains(names, "thv/stages/formats.DecodeBenchmark") {
-			users++
-			if r.Status != pipeline.Executed {
-				t.Errorf("%s runs the edited decoder, but is %v", r.Task.ID, r.Status)
-			}
+		if user, executed := slices.Contains(names, "thv/stages/formats.DecodeBenchmark"), r.Status == pipeline.Executed; user != executed {
+			t.Errorf("%s: executed = %v, reaches the benchmark decoder = %v", r.Task.ID, executed, user)
 		}
-	}
-	if rep.Executed != users || users < runs || runs == 0 {
-		t.Errorf("editing the benchmark decoder executed %d tasks, want its %d users (%d runs among them)", rep.Executed, users, runs)
 	}
 	fresh := t.TempDir()
 	repro(t, tiny(t, fresh, edited), pipeline.Options{})

@@ -5,6 +5,7 @@ package all
 import (
 	_ "thv/algos/chebyshev"
 	_ "thv/algos/hvscalar"
+	_ "thv/algos/paretodiv"
 	_ "thv/algos/paretots"
 	_ "thv/algos/paretoucb"
 	_ "thv/algos/randomk"

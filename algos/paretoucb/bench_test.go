@@ -1,4 +1,4 @@
-package paretoucb
+package paretoucb_test
 
 import (
 	"testing"
@@ -9,5 +9,5 @@ import (
 // BenchmarkSelect times whole runs and learned-state rounds of the family
 // in the paper's d = 5 setting, η = 0.1.
 func BenchmarkSelect(b *testing.B) {
-	algotest.BenchmarkRuns(b, []string{"ParetoUCB", "ParetoUCB+", "ParetoUCB-Div", "ParetoUCB-Crowd"}, 0.1)
+	algotest.BenchmarkRuns(b, family, 0.1)
 }

@@ -1,6 +1,9 @@
 // Package paretoucb implements the Pareto-layer UCB family of the paper's
 // baselines: ParetoUCB, the top-k adaptation of Drugan & Nowé's Pareto UCB1,
 // and our variants ParetoUCB+, ParetoUCB-Div and ParetoUCB-Crowd.
+// ParetoUCB-Div's tie-break is a Choice of package paretodiv, which
+// registers it: code that only it runs is not part of what the other
+// three's runs can reach (their code identity).
 //
 // All four build UCB vectors U_i = μ̂_i + β_i·1 (not clipped) and fill the
 // slate with whole Pareto layers of U, best layer first, while they fit;
@@ -27,13 +30,21 @@ import (
 // TieBreak says how arms are chosen within the overflowing Pareto layer.
 type TieBreak int
 
-// The tie-breaks of the four algorithms.
+// The tie-breaks of the family.
 const (
 	Uniform  TieBreak = iota // a uniformly random subset (ParetoUCB)
 	SumUCB                   // largest Σ_j U_ij (ParetoUCB+)
-	Farthest                 // greedy farthest point in ℓ∞ (ParetoUCB-Div)
 	Crowding                 // largest crowding distance, then Σ_j U_ij (ParetoUCB-Crowd)
+	Chosen                   // by the Choice given to NewChoosing (ParetoUCB-Div)
 )
+
+// A Choice resolves the overflowing layer of a policy made by NewChoosing.
+type Choice interface {
+	// Choose fills out with members of layer, given the arms of the
+	// whole layers taken (chosen). U_i = flat[d·i : d·i+d]; order is the
+	// exact order of Σ_j U_ij. U is not NaN.
+	Choose(flat []float64, d int, order *algos.SumOrder, chosen, layer, out []int)
+}
 
 func init() {
 	for _, v := range []struct {
@@ -48,14 +59,11 @@ func init() {
 		{"ParetoUCB+", "Drugan2013MOBandits",
 			"ParetoUCB with radius sqrt(2η ln(t (d|F̂|)^¼)/N_i) and the largest Σ_j U_ij in the overflowing layer",
 			algos.Extension, true, SumUCB},
-		{"ParetoUCB-Div", "Drugan2013MOBandits",
-			"ParetoUCB+ with a greedy farthest-point (maximin ℓ∞ in UCB space) choice in the overflowing layer",
-			algos.Extension, true, Farthest},
 		{"ParetoUCB-Crowd", "Drugan2013MOBandits,Deb2002NSGA2",
 			"ParetoUCB+ with the largest NSGA-II crowding distance in the overflowing layer",
 			algos.Extension, true, Crowding},
 	} {
-		cost := map[string]float64{"ParetoUCB": 4, "ParetoUCB+": 2, "ParetoUCB-Div": 7, "ParetoUCB-Crowd": 4}[v.name]
+		cost := map[string]float64{"ParetoUCB": 4, "ParetoUCB+": 2, "ParetoUCB-Crowd": 4}[v.name]
 		algos.Register(algos.Spec{
 			Name: v.name, Family: "paretoucb", Fidelity: v.fid, UsesEta: v.eta, Cost: cost, Learns: true,
 			Cite: v.cite, Summary: v.summary,
@@ -74,10 +82,11 @@ func init() {
 // embedded Stats) may be set directly to put it in a given state.
 type Policy struct {
 	algos.Stats
-	d   int
-	eta float64
-	tb  TieBreak
-	rng *rand.Rand
+	d      int
+	eta    float64
+	tb     TieBreak
+	choice Choice // when tb is Chosen
+	rng    *rand.Rand
 
 	upper  [][]float64 // U_i
 	sum    []float64   // Σ_j U_ij
@@ -86,34 +95,29 @@ type Policy struct {
 	front  algos.FrontTracker // |F̂| on μ̂
 	crowd  algos.Crowding
 	dist   []float64 // per overflow member: crowding distance
-	gap    []int64   // per overflow member: maximin distance's bits (farthest)
 	bound  []int     // positions of the overflow's boundary members (crowding)
 	flat   []float64 // U_i = flat[d·i : d·i+d], the backing of upper
 
-	// Exact decisions of near ties (algos.SumOrder for Σ_j U_ij): the arms
-	// folded into the maximin distances so far (farthest), the set the
-	// crowding distances are taken in, and scratch.
+	// Exact decisions of near ties (algos.SumOrder for Σ_j U_ij): the set
+	// the crowding distances are taken in, and scratch.
 	order   algos.SumOrder
-	folded  []int
 	crowdOf []int
-	fa, fb  big.Float
 	ra, rb  big.Rat
 }
 
 // New returns a policy with radius scale eta (1 for ParetoUCB) and
-// tie-break tb. A nil cfg.Rand is replaced by a fixed stream.
+// tie-break tb (for Chosen, NewChoosing gives the Choice). A nil cfg.Rand
+// is replaced by a fixed stream.
 func New(cfg algos.Config, eta float64, tb TieBreak) *Policy {
 	n, d := cfg.N, cfg.D
 	p := &Policy{
 		Stats: algos.NewStats(n, d),
 		d:     d, eta: eta, tb: tb, rng: cfg.Rand,
-		upper:  make([][]float64, n),
-		sum:    make([]float64, n),
-		abs:    make([]float64, n),
-		dist:   make([]float64, n),
-		gap:    make([]int64, n),
-		folded: make([]int, 0, n),
-		bound:  make([]int, 0, 2*d),
+		upper: make([][]float64, n),
+		sum:   make([]float64, n),
+		abs:   make([]float64, n),
+		dist:  make([]float64, n),
+		bound: make([]int, 0, 2*d),
 	}
 	if p.rng == nil {
 		p.rng = rand.New(rand.NewPCG(0, 0))
@@ -129,6 +133,14 @@ func New(cfg algos.Config, eta float64, tb TieBreak) *Policy {
 	}
 	p.front.Reserve(n, d)
 	p.crowd.Reserve(n, d)
+	return p
+}
+
+// NewChoosing returns a policy with radius scale eta whose overflowing
+// layer is resolved by choice.
+func NewChoosing(cfg algos.Config, eta float64, choice Choice) *Policy {
+	p := New(cfg, eta, Chosen)
+	p.choice = choice
 	return p
 }
 
@@ -220,202 +232,11 @@ func (p *Policy) Select(t int, slate []int) {
 	switch p.tb {
 	case Uniform:
 		algos.PickUniform(over, rest, p.rng)
-	case Farthest:
-		p.farthest(full, over, rest)
 	case Crowding:
 		p.crowding(over, rest)
+	case Chosen:
+		p.choice.Choose(p.flat, p.d, &p.order, full, over, rest)
 	}
-}
-
-// farthest fills out greedily: each slot takes the member of layer whose
-// minimum ℓ∞ distance in U space to the arms already chosen (chosen, then
-// the earlier slots) is largest, the lowest index on ties; with nothing
-// chosen yet the first pick is the largest Σ_j U_ij (lowest index on ties).
-//
-// Distances are kept as their bit patterns (gap): for floats ≥ 0 that are
-// not NaN, the order and equality of the bit patterns, read as integers,
-// are those of the values (|x| turns −0 into +0), so integer min and max
-// give the bits of the float min and max, branch-free and without the
-// builtin's NaN and signed-zero handling. A taken member holds −1, which
-// min keeps. Each slot folds in the distances to the previous pick and
-// finds its best in the same pass. U must not be NaN.
-func (p *Policy) farthest(chosen, layer, out []int) {
-	dist := p.gap[:len(layer)]
-	for c := range dist {
-		dist[c] = inf
-	}
-	p.folded = p.folded[:0]
-	last := -1 // the chosen arm whose distances are not folded in yet
-	for _, s := range chosen {
-		if last >= 0 {
-			p.fold(layer, dist, last)
-		}
-		last = s
-	}
-	for a := range out {
-		best := -1
-		if last < 0 {
-			for c, i := range layer {
-				if best < 0 || p.order.Before(i, layer[best]) {
-					best = c
-				}
-			}
-		} else {
-			var tied bool
-			if best, tied = p.fold(layer, dist, last); tied {
-				best = p.breakTies(layer, dist, best)
-			}
-		}
-		out[a] = layer[best]
-		dist[best] = -1 // taken (distances are ≥ 0)
-		last = layer[best]
-	}
-}
-
-// breakTies returns the member of layer, among those whose maximin
-// distance is best's to the bit, of largest exact maximin distance, the
-// lowest index on exact ties. A computed distance is the exact one
-// rounded (max and min are exact, |a − b| rounded once, rounding is
-// monotone), so only equal computed distances can be in another order, or
-// equal, exactly; those are compared with math/big.
-func (p *Policy) breakTies(layer []int, dist []int64, best int) int {
-	top := dist[best]
-	for c, x := range dist[:len(layer)] {
-		if x != top || c == best {
-			continue
-		}
-		if cmp := p.exactMaximin(layer[c], &p.fa).Cmp(p.exactMaximin(layer[best], &p.fb)); cmp > 0 || cmp == 0 && layer[c] < layer[best] {
-			best = c
-		}
-	}
-	return best
-}
-
-// exactMaximin returns, in z, arm i's minimum over the folded arms of its
-// ℓ∞ distance to them in U space, exactly.
-func (p *Policy) exactMaximin(i int, z *big.Float) *big.Float {
-	d := p.d
-	ui := p.flat[d*i : d*i+d]
-	var x, y, m big.Float
-	for a, s := range p.folded {
-		us := p.flat[d*s : d*s+d]
-		m.SetPrec(exactPrec).SetInt64(0)
-		for j := range ui {
-			x.SetPrec(exactPrec).SetFloat64(ui[j])
-			y.SetPrec(exactPrec).SetFloat64(us[j])
-			x.Sub(&x, &y).Abs(&x)
-			if x.Cmp(&m) > 0 {
-				m.Set(&x)
-			}
-		}
-		if a == 0 || m.Cmp(z) < 0 {
-			z.SetPrec(exactPrec).Set(&m)
-		}
-	}
-	return z
-}
-
-// exactPrec makes sums and differences of two floats exact (algos.Sum's).
-const exactPrec = 1 << 13
-
-// inf is the bit pattern of +Inf, the distance to nothing.
-const inf = int64(0x7ff0000000000000)
-
-// gapBits is the bit pattern of |x|.
-func gapBits(x float64) int64 { return int64(math.Float64bits(x) &^ (1 << 63)) }
-
-// fold lowers dist[c] to the ℓ∞ distance between U_layer[c] and U_s (as
-// bit patterns, see farthest) and returns the member not taken of largest
-// distance, the lowest index on ties (−1 if all are taken), and whether
-// another member's distance equals it (breakTies then decides exactly). For d = 2–5
-// (the paper's settings) the distance is written out in the loop.
-func (p *Policy) fold(layer []int, dist []int64, s int) (best int, tied bool) {
-	p.folded = append(p.folded, s)
-	dist = dist[:len(layer)]
-	best, top := -1, int64(-1)
-	d := p.d
-	us := p.flat[d*s : d*s+d : d*s+d]
-	switch d {
-	case 2:
-		b0, b1 := us[0], us[1]
-		for c, i := range layer {
-			a := p.flat[2*i : 2*i+2 : 2*i+2]
-			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1)))
-			dist[c] = x
-			if x > top {
-				best, top, tied = c, x, false
-			} else if x == top && x >= 0 {
-				tied = true
-				if layer[c] < layer[best] {
-					best = c
-				}
-			}
-		}
-	case 3:
-		b0, b1, b2 := us[0], us[1], us[2]
-		for c, i := range layer {
-			a := p.flat[3*i : 3*i+3 : 3*i+3]
-			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1), gapBits(a[2]-b2)))
-			dist[c] = x
-			if x > top {
-				best, top, tied = c, x, false
-			} else if x == top && x >= 0 {
-				tied = true
-				if layer[c] < layer[best] {
-					best = c
-				}
-			}
-		}
-	case 4:
-		b0, b1, b2, b3 := us[0], us[1], us[2], us[3]
-		for c, i := range layer {
-			a := p.flat[4*i : 4*i+4 : 4*i+4]
-			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1), gapBits(a[2]-b2), gapBits(a[3]-b3)))
-			dist[c] = x
-			if x > top {
-				best, top, tied = c, x, false
-			} else if x == top && x >= 0 {
-				tied = true
-				if layer[c] < layer[best] {
-					best = c
-				}
-			}
-		}
-	case 5:
-		b0, b1, b2, b3, b4 := us[0], us[1], us[2], us[3], us[4]
-		for c, i := range layer {
-			a := p.flat[5*i : 5*i+5 : 5*i+5]
-			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1), gapBits(a[2]-b2), gapBits(a[3]-b3), gapBits(a[4]-b4)))
-			dist[c] = x
-			if x > top {
-				best, top, tied = c, x, false
-			} else if x == top && x >= 0 {
-				tied = true
-				if layer[c] < layer[best] {
-					best = c
-				}
-			}
-		}
-	default:
-		for c, i := range layer {
-			a := p.flat[d*i : d*i+d : d*i+d]
-			g := int64(0)
-			for j, y := range us {
-				g = max(g, gapBits(a[j]-y))
-			}
-			x := min(dist[c], g)
-			dist[c] = x
-			if x > top {
-				best, top, tied = c, x, false
-			} else if x == top && x >= 0 {
-				tied = true
-				if layer[c] < layer[best] {
-					best = c
-				}
-			}
-		}
-	}
-	return best, tied
 }
 
 // crowding fills out with the members of layer of largest crowding distance

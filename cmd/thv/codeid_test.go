@@ -145,12 +145,11 @@ func TestRebuiltHelperRerunsItsUsers(t *testing.T) {
 
 // TestRebuiltParetoUCBDivRerunsItsUsers: a behavioural edit of the code
 // only ParetoUCB-Div runs (its greedy farthest-point choice), rebuilt into
-// a new thv, on a protocol of ParetoUCB-Div, ParetoUCB and ScalarUCB. The
-// ParetoUCB family's runs rerun (the four algorithms share that code: see
-// protocol's TestEditOfParetoUCBDivCode), and beyond them only what
-// depends on ParetoUCB-Div's outputs, which changed; ParetoUCB's runs give
-// the same bytes, so nothing downstream of them reruns, and no task of
-// ScalarUCB, no instance or benchmark changes key.
+// a new thv, on a protocol of ParetoUCB-Div, ParetoUCB and ScalarUCB.
+// ParetoUCB-Div's runs change key (protocol's TestEditOfParetoUCBDivCode),
+// and beyond them only what depends on their outputs, which changed; no
+// task of ParetoUCB (whose code ParetoUCB-Div's shares) or ScalarUCB, no
+// instance or benchmark changes key.
 func TestRebuiltParetoUCBDivRerunsItsUsers(t *testing.T) {
 	dir := t.TempDir()
 	tiny, err := os.ReadFile(tinyParams(t))
@@ -169,18 +168,17 @@ func TestRebuiltParetoUCBDivRerunsItsUsers(t *testing.T) {
 	before := lockKeys(t, lock)
 
 	// Its first pick is the smallest Σ U, not the largest.
-	changed := editedThv(t, "algos/paretoucb/paretoucb.go", "p.order.Before(i, layer[best])", "p.order.Before(layer[best], i)")
+	changed := editedThv(t, "algos/paretodiv/paretodiv.go", "best < 0 || f.order.Before(i, layer[best])", "best < 0 || f.order.Before(layer[best], i)")
 	reproParams(t, changed, dir, params)
 	after := lockKeys(t, lock)
 	divDownstream := 0
 	for id, key := range after {
 		run := strings.HasPrefix(id, "run/")
-		family := strings.Contains(id, "/ParetoUCB/") || strings.Contains(id, "/ParetoUCB-Div/")
 		div := strings.HasSuffix(id, "/ParetoUCB-Div") || strings.Contains(id, "/ParetoUCB-Div/")
 		switch {
-		case run && family && key == before[id]:
+		case run && div && key == before[id]:
 			t.Errorf("%s: its code changed, its key did not", id)
-		case run && family:
+		case run && div:
 		case div && key != before[id]:
 			divDownstream++
 		case strings.Contains(id, "ScalarUCB") || strings.Contains(id, "/ParetoUCB") || strings.HasPrefix(id, "instance/") || strings.HasPrefix(id, "benchmark/"):

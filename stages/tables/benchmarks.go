@@ -23,8 +23,8 @@ func benchmarksTable(p Params, cells map[string][]formats.Cell) string {
 			}
 			ratio := c.HVGreedy / c.VStar
 			fmt.Fprintf(&b, "$d=%d$ & %s & %s & %s & %s & %s{\\scriptsize%s} \\\\\n", s.D, g,
-				formatValue(c.VStar, 4), formatValue(c.HVGreedy, 4), formatValue(ratio, 4),
-				formatValue(c.RegretExact.Mean, 1), formatCI(c.RegretExact.HalfWidth, 1))
+				Fixed(c.VStar, 4), Fixed(c.HVGreedy, 4), Fixed(ratio, 4),
+				Fixed(c.RegretExact.Mean, 1), LaTeX.CI(c.RegretExact.HalfWidth, 1))
 		}
 	}
 	b.WriteString("\\bottomrule\n\\end{tabular}\n")

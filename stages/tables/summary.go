@@ -2,16 +2,9 @@ package tables
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"thv/stages/formats"
-)
-
-// Digits of the summary table: HV_last100 with 4 decimals ± 3, regret with 1 ± 1.
-const (
-	hvDigits, hvCIDigits         = 4, 3
-	regretDigits, regretCIDigits = 1, 1
 )
 
 // summaryTable renders summary_<setting>.tex: per algorithm and geometry,
@@ -35,25 +28,7 @@ func summaryTable(p Params, s formats.Setting, cells []formats.Cell) string {
 		b.WriteString("\n& HV$_{\\text{last100}}$ & Final Regret")
 	}
 	b.WriteString(" \\\\\n\\midrule\n")
-	// Best per column: highest HV_last, lowest regret (as printed).
-	bestHV := map[string]string{}
-	bestRegret := map[string]string{}
-	for _, g := range p.Geometries {
-		hv, rg := math.Inf(-1), math.Inf(1)
-		for _, a := range p.Algorithms {
-			c, ok := formats.CellOf(cells, g, a.Name)
-			if !ok {
-				continue
-			}
-			if v := roundTo(c.HVLast.Mean, hvDigits); v > hv {
-				hv = v
-			}
-			if v := roundTo(c.RegretPos.Mean, regretDigits); v < rg {
-				rg = v
-			}
-		}
-		bestHV[g], bestRegret[g] = formatValue(hv, hvDigits), formatValue(rg, regretDigits)
-	}
+	bestHV, bestRegret := BestAsPrinted(p, cells)
 	prevFamily := ""
 	for i, a := range p.Algorithms {
 		if i > 0 && a.Family != prevFamily {
@@ -67,15 +42,15 @@ func summaryTable(p Params, s formats.Setting, cells []formats.Cell) string {
 				b.WriteString("\n  & n/a & n/a")
 				continue
 			}
-			hv := formatValue(c.HVLast.Mean, hvDigits)
-			rg := formatValue(c.RegretPos.Mean, regretDigits)
+			hv := Fixed(c.HVLast.Mean, HVDigits)
+			rg := Fixed(c.RegretPos.Mean, RegretDigits)
 			if hv == bestHV[g] {
 				hv = "\\textbf{" + hv + "}"
 			}
 			if rg == bestRegret[g] {
 				rg = "\\textbf{" + rg + "}"
 			}
-			fmt.Fprintf(&b, "\n  & %s{\\scriptsize%s} & %s{\\scriptsize%s}", hv, formatCI(c.HVLast.HalfWidth, hvCIDigits), rg, formatCI(c.RegretPos.HalfWidth, regretCIDigits))
+			fmt.Fprintf(&b, "\n  & %s{\\scriptsize%s} & %s{\\scriptsize%s}", hv, LaTeX.CI(c.HVLast.HalfWidth, HVCIDigits), rg, LaTeX.CI(c.RegretPos.HalfWidth, RegretCIDigits))
 		}
 		b.WriteString(" \\\\\n")
 	}

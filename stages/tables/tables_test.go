@@ -102,12 +102,12 @@ func TestTablesMatchStatistics(t *testing.T) {
 				for k, metric := range []struct {
 					mean, ci float64
 					d, cd    int
-				}{{c.HVLast.Mean, c.HVLast.HalfWidth, hvDigits, hvCIDigits}, {c.RegretPos.Mean, c.RegretPos.HalfWidth, regretDigits, regretCIDigits}} {
+				}{{c.HVLast.Mean, c.HVLast.HalfWidth, HVDigits, HVCIDigits}, {c.RegretPos.Mean, c.RegretPos.HalfWidth, RegretDigits, RegretCIDigits}} {
 					got := m[2*gi+k]
-					if got[1] != formatValue(metric.mean, metric.d) {
+					if got[1] != Fixed(metric.mean, metric.d) {
 						t.Errorf("%s %s %s: table says %s, statistics %v", s.Name, a.Name, g, got[1], metric.mean)
 					}
-					if got[2]+got[3] != formatCI(metric.ci, metric.cd) {
+					if got[2]+got[3] != LaTeX.CI(metric.ci, metric.cd) {
 						t.Errorf("%s %s %s: CI %s%s, statistics %v", s.Name, a.Name, g, got[2], got[3], metric.ci)
 					}
 					checked++
@@ -129,7 +129,7 @@ func TestTablesMatchStatistics(t *testing.T) {
 		for _, tr := range tests {
 			want := fmt.Sprintf("$d=%d$, %s & ", s.D, tr.Geometry)
 			line := rowOf(t, string(out["tests.tex"]), want)
-			for _, v := range []string{formatSigned(tr.Delta, 4), "[" + formatSigned(tr.CILow, 4) + ", " + formatSigned(tr.CIHigh, 4) + "]", formatCohen(tr.CohensD), formatP(tr.WilcoxonP), fmt.Sprintf("%d/%d", tr.Wins, tr.N)} {
+			for _, v := range []string{LaTeX.Signed(tr.Delta, 4), "[" + LaTeX.Signed(tr.CILow, 4) + ", " + LaTeX.Signed(tr.CIHigh, 4) + "]", LaTeX.Cohen(tr.CohensD), formatP(tr.WilcoxonP), fmt.Sprintf("%d/%d", tr.Wins, tr.N)} {
 				if !strings.Contains(line, v) {
 					t.Errorf("tests row %q lacks %q", line, v)
 				}

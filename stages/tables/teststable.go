@@ -18,8 +18,8 @@ func testsTable(p Params, tests map[string][]formats.TestRow) string {
 		for _, t := range tests[s.Name] {
 			base := mathPlus(t.Baseline)
 			fmt.Fprintf(&b, "$d=%d$, %s & %s & %s & [%s, %s] & %s & %s & %s & %d/%d \\\\\n",
-				s.D, t.Geometry, base, formatSigned(t.Delta, 4), formatSigned(t.CILow, 4), formatSigned(t.CIHigh, 4),
-				formatCohen(t.CohensD), formatP(t.WilcoxonP), t.WilcoxonMethod, t.Wins, t.N)
+				s.D, t.Geometry, base, LaTeX.Signed(t.Delta, 4), LaTeX.Signed(t.CILow, 4), LaTeX.Signed(t.CIHigh, 4),
+				LaTeX.Cohen(t.CohensD), formatP(t.WilcoxonP), t.WilcoxonMethod, t.Wins, t.N)
 		}
 	}
 	b.WriteString("\\bottomrule\n\\end{tabular}%\n}\n")

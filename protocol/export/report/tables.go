@@ -1,7 +1,6 @@
 package report
 
 import (
-	"math"
 	"strings"
 
 	"thv/stages/formats"
@@ -73,17 +72,7 @@ func summaryTable(w *page, t *Tables, s formats.Setting) {
 		w.WriteString("<th scope=\"col\">HV<sub>last100</sub></th><th scope=\"col\">Final regret</th>")
 	}
 	w.WriteString("</tr></thead>\n<tbody>\n")
-	bestHV, bestRegret := map[string]string{}, map[string]string{}
-	for _, g := range p.Geometries {
-		hv, rg := math.Inf(-1), math.Inf(1)
-		for _, a := range p.Algorithms {
-			if c, ok := formats.CellOf(cells, g, a.Name); ok {
-				hv = max(hv, roundTo(c.HVLast.Mean, hvDigits))
-				rg = min(rg, roundTo(c.RegretPos.Mean, regretDigits))
-			}
-		}
-		bestHV[g], bestRegret[g] = fixed(hv, hvDigits), fixed(rg, regretDigits)
-	}
+	bestHV, bestRegret := tables.BestAsPrinted(p, cells)
 	for i, a := range p.Algorithms {
 		w.f("<tr><th scope=\"row\">%s</th><td>%s</td>", algoName(a, i == 0), fidelity(a.Fidelity))
 		for _, g := range p.Geometries {
@@ -92,8 +81,8 @@ func summaryTable(w *page, t *Tables, s formats.Setting) {
 				w.WriteString("<td class=\"n\">n/a</td><td class=\"n\">n/a</td>")
 				continue
 			}
-			estimate(w, c.HVLast, hvDigits, hvCIDigits, bestHV[g])
-			estimate(w, c.RegretPos, regretDigits, regretCIDigits, bestRegret[g])
+			estimate(w, c.HVLast, tables.HVDigits, tables.HVCIDigits, bestHV[g])
+			estimate(w, c.RegretPos, tables.RegretDigits, tables.RegretCIDigits, bestRegret[g])
 		}
 		w.WriteString("</tr>\n")
 	}
@@ -103,11 +92,11 @@ func summaryTable(w *page, t *Tables, s formats.Setting) {
 // estimate writes a mean ± CI cell, bold (and said so) when its printed
 // mean is the column's best.
 func estimate(w *page, e formats.Estimate, digits, ciDigits int, best string) {
-	mean := fixed(e.Mean, digits)
+	mean := tables.Fixed(e.Mean, digits)
 	if mean == best {
 		mean = "<strong class=\"best\">" + mean + "</strong><span class=\"sr\"> (best)</span>"
 	}
-	w.f("<td class=\"n\">%s <span class=\"ci\">%s</span></td>", mean, halfWidth(e.HalfWidth, ciDigits))
+	w.f("<td class=\"n\">%s <span class=\"ci\">%s</span></td>", mean, notation.CI(e.HalfWidth, ciDigits))
 }
 
 func etaTable(w *page, t *Tables) {
@@ -160,7 +149,7 @@ func testsTable(w *page, t *Tables) {
 	for _, s := range p.Settings {
 		for _, r := range t.Tests[s.Name] {
 			w.f("<tr><th scope=\"row\">d = %d</th><td>%s</td><td>%s</td><td class=\"n\">%s</td><td class=\"n\">[%s, %s]</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td>%s</td><td class=\"n\">%d/%d</td></tr>\n",
-				s.D, esc(r.Geometry), esc(r.Baseline), signed(r.Delta, 4), signed(r.CILow, 4), signed(r.CIHigh, 4), cohen(r.CohensD), pValue(r.WilcoxonP), esc(r.WilcoxonMethod), r.Wins, r.N)
+				s.D, esc(r.Geometry), esc(r.Baseline), notation.Signed(r.Delta, 4), notation.Signed(r.CILow, 4), notation.Signed(r.CIHigh, 4), notation.Cohen(r.CohensD), pValue(r.WilcoxonP), esc(r.WilcoxonMethod), r.Wins, r.N)
 		}
 	}
 	w.WriteString("</tbody>\n</table></div>\n")
@@ -182,7 +171,7 @@ func benchmarksTable(w *page, t *Tables) {
 				continue
 			}
 			w.f("<tr><th scope=\"row\">d = %d</th><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s <span class=\"ci\">%s</span></td></tr>\n",
-				s.D, esc(g), fixed(c.VStar, 4), fixed(c.HVGreedy, 4), fixed(c.HVGreedy/c.VStar, 4), fixed(c.RegretExact.Mean, 1), halfWidth(c.RegretExact.HalfWidth, 1))
+				s.D, esc(g), tables.Fixed(c.VStar, 4), tables.Fixed(c.HVGreedy, 4), tables.Fixed(c.HVGreedy/c.VStar, 4), tables.Fixed(c.RegretExact.Mean, 1), notation.CI(c.RegretExact.HalfWidth, 1))
 		}
 	}
 	w.WriteString("</tbody>\n</table></div>\n")

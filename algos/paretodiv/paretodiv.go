@@ -1,0 +1,236 @@
+// Package paretodiv implements ParetoUCB-Div, the variant of the
+// Pareto-layer UCB family (package paretoucb) whose overflowing layer is
+// filled by a greedy farthest-point choice: maximin ℓ∞ distance in U space.
+// It registers the algorithm itself, so that the runs of the family's
+// other three algorithms cannot reach its code.
+package paretodiv
+
+import (
+	"math"
+	"math/big"
+
+	"thv/algos"
+	"thv/algos/paretoucb"
+)
+
+func init() {
+	algos.Register(algos.Spec{
+		Name: "ParetoUCB-Div", Family: "paretoucb", Fidelity: algos.Extension, UsesEta: true, Cost: 7, Learns: true,
+		Cite:    "Drugan2013MOBandits",
+		Summary: "ParetoUCB+ with a greedy farthest-point (maximin ℓ∞ in UCB space) choice in the overflowing layer",
+		New:     func(cfg algos.Config) algos.Policy { return New(cfg, cfg.Eta) },
+	})
+}
+
+// New returns a ParetoUCB-Div policy with radius scale eta.
+func New(cfg algos.Config, eta float64) *paretoucb.Policy {
+	return paretoucb.NewChoosing(cfg, eta, newFarthest(cfg.N))
+}
+
+// farthest is the greedy farthest-point choice, with its scratch for n
+// arms.
+type farthest struct {
+	flat  []float64 // U, as Choose was given it
+	d     int
+	order *algos.SumOrder
+
+	gap    []int64 // per overflow member: maximin distance's bits
+	folded []int   // the arms folded into the maximin distances so far
+	fa, fb big.Float
+}
+
+func newFarthest(n int) *farthest {
+	return &farthest{gap: make([]int64, n), folded: make([]int, 0, n)}
+}
+
+// Choose fills out greedily: each slot takes the member of layer whose
+// minimum ℓ∞ distance in U space to the arms already chosen (chosen, then
+// the earlier slots) is largest, the lowest index on ties; with nothing
+// chosen yet the first pick is the largest Σ_j U_ij (lowest index on ties).
+//
+// Distances are kept as their bit patterns (gap): for floats ≥ 0 that are
+// not NaN, the order and equality of the bit patterns, read as integers,
+// are those of the values (|x| turns −0 into +0), so integer min and max
+// give the bits of the float min and max, branch-free and without the
+// builtin's NaN and signed-zero handling. A taken member holds −1, which
+// min keeps. Each slot folds in the distances to the previous pick and
+// finds its best in the same pass. U must not be NaN.
+func (f *farthest) Choose(flat []float64, d int, order *algos.SumOrder, chosen, layer, out []int) {
+	f.flat, f.d, f.order = flat, d, order
+	dist := f.gap[:len(layer)]
+	for c := range dist {
+		dist[c] = inf
+	}
+	f.folded = f.folded[:0]
+	last := -1 // the chosen arm whose distances are not folded in yet
+	for _, s := range chosen {
+		if last >= 0 {
+			f.fold(layer, dist, last)
+		}
+		last = s
+	}
+	for a := range out {
+		best := -1
+		if last < 0 {
+			for c, i := range layer {
+				if best < 0 || f.order.Before(i, layer[best]) {
+					best = c
+				}
+			}
+		} else {
+			var tied bool
+			if best, tied = f.fold(layer, dist, last); tied {
+				best = f.breakTies(layer, dist, best)
+			}
+		}
+		out[a] = layer[best]
+		dist[best] = -1 // taken (distances are ≥ 0)
+		last = layer[best]
+	}
+}
+
+// breakTies returns the member of layer, among those whose maximin
+// distance is best's to the bit, of largest exact maximin distance, the
+// lowest index on exact ties. A computed distance is the exact one
+// rounded (max and min are exact, |a − b| rounded once, rounding is
+// monotone), so only equal computed distances can be in another order, or
+// equal, exactly; those are compared with math/big.
+func (f *farthest) breakTies(layer []int, dist []int64, best int) int {
+	top := dist[best]
+	for c, x := range dist[:len(layer)] {
+		if x != top || c == best {
+			continue
+		}
+		if cmp := f.exactMaximin(layer[c], &f.fa).Cmp(f.exactMaximin(layer[best], &f.fb)); cmp > 0 || cmp == 0 && layer[c] < layer[best] {
+			best = c
+		}
+	}
+	return best
+}
+
+// exactMaximin returns, in z, arm i's minimum over the folded arms of its
+// ℓ∞ distance to them in U space, exactly.
+func (f *farthest) exactMaximin(i int, z *big.Float) *big.Float {
+	d := f.d
+	ui := f.flat[d*i : d*i+d]
+	var x, y, m big.Float
+	for a, s := range f.folded {
+		us := f.flat[d*s : d*s+d]
+		m.SetPrec(exactPrec).SetInt64(0)
+		for j := range ui {
+			x.SetPrec(exactPrec).SetFloat64(ui[j])
+			y.SetPrec(exactPrec).SetFloat64(us[j])
+			x.Sub(&x, &y).Abs(&x)
+			if x.Cmp(&m) > 0 {
+				m.Set(&x)
+			}
+		}
+		if a == 0 || m.Cmp(z) < 0 {
+			z.SetPrec(exactPrec).Set(&m)
+		}
+	}
+	return z
+}
+
+// exactPrec makes sums and differences of two floats exact (algos.Sum's).
+const exactPrec = 1 << 13
+
+// inf is the bit pattern of +Inf, the distance to nothing.
+const inf = int64(0x7ff0000000000000)
+
+// gapBits is the bit pattern of |x|.
+func gapBits(x float64) int64 { return int64(math.Float64bits(x) &^ (1 << 63)) }
+
+// fold lowers dist[c] to the ℓ∞ distance between U_layer[c] and U_s (as
+// bit patterns, see Choose) and returns the member not taken of largest
+// distance, the lowest index on ties (−1 if all are taken), and whether
+// another member's distance equals it (breakTies then decides exactly). For d = 2–5
+// (the paper's settings) the distance is written out in the loop.
+func (f *farthest) fold(layer []int, dist []int64, s int) (best int, tied bool) {
+	f.folded = append(f.folded, s)
+	dist = dist[:len(layer)]
+	best, top := -1, int64(-1)
+	d := f.d
+	us := f.flat[d*s : d*s+d : d*s+d]
+	switch d {
+	case 2:
+		b0, b1 := us[0], us[1]
+		for c, i := range layer {
+			a := f.flat[2*i : 2*i+2 : 2*i+2]
+			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1)))
+			dist[c] = x
+			if x > top {
+				best, top, tied = c, x, false
+			} else if x == top && x >= 0 {
+				tied = true
+				if layer[c] < layer[best] {
+					best = c
+				}
+			}
+		}
+	case 3:
+		b0, b1, b2 := us[0], us[1], us[2]
+		for c, i := range layer {
+			a := f.flat[3*i : 3*i+3 : 3*i+3]
+			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1), gapBits(a[2]-b2)))
+			dist[c] = x
+			if x > top {
+				best, top, tied = c, x, false
+			} else if x == top && x >= 0 {
+				tied = true
+				if layer[c] < layer[best] {
+					best = c
+				}
+			}
+		}
+	case 4:
+		b0, b1, b2, b3 := us[0], us[1], us[2], us[3]
+		for c, i := range layer {
+			a := f.flat[4*i : 4*i+4 : 4*i+4]
+			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1), gapBits(a[2]-b2), gapBits(a[3]-b3)))
+			dist[c] = x
+			if x > top {
+				best, top, tied = c, x, false
+			} else if x == top && x >= 0 {
+				tied = true
+				if layer[c] < layer[best] {
+					best = c
+				}
+			}
+		}
+	case 5:
+		b0, b1, b2, b3, b4 := us[0], us[1], us[2], us[3], us[4]
+		for c, i := range layer {
+			a := f.flat[5*i : 5*i+5 : 5*i+5]
+			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1), gapBits(a[2]-b2), gapBits(a[3]-b3), gapBits(a[4]-b4)))
+			dist[c] = x
+			if x > top {
+				best, top, tied = c, x, false
+			} else if x == top && x >= 0 {
+				tied = true
+				if layer[c] < layer[best] {
+					best = c
+				}
+			}
+		}
+	default:
+		for c, i := range layer {
+			a := f.flat[d*i : d*i+d : d*i+d]
+			g := int64(0)
+			for j, y := range us {
+				g = max(g, gapBits(a[j]-y))
+			}
+			x := min(dist[c], g)
+			dist[c] = x
+			if x > top {
+				best, top, tied = c, x, false
+			} else if x == top && x >= 0 {
+				tied = true
+				if layer[c] < layer[best] {
+					best = c
+				}
+			}
+		}
+	}
+	return best, tied
+}
