@@ -182,26 +182,13 @@ func runOnce(cmd *cobra.Command, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	var params map[string]float64
-	etaScale := cfg.EtaScale
-	if a, ok := cfg.Algorithm(spec.Name); ok {
-		params, etaScale = a.Params, cfg.EtaScaleOf(a)
-	}
-	at := "--d"
-	if f.instance != "" {
-		at = f.instance
-	}
-	if err := config.CheckParams(spec, params, inst.D(), "algorithms."+spec.Name+".params", at); err != nil {
+	rs, err := runSpec(f, cfg, spec, inst, set)
+	if err != nil {
 		return err
 	}
-	ref := slices.Repeat([]float64{cfg.Reference}, inst.D())
-	bench := algos.ComputeBenchmarks(inst, set.K, ref)
+	bench := algos.ComputeBenchmarks(inst, set.K, rs.Ref)
 	start := time.Now()
-	tr, sum, err := algos.Run(algos.RunSpec{
-		Algo: spec.Name, Eta: f.eta, Params: params, Instance: inst,
-		K: set.K, T: set.T, Sigma: set.Sigma, Seed: f.seed,
-		MinPulls: cfg.MinPulls, Ref: ref, Window: cfg.Metrics.HVWindow, EtaScale: etaScale,
-	}, bench)
+	tr, sum, err := algos.Run(rs, bench)
 	if err != nil {
 		return err
 	}
@@ -236,6 +223,29 @@ func printTrajectory(w io.Writer, hv []float64) error {
 		fmt.Fprintf(bw, "%d\t%.9g\n", i+1, h)
 	}
 	return bw.Flush()
+}
+
+// runSpec is the run of thv run's flags: the algorithm's parameters,
+// eta_scale and m0 as the protocol gives them (its own, else the
+// protocol's), checked against the instance.
+func runSpec(f runFlags, cfg *config.Config, spec algos.Spec, inst *envs.Instance, set config.Setting) (algos.RunSpec, error) {
+	var params map[string]float64
+	etaScale, minPulls := cfg.EtaScale, cfg.MinPulls
+	if a, ok := cfg.Algorithm(spec.Name); ok {
+		params, etaScale, minPulls = a.Params, cfg.EtaScaleOf(a), cfg.MinPullsOf(a)
+	}
+	at := "--d"
+	if f.instance != "" {
+		at = f.instance
+	}
+	if err := config.CheckParams(spec, params, inst.D(), "algorithms."+spec.Name+".params", at); err != nil {
+		return algos.RunSpec{}, err
+	}
+	return algos.RunSpec{
+		Algo: spec.Name, Eta: f.eta, Params: params, Instance: inst,
+		K: set.K, T: set.T, Sigma: set.Sigma, Seed: f.seed,
+		MinPulls: minPulls, Ref: slices.Repeat([]float64{cfg.Reference}, inst.D()), Window: cfg.Metrics.HVWindow, EtaScale: etaScale,
+	}, nil
 }
 
 // runInstance is the instance of thv run's flags (a CSV file, or the

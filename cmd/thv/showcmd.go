@@ -20,13 +20,8 @@ import (
 	"thv/stages/summarize"
 )
 
-func newShowCommand() *cobra.Command {
-	var pf projectFlags
-	var trajectory bool
-	cmd := &cobra.Command{
-		Use:   "show [summary | eta | tests | runs FILTER | outputs FILTER]",
-		Short: "Print results from the store: the per-setting summary, or run summaries",
-		Long: `thv show (or thv show summary) prints, for every setting, the mean and 95%
+// showLong is thv show's help.
+const showLong = `thv show (or thv show summary) prints, for every setting, the mean and 95%
 confidence half-width (Student t, over seeds) of hv_last (the mean HV over
 the last hv_window rounds) and of the
 α-regret of every algorithm's final runs at η*, per geometry.
@@ -47,7 +42,15 @@ task whose ID contains FILTER, of any kind: its name, its digest in the
 store and what its kind declares it holds.
 
 All read what thv repro computed with the same protocol: the summary, η*
-and the tests are the outputs of its summarize tasks, not recomputed.`,
+and the tests are the outputs of its summarize tasks, not recomputed.`
+
+func newShowCommand() *cobra.Command {
+	var pf projectFlags
+	var trajectory bool
+	cmd := &cobra.Command{
+		Use:   "show [summary | eta | tests | runs FILTER | outputs FILTER]",
+		Short: "Print results from the store: the per-setting summary, or run summaries",
+		Long:  showLong,
 		Example: `  thv show
   thv show runs d2/clusters/THV-UCB/eta=0.01/
   thv show runs d2/clusters/THV-UCB/eta=0.01/seed=0 --trajectory
