@@ -31,6 +31,18 @@ type SyncReport struct {
 	Errs                         []error // one per failed item, in no order
 }
 
+// finish counts the entries not tried as failed, naming why (ctx's
+// error), and records the bytes moved and the time taken since start.
+func (rep *SyncReport) finish(ctx context.Context, bytes int64, start time.Time) {
+	rep.Failed = len(rep.Errs)
+	if n := rep.Total - rep.Done - rep.Failed; n > 0 {
+		rep.Failed += n
+		rep.Errs = append(rep.Errs, fmt.Errorf("%d entries not tried: %w", n, ctx.Err()))
+	}
+	rep.Bytes = bytes
+	rep.Elapsed = time.Since(start)
+}
+
 // Push uploads the entries of items from st in packs and batches
 // (batch.go): the objects the remote lacks, read from st (each re-hashed
 // as it is read), packed into packs of about Options.PackSize bytes, each
@@ -63,13 +75,7 @@ func (rm *Remote) Push(ctx context.Context, st *artifacts.Store, items []Item, j
 	})
 	defer func() {
 		prog.stop()
-		rep.Failed = len(rep.Errs)
-		if n := rep.Total - rep.Done - rep.Failed; n > 0 {
-			rep.Failed += n
-			rep.Errs = append(rep.Errs, fmt.Errorf("%d entries not tried: %w", n, ctx.Err()))
-		}
-		rep.Bytes = rm.Stats.BytesPushed.Load() - before
-		rep.Elapsed = time.Since(start)
+		rep.finish(ctx, rm.Stats.BytesPushed.Load()-before, start)
 	}()
 	idx, err := rm.loadIndex(ctx)
 	if err != nil {
@@ -413,13 +419,7 @@ func (rm *Remote) Pull(ctx context.Context, st *artifacts.Store, items []Item, j
 	})
 	defer func() {
 		prog.stop()
-		rep.Failed = len(rep.Errs)
-		if n := rep.Total - rep.Done - rep.Failed; n > 0 {
-			rep.Failed += n
-			rep.Errs = append(rep.Errs, fmt.Errorf("%d entries not tried: %w", n, ctx.Err()))
-		}
-		rep.Bytes = rm.Stats.BytesFetched.Load() - before
-		rep.Elapsed = time.Since(start)
+		rep.finish(ctx, rm.Stats.BytesFetched.Load()-before, start)
 	}()
 	idx, err := rm.index(ctx)
 	if err != nil {
