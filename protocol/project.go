@@ -2,6 +2,8 @@ package protocol
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,8 +104,9 @@ func (p *Project) Describe() (compare.Protocol, error) {
 // may rewrite it. Overrides (--set, THV_* variables) that change the
 // protocol's values make another protocol, whose lock (and readings'
 // locks) are named after it: thv.set-1a2b3c4d.lock, by the first digits of
-// its ProtocolDigest. Overrides that change nothing the results depend on
-// (outputs.results, the executors' settings, the readings sweep's
+// its ProtocolDigest and of which runs keep their trajectory (which
+// changes the tasks a lock records, not the results). Overrides that change
+// neither (outputs.results, the executors' settings, the readings sweep's
 // section) keep the lock.
 
 // overrideSuffix is ".set-" and 8 hex digits of cfg's ProtocolDigest when
@@ -117,11 +120,19 @@ func overrideSuffix(opt config.LoadOptions, cfg *config.Config) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	digest := cfg.ProtocolDigest()
-	if base.ProtocolDigest() == digest {
+	digest := lockDigest(cfg)
+	if lockDigest(base) == digest {
 		return "", nil
 	}
-	return ".set-" + strings.TrimPrefix(digest, "sha256:")[:8], nil
+	return ".set-" + digest[:8], nil
+}
+
+// lockDigest identifies what a lock of cfg records: its protocol, and the
+// tasks outputs.trajectories plans (the runs figures draw as tasks of
+// their own, or none).
+func lockDigest(cfg *config.Config) string {
+	h := sha256.Sum256([]byte(cfg.ProtocolDigest() + "\noutputs.trajectories = " + cfg.Outputs.Trajectories))
+	return hex.EncodeToString(h[:])
 }
 
 // envOverrides reports a set THV_* variable that may override a key of

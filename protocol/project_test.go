@@ -33,6 +33,10 @@ func TestOverridesNameTheLock(t *testing.T) {
 	if !strings.HasPrefix(set, "thv.set-") || len(set) != len("thv.set-12345678.lock") {
 		t.Errorf("--set seeds=[0]: %s", set)
 	}
+	// Which runs keep their trajectory changes the tasks a lock records.
+	if got := lock(config.LoadOptions{Set: []string{"outputs.trajectories=all"}}); !strings.HasPrefix(got, "thv.set-") || got == set {
+		t.Errorf("--set outputs.trajectories=all: %s", got)
+	}
 	quick := lock(config.LoadOptions{Profile: "quick", Set: []string{"seeds=[0]"}})
 	if !strings.HasPrefix(quick, "thv.quick.set-") || quick == "thv.quick.lock" {
 		t.Errorf("--profile quick --set seeds=[0]: %s", quick)
