@@ -450,7 +450,9 @@ func TestFailingServer(t *testing.T) {
 			if _, ok := rm.Fetch(context.Background(), fresh, e.Key, "run", "task9"); ok {
 				t.Fatal("fetched from a dead server")
 			}
-			if d := time.Since(start); d > 100*time.Millisecond {
+			// A try on the hanging server waits out the per-try timeout;
+			// a load spike alone does not take that long.
+			if d := time.Since(start); d >= policy.Timeout {
 				t.Fatalf("a fetch after the remote was marked down took %v", d)
 			}
 			if !strings.Contains(lb.String(), url) {
