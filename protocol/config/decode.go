@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -32,60 +33,70 @@ func decode(v *viper.Viper) (*Config, error) {
 	return &c, nil
 }
 
-// valueError is strictHook's error; decodeError adds the key.
+// valueError is strictHook's error; decodeError puts the key before it.
 type valueError struct {
-	s    *scalar // the value, if a scalar
-	sub  string  // the path below the key (inside a value of type any, or an unknown key)
-	from string  // where the value came from, if an override
-	msg  string
+	sub   string // the path below the key (inside a value of type any, or an unknown key)
+	value string // " = " and the value as written, if a scalar that is not null
+	msg   string // what is wrong, and where the value came from if an override
 }
 
 func (e *valueError) Error() string { return e.msg }
 
-// strictHook converts a value for a field of type to.Type(), refusing
+// badValue is the error msg about v, found at sub below its key.
+func badValue(v any, sub, msg string) *valueError {
+	e := &valueError{sub: sub, msg: msg}
+	if o := originOf(v); o != "" {
+		e.msg += " (from " + o + ")"
+	}
+	if s, ok := v.(*scalar); ok && s.tag == "!!str" {
+		e.value = " = " + clip(s.text)
+	} else if ok && s.tag != "!!null" {
+		e.value = " = " + cut(s.text, 40)
+	}
+	return e
+}
+
+const noValue = "no value (null): give one, or remove the key"
+
+// strictHook converts a value for a field of kind to.Kind(), refusing
 // what would be a guess: a null, a value of the wrong kind, a lossy
 // number (number), an unknown key. A marker, or a mapping of them, is
 // absent. A field of type any gets plain values (plain).
 func strictHook(from, to reflect.Value) (any, error) {
-	in := from.Interface()
-	if holdsNoValue(in) {
-		return nil, nil
-	}
-	t := to.Type()
+	in, k := from.Interface(), to.Kind()
 	switch x := in.(type) {
+	case string:
+		return x, nil // a map's key
 	case *scalar:
 		switch {
 		case x.tag == "!!null":
-			return nil, &valueError{s: x, from: x.from, msg: "no value (null): give one, or remove the key"}
-		case t.Kind() == reflect.Interface:
+			return nil, badValue(x, "", noValue)
+		case k == reflect.String && x.tag == "!!str":
 			return x.val, nil
-		case t.Kind() == reflect.String && x.tag == "!!str":
-			return x.val, nil
-		case t.Kind() == reflect.Int || t.Kind() == reflect.Uint64 || t.Kind() == reflect.Float64:
-			return number(x, t.Kind())
+		case k == reflect.Int || k == reflect.Uint64 || k == reflect.Float64:
+			return number(x, k)
 		}
 	case []any:
-		switch t.Kind() {
-		case reflect.Slice:
+		if k == reflect.Slice {
 			return x, nil
-		case reflect.Interface:
-			return plain(x, "")
 		}
 	case map[string]any:
-		switch t.Kind() {
-		case reflect.Struct:
-			x = without(x, func(v any) bool { _, ok := v.(unset); return ok })
-			return x, knownKeys(x, t)
-		case reflect.Map:
+		switch {
+		case holdsNoValue(x):
+			return nil, nil
+		case k == reflect.Struct:
+			x = without(x, func(v any) bool { return v == unset{} })
+			return x, knownKeys(x, to.Type())
+		case k == reflect.Map:
 			return without(x, holdsNoValue), nil
-		case reflect.Interface:
-			return plain(x, "")
 		}
-	case string:
-		return x, nil // a map's key
+	case emptyMapping, unset:
+		return nil, nil
 	}
-	s, _ := in.(*scalar)
-	return nil, &valueError{s: s, from: originOf(in), msg: "want " + want(t.Kind()) + ", got " + kindOf(in)}
+	if k == reflect.Interface {
+		return plain(in, "")
+	}
+	return nil, badValue(in, "", "want "+want(k)+", got "+kindOf(in))
 }
 
 // knownKeys refuses a key of m that is no field of struct t (mapstructure's
@@ -103,7 +114,7 @@ func knownKeys(m map[string]any, t reflect.Type) error {
 			if k == "slurm" && t == reflect.TypeFor[Config]() {
 				return errors.New("slurm: the Slurm executor's settings moved to executors.slurm (docs/cluster.md): write `executors: {slurm: {...}}` with the same keys")
 			}
-			return &valueError{sub: "." + k, msg: "unknown key (known: " + strings.Join(known, ", ") + ")"}
+			return badValue(nil, "."+k, "unknown key (known: "+strings.Join(known, ", ")+")")
 		}
 	}
 	return nil
@@ -142,7 +153,7 @@ func want(k reflect.Kind) string {
 // one (3000.0), and for a uint64 only up to 2^53, where floats stop
 // holding every integer.
 func number(s *scalar, k reflect.Kind) (any, error) {
-	bad := func(msg string) error { return &valueError{s: s, from: s.from, msg: msg} }
+	bad := func(msg string) error { return badValue(s, "", msg) }
 	var f float64
 	switch v := s.val.(type) {
 	case int:
@@ -190,7 +201,7 @@ func plain(v any, sub string) (any, error) {
 	switch v := v.(type) {
 	case *scalar:
 		if v.tag == "!!null" {
-			return nil, &valueError{s: v, sub: sub, from: v.from, msg: "no value (null): give one, or remove the key"}
+			return nil, badValue(v, sub, noValue)
 		}
 		return v.val, nil
 	case []any:
@@ -242,68 +253,48 @@ func originOf(v any) string {
 // key as the protocol writes it (settings.d3.T, seeds[0]), the value as
 // written and where it came from.
 func decodeError(err error) error {
-	var all []*mapstructure.DecodeError
-	var gather func(error)
-	gather = func(err error) {
-		switch e := err.(type) {
-		case *mapstructure.DecodeError:
-			all = append(all, e)
-		case interface{ Unwrap() []error }:
-			for _, x := range e.Unwrap() {
-				gather(x)
-			}
-		default:
-			if u := errors.Unwrap(err); u != nil {
-				gather(u)
-			}
-		}
-	}
-	gather(err)
+	all := decodeErrors(err)
 	if len(all) == 0 {
 		return err
 	}
 	de := slices.MinFunc(all, func(a, b *mapstructure.DecodeError) int { return strings.Compare(a.Name(), b.Name()) })
 	path := keyPath(de.Name())
 	var ve *valueError
-	if !errors.As(de.Unwrap(), &ve) {
-		if path == "" {
-			return de.Unwrap()
-		}
-		return fmt.Errorf("%s: %v", path, de.Unwrap())
-	}
-	msg := ve.msg
-	if ve.from != "" {
-		msg += " (from " + ve.from + ")"
-	}
-	path = strings.TrimPrefix(path+ve.sub, ".")
 	switch {
+	case errors.As(de.Unwrap(), &ve):
+		if path = strings.TrimPrefix(path+ve.sub, "."); path == "" {
+			return errors.New(ve.msg)
+		}
+		return fmt.Errorf("%s%s: %s", path, ve.value, ve.msg)
 	case path == "":
-		return errors.New(msg)
-	case ve.s != nil && ve.s.tag == "!!str":
-		return fmt.Errorf("%s = %s: %s", path, clip(ve.s.text), msg)
-	case ve.s != nil && ve.s.tag != "!!null":
-		return fmt.Errorf("%s = %s: %s", path, cut(ve.s.text, 40), msg)
+		return de.Unwrap()
 	}
-	return fmt.Errorf("%s: %s", path, msg)
+	return fmt.Errorf("%s: %v", path, de.Unwrap())
+}
+
+// decodeErrors lists the errors of mapstructure's tree of joined errors.
+func decodeErrors(err error) []*mapstructure.DecodeError {
+	var de *mapstructure.DecodeError
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var all []*mapstructure.DecodeError
+		for _, e := range j.Unwrap() {
+			all = append(all, decodeErrors(e)...)
+		}
+		return all
+	} else if errors.As(err, &de) {
+		return []*mapstructure.DecodeError{de}
+	}
+	return nil
 }
 
 // keyPath renders mapstructure's name of a value (settings[d3].T,
 // algorithms[0].params[delta]) as the protocol names keys: a map's key
 // after a dot, a list's index in brackets.
 func keyPath(name string) string {
-	var b strings.Builder
-	for {
-		i := strings.IndexByte(name, '[')
-		if i < 0 {
-			return b.String() + name
+	return regexp.MustCompile(`\[[^]]*\]`).ReplaceAllStringFunc(name, func(m string) string {
+		if k := m[1 : len(m)-1]; strings.Trim(k, "0123456789") != "" {
+			return "." + k
 		}
-		j := strings.IndexByte(name[i:], ']') + i
-		b.WriteString(name[:i])
-		if k := name[i+1 : j]; strings.Trim(k, "0123456789") == "" {
-			b.WriteString("[" + k + "]")
-		} else {
-			b.WriteString("." + k)
-		}
-		name = name[j+1:]
-	}
+		return m
+	})
 }

@@ -109,16 +109,17 @@ func setDefaults(v *viper.Viper, prefix string, m map[string]any) {
 	}
 }
 
-// mergeProfile merges profiles.<profile> over the file. It may not make
-// a mapping another kind of value (viper would ignore it); {} for a
-// mapping adds nothing.
+// mergeProfile merges profiles.<profile> over the file, a mapping into a
+// mapping. Viper would ignore a profile's value for a mapping, and let
+// its {} for a mapping shadow it: the first is refused, the second
+// dropped (profileOver).
 func mergeProfile(v *viper.Viper, file map[string]any, profile string) error {
 	if strings.EqualFold(profile, "paper") {
 		return nil
 	}
 	profiles, _ := file["profiles"].(map[string]any)
-	sub, known := profiles[strings.ToLower(profile)]
-	if !known || !isMapping(sub) {
+	sub := profiles[strings.ToLower(profile)]
+	if !isMapping(sub) {
 		names := append([]string{"paper"}, slices.Sorted(maps.Keys(profiles))...)
 		if len(names) > 10 {
 			names = append(names[:10], "…")
@@ -129,29 +130,30 @@ func mergeProfile(v *viper.Viper, file map[string]any, profile string) error {
 	if !ok {
 		return nil // {}
 	}
-	var check func(base, over map[string]any, path string) error
-	check = func(base, over map[string]any, path string) error {
-		for _, k := range slices.Sorted(maps.Keys(over)) {
-			switch o := over[k]; {
-			case !isMapping(base[k]): // absent, or a value: the profile's replaces it
-			case o == (emptyMapping{}):
-				delete(over, k)
-			case isMapping(o):
-				if b, ok := base[k].(map[string]any); ok {
-					if err := check(b, o.(map[string]any), path+k+"."); err != nil {
-						return err
-					}
-				}
-			default:
-				return fmt.Errorf("profile %q: %s%s: want a mapping, as in the protocol; got %s", profile, path, k, kindOf(o))
-			}
-		}
-		return nil
-	}
-	if err := check(file, over, ""); err != nil {
-		return err
+	if err := profileOver(file, over, ""); err != nil {
+		return fmt.Errorf("profile %q: %w", profile, err)
 	}
 	return v.MergeConfigMap(over)
+}
+
+// profileOver refuses a value of over for a mapping of base, and drops
+// its {} for one.
+func profileOver(base, over map[string]any, path string) error {
+	for _, k := range slices.Sorted(maps.Keys(over)) {
+		b, ok := base[k].(map[string]any)
+		switch o := over[k]; {
+		case !isMapping(base[k]): // absent, or a value: the profile's replaces it
+		case o == (emptyMapping{}):
+			delete(over, k)
+		case !isMapping(o):
+			return fmt.Errorf("%s%s: want a mapping, as in the protocol; got %s", path, k, kindOf(o))
+		case ok:
+			if err := profileOver(b, o.(map[string]any), path+k+"."); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // OtherVariables are the THV_* variables that are not protocol keys: thv's
@@ -170,7 +172,8 @@ func envName(k string) string { return envReplacer.Replace(strings.ToUpper("THV_
 // replaces a key whose value is no mapping (THV_SETTINGS_D3_T=300) with
 // YAML read under the file's limits (a list may drop its brackets:
 // THV_SEEDS=0,1,2); an empty one, or one without a YAML value, changes
-// nothing. Viper's AutomaticEnv would hand over a string, after the
+// nothing. Viper's AutomaticEnv cannot serve: it reads the process's
+// environment, not opt.Environ, and hands over a string after the
 // layering, without the limits or the variable's name. A variable naming
 // no key (a typo, THV_SETTINGS_D3_TT) is refused, not ignored.
 func mergeEnv(v *viper.Viper, env []string) error {
@@ -196,19 +199,23 @@ func mergeEnv(v *viper.Viper, env []string) error {
 			val = "[" + val + "]"
 		}
 		n, err := parseTree([]byte(val), strings.Count(k, ".")+2, name, true)
+		if err == nil && n != nil {
+			err = v.MergeConfigMap(nest(k, n))
+		}
 		if err != nil {
 			return fmt.Errorf("environment %s: %v", name, err)
 		}
-		for path := strings.Split(k, "."); n != nil && len(path) > 0; path = path[:len(path)-1] {
-			n = map[string]any{path[len(path)-1]: n} // {a: {b: n}} for the key a.b
-		}
-		if n != nil {
-			if err := v.MergeConfigMap(n.(map[string]any)); err != nil {
-				return fmt.Errorf("environment %s: %v", name, err)
-			}
-		}
 	}
 	return nil
+}
+
+// nest is {a: {b: n}} for the key a.b.
+func nest(key string, n any) map[string]any {
+	path := strings.Split(key, ".")
+	for i := len(path) - 1; i > 0; i-- {
+		n = map[string]any{path[i]: n}
+	}
+	return map[string]any{path[0]: n}
 }
 
 func unknownEnv(vars map[string]string, keys []string) error {
@@ -250,22 +257,22 @@ func unknownEnv(vars map[string]string, keys []string) error {
 
 // editDistance is the Levenshtein distance of a and b, byte by byte.
 func editDistance(a, b string) int {
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	row := make([]int, len(b)+1) // the distances of a[:i] to each b[:j]
+	for j := range row {
+		row[j] = j
 	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
+	for i := range len(a) {
+		diag := row[0]
+		row[0] = i + 1
+		for j := range len(b) {
 			cost := 1
-			if a[i-1] == b[j-1] {
+			if a[i] == b[j] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			diag, row[j+1] = row[j+1], min(row[j+1]+1, row[j]+1, diag+cost)
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return row[len(b)]
 }
 
 // set applies --set key=value: key is a path of mapping keys and list

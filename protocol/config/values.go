@@ -3,9 +3,9 @@ package config
 import (
 	"crypto/sha256"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,37 +32,24 @@ func (c *Config) Values() map[string]string {
 
 // ValuesDigest is the SHA-256 of the protocol's values, one "key = value"
 // line each in key order.
-func (c *Config) ValuesDigest() string {
-	v := c.Values()
-	h := sha256.New()
-	for _, k := range valueKeys(v) {
-		fmt.Fprintf(h, "%s = %s\n", k, v[k])
-	}
-	return fmt.Sprintf("sha256:%x", h.Sum(nil))
-}
+func (c *Config) ValuesDigest() string { return c.digest("") }
 
 // ProtocolDigest is the SHA-256 of the values a pass's results depend
 // on: the protocol's values but the readings sweep's section, which
 // enters no task. A lock and thv readings' table are of the protocol
 // with this digest (overrideSuffix, the page's readings).
-func (c *Config) ProtocolDigest() string {
+func (c *Config) ProtocolDigest() string { return c.digest(sweepKeys) }
+
+// digest is ValuesDigest without the keys of prefix skip ("": none).
+func (c *Config) digest(skip string) string {
 	v := c.Values()
 	h := sha256.New()
-	for _, k := range valueKeys(v) {
-		if !strings.HasPrefix(k, sweepKeys) {
+	for _, k := range slices.Sorted(maps.Keys(v)) {
+		if skip == "" || !strings.HasPrefix(k, skip) {
 			fmt.Fprintf(h, "%s = %s\n", k, v[k])
 		}
 	}
 	return fmt.Sprintf("sha256:%x", h.Sum(nil))
-}
-
-func valueKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func flatten(v reflect.Value, key string, out map[string]string) {
@@ -85,7 +72,7 @@ func flatten(v reflect.Value, key string, out map[string]string) {
 		}
 	case reflect.Map:
 		keys := v.MapKeys()
-		sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
 		for _, k := range keys {
 			flatten(v.MapIndex(k), join(fmt.Sprint(k)), out)
 		}
@@ -134,16 +121,12 @@ func valueText(v reflect.Value) string {
 // (n values)".
 func listText(items []string) string {
 	if len(items) > 4 {
-		consecutive := true
-		for i := range items {
-			a, err := strconv.Atoi(items[i])
-			first, _ := strconv.Atoi(items[0])
-			if err != nil || a != first+i {
-				consecutive = false
-				break
-			}
+		first, err := strconv.Atoi(items[0])
+		i := 1
+		for err == nil && i < len(items) && items[i] == strconv.Itoa(first+i) {
+			i++
 		}
-		if consecutive {
+		if err == nil && i == len(items) {
 			return fmt.Sprintf("[%s … %s] (%d values)", items[0], items[len(items)-1], len(items))
 		}
 	}
@@ -156,14 +139,6 @@ var paperConfig = sync.OnceValues(func() (*Config, error) {
 	return Load(LoadOptions{Environ: []string{}})
 })
 
-var paperValues = sync.OnceValues(func() (map[string]string, error) {
-	c, err := paperConfig()
-	if err != nil {
-		return nil, err
-	}
-	return c.Values(), nil
-})
-
 // Override is a value of the protocol that differs from the paper's (the
 // embedded params.yaml without a profile): its key, the paper's value and
 // this protocol's ("" for a key the other does not have).
@@ -172,11 +147,11 @@ type Override struct{ Key, Paper, Ours string }
 // DiffersFromPaper lists the protocol's values that differ from the
 // paper's, by key.
 func (c *Config) DiffersFromPaper() ([]Override, error) {
-	paper, err := paperValues()
+	p, err := paperConfig()
 	if err != nil {
 		return nil, fmt.Errorf("the paper's protocol: %w", err)
 	}
-	ours := c.Values()
+	paper, ours := p.Values(), c.Values()
 	var out []Override
 	for k, v := range ours {
 		if paper[k] != v {
@@ -188,6 +163,6 @@ func (c *Config) DiffersFromPaper() ([]Override, error) {
 			out = append(out, Override{k, v, ""})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	slices.SortFunc(out, func(a, b Override) int { return strings.Compare(a.Key, b.Key) })
 	return out, nil
 }
