@@ -267,6 +267,7 @@ func TestLoadConfigBadInput(t *testing.T) {
 		{name: "unknown key with no value", yaml: tiny + "profiles_x: {}\n", want: "profiles_x: unknown key (known: settings, geometries, seeds, grid_seeds, instances, min_pulls, init_ties, eta_scale, reference, metrics, algorithms, statistics, figures, outputs, readings, profiles, executors)"},
 		{name: "unknown setting key", yaml: withD3("T: 120, sigma: 0.035, tau: 1"), want: "settings.d3.tau: unknown key (known: d, n, k, T, sigma)"},
 		{name: "null", yaml: with("reference: 0.0", "reference:"), want: "reference: no value (null): give one, or remove the key"},
+		{name: "first error by key", yaml: with("seeds: [0, 1]\n", "seeds: 1\n"), set: []string{"reference=[1]", "metrics=5"}, want: "metrics = 5: want a mapping, got a number (from --set metrics=5)"},
 		{name: "null in a profile", yaml: with("seeds: [0]", "seeds: ~"), want: "profiles.short.seeds: no value (null): give one, or remove the key"},
 		// Integers: never truncated, wrapped or made from booleans or strings.
 		{name: "negative seed", yaml: with("seeds: [0, 1]", "seeds: [-1]"), want: "seeds[0] = -1: want an integer ≥ 0"},

@@ -18,10 +18,24 @@ import (
 // them (n·min_pulls, …) can overflow.
 const maxInt = math.MaxInt32
 
-// decode is viper's one Unmarshal of the layered values into a Config:
+// decode is viper's one Unmarshal of the layered tree into a Config:
 // unknown keys refused (ErrorUnused), no weak typing, every value through
-// strictHook. Of several errors it returns the first by key.
-func decode(v *viper.Viper) (*Config, error) {
+// strictHook. Of several errors it returns the first by key. The tree
+// goes in one key at a time: MergeConfigMap would cost the square of a
+// mapping's width.
+func decode(tree map[string]any) (*Config, error) {
+	v := viper.New()
+	var setDefaults func(prefix string, m map[string]any)
+	setDefaults = func(prefix string, m map[string]any) {
+		for k, x := range m {
+			if sub, ok := x.(map[string]any); ok {
+				setDefaults(prefix+k+".", sub)
+			} else {
+				v.SetDefault(prefix+k, x)
+			}
+		}
+	}
+	setDefaults("", tree)
 	var c Config
 	err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.DecodeHookFuncValue(strictHook)), func(dc *mapstructure.DecoderConfig) {
 		dc.WeaklyTypedInput = false
@@ -85,12 +99,11 @@ func strictHook(from, to reflect.Value) (any, error) {
 		case holdsNoValue(x):
 			return nil, nil
 		case k == reflect.Struct:
-			x = without(x, func(v any) bool { return v == unset{} })
 			return x, knownKeys(x, to.Type())
 		case k == reflect.Map:
 			return without(x, holdsNoValue), nil
 		}
-	case emptyMapping, unset:
+	case emptyMapping:
 		return nil, nil
 	}
 	if k == reflect.Interface {
@@ -274,15 +287,18 @@ func decodeError(err error) error {
 
 // decodeErrors lists the errors of mapstructure's tree of joined errors.
 func decodeErrors(err error) []*mapstructure.DecodeError {
-	var de *mapstructure.DecodeError
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
+	switch e := err.(type) {
+	case *mapstructure.DecodeError:
+		return []*mapstructure.DecodeError{e}
+	case interface{ Unwrap() []error }:
 		var all []*mapstructure.DecodeError
-		for _, e := range j.Unwrap() {
-			all = append(all, decodeErrors(e)...)
+		for _, x := range e.Unwrap() {
+			all = append(all, decodeErrors(x)...)
 		}
 		return all
-	} else if errors.As(err, &de) {
-		return []*mapstructure.DecodeError{de}
+	}
+	if u := errors.Unwrap(err); u != nil {
+		return decodeErrors(u)
 	}
 	return nil
 }

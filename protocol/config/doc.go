@@ -1,6 +1,6 @@
 // Package config is the protocol's configuration: params.yaml (embedded,
 // or a file of the user's) with its profile, THV_* variables and --set
-// overrides layered by viper, decoded strictly into a Config, validated
+// overrides layered, decoded strictly into a Config by viper, validated
 // against the algorithms' registry and the protocol's ceilings, and
 // described against the paper's own protocol.
 //

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spf13/viper"
-
 	"thv"
 	"thv/pipeline/userfile"
 )
@@ -26,10 +24,9 @@ type LoadOptions struct {
 	Environ []string
 }
 
-// Load reads params.yaml (embedded or a file) and validates it. Viper
-// layers, from the bottom: the file (its defaults), the profile (its
-// configuration), THV_* variables (merged into the configuration) and
-// --set (its overrides); one Unmarshal decodes them strictly. Keys are
+// Load reads params.yaml (embedded or a file) and validates it: the file,
+// its profile, THV_* variables and --set overrides, layered in that order
+// (layered), decoded strictly by viper and validated. Keys are
 // case-insensitive; every error names the key and the value as written.
 func Load(opt LoadOptions) (*Config, error) {
 	src, name := thv.DefaultParams, "embedded params.yaml"
@@ -58,40 +55,47 @@ func load(src []byte, name string, opt LoadOptions) (*Config, error) {
 	return c, nil
 }
 
-// layered is the Config of a params file as viper layers and decodes it,
-// before validation.
+// layered is the Config of a params file, its profile, THV_* variables
+// and --set overrides, before validation. The layers are merged on the
+// file's tree, then viper decodes the result in one UnmarshalExact
+// (decode). Viper's own layers cannot hold what the protocol says:
+//   - a --set may replace a mapping by a value and then by a mapping again,
+//     which drops the file's keys below it: a layer of viper's cannot
+//     delete the keys of the layers under it;
+//   - a --set reaches into lists (algorithms.THV-UCB.eta, seeds.0): viper's
+//     keys stop at lists;
+//   - MergeConfigMap silently ignores a value given for a mapping, which a
+//     profile must be refused for, and costs the square of a mapping's width;
+//   - AutomaticEnv reads the process's environment, not opt.Environ (the
+//     paper's protocol ignores the process's), hands a variable over as a
+//     string after the file's limits, and forgets its name;
+//   - viper drops a mapping written {}, and with it an unknown key.
 func layered(src []byte, name string, opt LoadOptions) (*Config, error) {
 	tree, err := parseTree(src, 1, "", true)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	file, ok := tree.(map[string]any)
+	root, ok := tree.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("%s: not a mapping of keys to values (see the embedded params.yaml)", name)
 	}
-	v := viper.New()
-	setDefaults(v, "", file) // key by key: merging a map costs viper the square of its width
 	profile := cmp.Or(opt.Profile, "paper")
-	if err := mergeProfile(v, file, profile); err != nil {
+	if err := mergeProfile(root, profile); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	env := opt.Environ
 	if env == nil {
 		env = os.Environ()
 	}
-	if err := mergeEnv(v, env); err != nil {
+	if err := mergeEnv(root, env); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	var below []string // the keys under the overrides
-	if len(opt.Set) > 0 {
-		below = v.AllKeys()
-	}
 	for _, kv := range opt.Set {
-		if err := set(v, kv, name, below); err != nil {
+		if err := set(root, kv, name); err != nil {
 			return nil, err
 		}
 	}
-	c, err := decode(v)
+	c, err := decode(root)
 	if err != nil {
 		return nil, fmt.Errorf("%s (profile %s): %w", name, profile, err)
 	}
@@ -99,25 +103,12 @@ func layered(src []byte, name string, opt LoadOptions) (*Config, error) {
 	return c, nil
 }
 
-func setDefaults(v *viper.Viper, prefix string, m map[string]any) {
-	for k, x := range m {
-		if sub, ok := x.(map[string]any); ok {
-			setDefaults(v, prefix+k+".", sub)
-		} else {
-			v.SetDefault(prefix+k, x)
-		}
-	}
-}
-
-// mergeProfile merges profiles.<profile> over the file, a mapping into a
-// mapping. Viper would ignore a profile's value for a mapping, and let
-// its {} for a mapping shadow it: the first is refused, the second
-// dropped (profileOver).
-func mergeProfile(v *viper.Viper, file map[string]any, profile string) error {
+// mergeProfile merges profiles.<profile> into the file.
+func mergeProfile(root map[string]any, profile string) error {
 	if strings.EqualFold(profile, "paper") {
 		return nil
 	}
-	profiles, _ := file["profiles"].(map[string]any)
+	profiles, _ := root["profiles"].(map[string]any)
 	sub := profiles[strings.ToLower(profile)]
 	if !isMapping(sub) {
 		names := append([]string{"paper"}, slices.Sorted(maps.Keys(profiles))...)
@@ -126,34 +117,36 @@ func mergeProfile(v *viper.Viper, file map[string]any, profile string) error {
 		}
 		return fmt.Errorf("unknown profile %q (known: %s)", profile, strings.Join(names, ", "))
 	}
-	over, ok := deepCopy(sub).(map[string]any)
-	if !ok {
-		return nil // {}
-	}
-	if err := profileOver(file, over, ""); err != nil {
+	if _, err := overlay(root, deepCopy(sub), true, ""); err != nil {
 		return fmt.Errorf("profile %q: %w", profile, err)
 	}
-	return v.MergeConfigMap(over)
+	return nil
 }
 
-// profileOver refuses a value of over for a mapping of base, and drops
-// its {} for one.
-func profileOver(base, over map[string]any, path string) error {
-	for _, k := range slices.Sorted(maps.Keys(over)) {
-		b, ok := base[k].(map[string]any)
-		switch o := over[k]; {
-		case !isMapping(base[k]): // absent, or a value: the profile's replaces it
-		case o == (emptyMapping{}):
-			delete(over, k)
-		case !isMapping(o):
-			return fmt.Errorf("%s%s: want a mapping, as in the protocol; got %s", path, k, kindOf(o))
-		case ok:
-			if err := profileOver(b, o.(map[string]any), path+k+"."); err != nil {
-				return err
-			}
+// overlay is over given for base: a mapping is merged into a mapping key by
+// key, {} for a mapping adds nothing, any other value replaces. A profile
+// (strict) may not replace a mapping by a value: it changes the
+// protocol's values, not its shape. path names base, for the error.
+func overlay(base, over any, strict bool, path string) (any, error) {
+	bm, baseMap := base.(map[string]any)
+	om, overMap := over.(map[string]any)
+	switch {
+	case !isMapping(base):
+		return over, nil
+	case over == emptyMapping{}:
+		return base, nil
+	case !isMapping(over) && strict:
+		return nil, fmt.Errorf("%s: want a mapping, as in the protocol; got %s", path, kindOf(over))
+	case !baseMap || !overMap:
+		return over, nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(om)) { // the first error, always the same
+		var err error
+		if bm[k], err = overlay(bm[k], om[k], strict, strings.TrimPrefix(path+"."+k, ".")); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return bm, nil
 }
 
 // OtherVariables are the THV_* variables that are not protocol keys: thv's
@@ -168,54 +161,58 @@ var envReplacer = strings.NewReplacer(".", "_", "-", "_", "+", "PLUS")
 // prefix THV and envReplacer.
 func envName(k string) string { return envReplacer.Replace(strings.ToUpper("THV_" + k)) }
 
-// mergeEnv merges THV_* variables into viper's configuration: THV_<KEY>
-// replaces a key whose value is no mapping (THV_SETTINGS_D3_T=300) with
-// YAML read under the file's limits (a list may drop its brackets:
-// THV_SEEDS=0,1,2); an empty one, or one without a YAML value, changes
-// nothing. Viper's AutomaticEnv cannot serve: it reads the process's
-// environment, not opt.Environ, and hands over a string after the
-// layering, without the limits or the variable's name. A variable naming
-// no key (a typo, THV_SETTINGS_D3_TT) is refused, not ignored.
-func mergeEnv(v *viper.Viper, env []string) error {
+// mergeEnv merges THV_* variables into the tree: THV_<KEY> replaces a
+// key whose value is no mapping (THV_SETTINGS_D3_T=300) with YAML read
+// under the file's limits (a list may drop its brackets: THV_SEEDS=0,1,2);
+// an empty one, or one without a YAML value, changes nothing. A variable
+// naming no key (a typo, THV_SETTINGS_D3_TT) is refused, not ignored.
+func mergeEnv(root map[string]any, env []string) error {
 	vars := map[string]string{}
 	for _, kv := range env {
 		if name, val, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "THV_") && val != "" {
 			vars[name] = val // the last of repeated names, as getenv
 		}
 	}
-	keys := v.AllKeys()
-	slices.Sort(keys)
+	leaves := map[string]any{}
+	collectLeaves(root, "", leaves)
+	keys := slices.Sorted(maps.Keys(leaves))
 	if err := unknownEnv(vars, keys); err != nil {
 		return err
 	}
 	for _, k := range keys {
 		name := envName(k)
 		val, ok := vars[name]
-		old := v.Get(k)
-		if !ok || isMapping(old) {
+		if !ok || isMapping(leaves[k]) {
 			continue
 		}
-		if _, list := old.([]any); list && !strings.HasPrefix(strings.TrimSpace(val), "[") {
+		if _, list := leaves[k].([]any); list && !strings.HasPrefix(strings.TrimSpace(val), "[") {
 			val = "[" + val + "]"
 		}
 		n, err := parseTree([]byte(val), strings.Count(k, ".")+2, name, true)
-		if err == nil && n != nil {
-			err = v.MergeConfigMap(nest(k, n))
-		}
 		if err != nil {
 			return fmt.Errorf("environment %s: %v", name, err)
+		}
+		if n != nil {
+			m, path := root, strings.Split(k, ".")
+			for _, seg := range path[:len(path)-1] {
+				m = m[seg].(map[string]any)
+			}
+			m[path[len(path)-1]] = n
 		}
 	}
 	return nil
 }
 
-// nest is {a: {b: n}} for the key a.b.
-func nest(key string, n any) map[string]any {
-	path := strings.Split(key, ".")
-	for i := len(path) - 1; i > 0; i-- {
-		n = map[string]any{path[i]: n}
+// collectLeaves adds to out each key of m (a.b for m[a][b]) whose value is
+// no mapping, or {}.
+func collectLeaves(m map[string]any, prefix string, out map[string]any) {
+	for k, x := range m {
+		if sub, ok := x.(map[string]any); ok {
+			collectLeaves(sub, prefix+k+".", out)
+		} else {
+			out[prefix+k] = x
+		}
 	}
-	return map[string]any{path[0]: n}
 }
 
 func unknownEnv(vars map[string]string, keys []string) error {
@@ -278,72 +275,52 @@ func editDistance(a, b string) int {
 // set applies --set key=value: key is a path of mapping keys and list
 // elements (by index, or by a mapping's name: algorithms.THV-UCB.eta) that
 // must exist; value is YAML. A mapping given for a mapping is merged into
-// it, any other value replaces. Viper's overrides hold it: a Set per leaf
-// of a mapping, or the whole list with the element changed (viper's keys
-// stop at lists).
-func set(v *viper.Viper, kv, name string, below []string) error {
+// it, any other value replaces.
+func set(root map[string]any, kv, name string) error {
 	key, val, ok := strings.Cut(kv, "=")
 	label := clipN(kv, 80) // a --set value may be long: never echo it whole
 	if !ok || key == "" {
 		return fmt.Errorf("--set %s: want key=value, e.g. --set settings.d3.T=300", label)
 	}
 	path := strings.Split(strings.ToLower(key), ".")
-	i := 1 // path[:i] is the longest prefix that is a key of viper's
-	for i < len(path) && isMapping(get(v, strings.Join(path[:i], "."))) {
-		i++
-	}
-	top := strings.Join(path[:i], ".")
-	old, list := get(v, top), any(nil)
-	if i < len(path) {
-		if _, ok := old.([]any); ok {
-			list = deepCopy(old)
-			old = element(list, path[i:])
-		} else {
-			old = nil // a value has no keys
+	var parent, old any = nil, root
+	inList := false // below a list, {} is a value (an empty map), as in parseTree
+	for _, seg := range path {
+		_, list := old.([]any)
+		inList = inList || list
+		if parent, old = old, child(old, seg); old == nil {
+			return fmt.Errorf("--set %s: %s is not a key of %s", label, clip(key), name)
 		}
 	}
-	if old == nil {
-		return fmt.Errorf("--set %s: %s is not a key of %s", label, clip(key), name)
-	}
-	n, err := parseTree([]byte(val), strings.Count(key, ".")+2, "--set "+cut(kv, 80), list == nil)
+	n, err := parseTree([]byte(val), len(path)+1, "--set "+cut(kv, 80), !inList)
 	switch {
 	case err != nil:
 		return fmt.Errorf("--set %s: %v", label, err)
 	case n == nil:
 		return fmt.Errorf("--set %s: no value after =", label)
-	case list == nil:
-		setOver(v, top, old, n, below)
-		return nil
 	}
-	parent, last := element(list, path[i:len(path)-1]), path[len(path)-1]
+	last := path[len(path)-1]
 	switch p := parent.(type) {
-	case []any:
-		j := index(p, last)
-		p[j] = mergeValue(p[j], n)
 	case map[string]any:
-		p[last] = mergeValue(p[last], n)
+		p[last], _ = overlay(old, n, false, "")
+	case []any:
+		p[index(p, last)], _ = overlay(old, n, false, "")
 	}
-	v.Set(top, list)
 	return nil
 }
 
-// element is the value at path below v (through lists and mappings), or nil.
-func element(v any, path []string) any {
-	for _, seg := range path {
-		switch x := v.(type) {
-		case []any:
-			if j := index(x, seg); j >= 0 {
-				v = x[j]
-				continue
-			}
-		case map[string]any:
-			if v = x[seg]; v != nil {
-				continue
-			}
+// child is the value seg names below v: a mapping's key, or a list's
+// element by index or by its mapping's name; nil if none.
+func child(v any, seg string) any {
+	switch v := v.(type) {
+	case map[string]any:
+		return v[seg]
+	case []any:
+		if j := index(v, seg); j >= 0 {
+			return v[j]
 		}
-		return nil
 	}
-	return v
+	return nil
 }
 
 // index is the element of list that seg names: its index, or its name; -1 if none.
@@ -356,68 +333,4 @@ func index(list []any, seg string) int {
 		s, ok := m["name"].(*scalar)
 		return ok && strings.ToLower(s.text) == seg
 	})
-}
-
-// setOver sets key to n in viper's overrides: a mapping into a mapping
-// leaf by leaf (so that the keys n does not give keep their values), a
-// mapping for a value with the keys below it unset (viper would merge).
-func setOver(v *viper.Viper, key string, old, n any, below []string) {
-	switch nv := n.(type) {
-	case emptyMapping:
-		if isMapping(old) {
-			return
-		}
-	case map[string]any:
-		if isMapping(old) {
-			for k, x := range nv {
-				setOver(v, key+"."+k, get(v, key+"."+k), x, below)
-			}
-			return
-		}
-	}
-	for _, k := range below {
-		if rest, ok := strings.CutPrefix(k, key+"."); ok && isMapping(n) {
-			m, _ := n.(map[string]any) // nil for an emptyMapping
-			n = unsetAt(m, strings.Split(rest, "."))
-		}
-	}
-	v.Set(key, n)
-}
-
-// unsetAt is m (copied) with unset at path, unless a value is on the way.
-func unsetAt(m map[string]any, path []string) map[string]any {
-	m = maps.Clone(m)
-	if m == nil {
-		m = map[string]any{}
-	}
-	switch x, ok := m[path[0]]; {
-	case !ok:
-		m[path[0]] = unset{}
-	case len(path) > 1:
-		if sub, ok := x.(map[string]any); ok {
-			m[path[0]] = unsetAt(sub, path[1:])
-		}
-	}
-	return m
-}
-
-// get is v.Get(key), or nil where a key is unset.
-func get(v *viper.Viper, key string) any {
-	if x := v.Get(key); x != (unset{}) {
-		return x
-	}
-	return nil
-}
-
-// mergeValue is n merged into old: a mapping into a mapping, else n.
-func mergeValue(old, n any) any {
-	om, ok1 := old.(map[string]any)
-	nm, ok2 := n.(map[string]any)
-	if !ok1 || !ok2 {
-		return n
-	}
-	for k, x := range nm {
-		om[k] = mergeValue(om[k], x)
-	}
-	return om
 }

@@ -30,7 +30,7 @@ const (
 
 const sizeLimit = "1 MiB (1048576 bytes)"
 
-// The values viper layers: a mapping is a map[string]any (keys
+// The tree the loader layers and viper decodes: a mapping is a map[string]any (keys
 // lower-cased: keys are case-insensitive), a list an []any, a scalar a
 // *scalar. A scalar keeps what was written and where, so that an error
 // can quote it (.nan, 1e20) and name its origin, and the decode hook
@@ -43,16 +43,11 @@ type scalar struct {
 	from string // "--set k=v" or "THV_K" for an override; "" for the file
 }
 
-// Two markers viper keeps as values, where its merging of maps would
-// lose what the protocol says: emptyMapping is a mapping written with no
-// key ({}) where viper layers keys (viper drops an empty map, and with it
-// the key, which must still be refused if unknown and found by --set);
-// unset is a key of a lower layer that a --set replacing a value by a
-// mapping did not give. Neither holds a value (holdsNoValue).
-type (
-	emptyMapping struct{}
-	unset        struct{}
-)
+// emptyMapping is a mapping written with no key ({}) where the protocol
+// layers keys: viper would drop an empty map, and with it the key, which
+// must still be refused if unknown and found by --set. It holds no value
+// (holdsNoValue).
+type emptyMapping struct{}
 
 // parseTree parses YAML whose top node is at nesting level `level` into
 // the values above, within the limits: bytes, depth, values (aliases
@@ -188,12 +183,12 @@ func isMapping(v any) bool {
 	return false
 }
 
-// holdsNoValue reports whether v is a marker or a non-empty map of
-// them: viper drops a mapping that holds no value, and so does the
-// decode hook. (An empty map is an empty mapping inside a list: a value.)
+// holdsNoValue reports whether v is {} or a non-empty map of them: a
+// mapping that holds no value is as if absent. (An empty map is an empty
+// mapping inside a list: a value.)
 func holdsNoValue(v any) bool {
 	switch v := v.(type) {
-	case emptyMapping, unset:
+	case emptyMapping:
 		return true
 	case map[string]any:
 		for _, x := range v {
