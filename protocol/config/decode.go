@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -101,7 +102,9 @@ func strictHook(from, to reflect.Value) (any, error) {
 		case k == reflect.Struct:
 			return x, knownKeys(x, to.Type())
 		case k == reflect.Map:
-			return without(x, holdsNoValue), nil
+			x = maps.Clone(x)
+			maps.DeleteFunc(x, func(_ string, v any) bool { return holdsNoValue(v) })
+			return x, nil
 		}
 	case emptyMapping:
 		return nil, nil
@@ -133,33 +136,11 @@ func knownKeys(m map[string]any, t reflect.Type) error {
 	return nil
 }
 
-// without is m without the entries whose value is dropped.
-func without(m map[string]any, drop func(any) bool) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		if !drop(v) {
-			out[k] = v
-		}
-	}
-	return out
-}
+// wants names what a field of each kind takes (any other: a number).
+var wants = map[reflect.Kind]string{reflect.Struct: "a mapping", reflect.Map: "a mapping", reflect.Slice: "a list",
+	reflect.String: "a string", reflect.Int: "an integer", reflect.Uint64: "an integer ≥ 0"}
 
-// want names what a field of kind k takes.
-func want(k reflect.Kind) string {
-	switch k {
-	case reflect.Struct, reflect.Map:
-		return "a mapping"
-	case reflect.Slice:
-		return "a list"
-	case reflect.String:
-		return "a string"
-	case reflect.Int:
-		return "an integer"
-	case reflect.Uint64:
-		return "an integer ≥ 0"
-	}
-	return "a number"
-}
+func want(k reflect.Kind) string { return cmp.Or(wants[k], "a number") }
 
 // number is s as an int (at most maxInt in absolute value), a uint64 (a
 // seed) or a finite float64: a float is an integer only if it is exactly
@@ -174,12 +155,9 @@ func number(s *scalar, k reflect.Kind) (any, error) {
 		if k == reflect.Uint64 && v >= 0 {
 			return uint64(v), nil
 		}
-	case uint64:
-		switch k {
-		case reflect.Uint64:
+	case uint64: // above math.MaxInt64: out of an int's range
+		if k == reflect.Uint64 {
 			return v, nil
-		case reflect.Int:
-			return nil, bad(fmt.Sprintf("out of range: an integer of at most %d in absolute value", maxInt))
 		}
 		f = float64(v)
 	case float64:
