@@ -75,8 +75,8 @@ const noValue = "no value (null): give one, or remove the key"
 
 // strictHook converts a value for a field of kind to.Kind(), refusing
 // what would be a guess: a null, a value of the wrong kind, a lossy
-// number (number), an unknown key. A marker, or a mapping of them, is
-// absent. A field of type any gets plain values (plain).
+// number (number), an unknown key. A mapping that holds no value
+// (holdsNoValue) is absent. A field of type any gets plain values (plain).
 func strictHook(from, to reflect.Value) (any, error) {
 	in, k := from.Interface(), to.Kind()
 	switch x := in.(type) {

@@ -67,9 +67,8 @@ func load(src []byte, name string, opt LoadOptions) (*Config, error) {
 //   - MergeConfigMap silently ignores a value given for a mapping, which a
 //     profile must be refused for, and costs the square of a mapping's width;
 //   - AutomaticEnv reads the process's environment, not opt.Environ (the
-//     paper's protocol ignores the process's), hands a variable over as a
-//     string after the file's limits, and forgets its name;
-//   - viper drops a mapping written {}, and with it an unknown key.
+//     paper's protocol ignores the process's), and hands a variable over
+//     as a string, unchecked by the file's limits, without its name.
 func layered(src []byte, name string, opt LoadOptions) (*Config, error) {
 	tree, err := parseTree(src, 1, "", true)
 	if err != nil {

@@ -53,12 +53,7 @@ func (c *Config) digest(skip string) string {
 }
 
 func flatten(v reflect.Value, key string, out map[string]string) {
-	join := func(k string) string {
-		if key == "" {
-			return k
-		}
-		return key + "." + k
-	}
+	join := func(k string) string { return strings.TrimPrefix(key+"."+k, ".") } // no key has a dot
 	switch v.Kind() {
 	case reflect.Struct:
 		t := v.Type()
