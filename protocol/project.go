@@ -347,12 +347,21 @@ func (p *Project) Output(rep *pipeline.Report, id string, name stage.OutputName)
 	if !ok {
 		return nil, false, nil
 	}
+	b, err = p.storedOutput(id, outs, name)
+	return b, true, err
+}
+
+// ResultOutput reads output name of result r from the store (verified).
+func (p *Project) ResultOutput(r *pipeline.Result, name stage.OutputName) ([]byte, error) {
+	return p.storedOutput(r.Task.ID, r.Outputs, name)
+}
+
+func (p *Project) storedOutput(id string, outs pipeline.Outputs, name stage.OutputName) ([]byte, error) {
 	d, ok := outs.Get(string(name))
 	if !ok {
-		return nil, true, fmt.Errorf("%s has no output %q", id, name)
+		return nil, fmt.Errorf("%s has no output %q", id, name)
 	}
-	b, err = p.Store.Get(d)
-	return b, true, err
+	return p.Store.Get(d)
 }
 
 // ReadOutput is Output of a task that must be up to date.

@@ -235,11 +235,7 @@ func printRuns(w io.Writer, proj *protocol.Project, rep *pipeline.Report, filter
 		if !shownRun(r, filter) {
 			continue
 		}
-		d, ok := r.Outputs.Get(string(runstage.Summary))
-		if !ok {
-			return fmt.Errorf("%s has no output %q", r.Task.ID, runstage.Summary)
-		}
-		b, err := proj.Store.Get(d)
+		b, err := proj.ResultOutput(r, runstage.Summary)
 		if err != nil {
 			return err
 		}

@@ -273,30 +273,24 @@ func recordedInput[T any](p *Project, r *pipeline.Result, name string, decode fu
 		return zero, fmt.Errorf("the lock record of %s, input %s: %w", r.Task.ID, name, err)
 	}
 	b, err := p.Store.Get(d)
-	if err != nil {
-		return zero, err
-	}
-	v, err := decode(b)
-	if err != nil {
-		return zero, fmt.Errorf("%s input %s: %w", r.Task.ID, name, err)
-	}
-	return v, nil
+	return decoded(b, err, decode, "%s input %s", r.Task.ID, name)
 }
 
 // output reads output name of r from the store (verified), decoded.
 func output[T any](p *Project, r *pipeline.Result, name stage.OutputName, decode func([]byte) (T, error)) (T, error) {
-	var zero T
-	d, ok := r.Outputs.Get(string(name))
-	if !ok {
-		return zero, fmt.Errorf("%s has no output %s", r.Task.ID, name)
-	}
-	b, err := p.Store.Get(d)
+	b, err := p.ResultOutput(r, name)
+	return decoded(b, err, decode, "%s output %s", r.Task.ID, name)
+}
+
+// decoded is decode(b) unless reading b failed (err); a decoding error
+// names what b is (format, args).
+func decoded[T any](b []byte, err error, decode func([]byte) (T, error), format string, args ...any) (T, error) {
+	var v T
 	if err != nil {
-		return zero, err
+		return v, err
 	}
-	v, err := decode(b)
-	if err != nil {
-		return zero, fmt.Errorf("%s output %s: %w", r.Task.ID, name, err)
+	if v, err = decode(b); err != nil {
+		return v, fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), err)
 	}
 	return v, nil
 }
