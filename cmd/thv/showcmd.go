@@ -157,13 +157,9 @@ func printSummary(w io.Writer, proj *protocol.Project, rep *pipeline.Report) err
 // firstFinalRun reads the first row (the first seed) of a collect task's
 // output.
 func firstFinalRun(proj *protocol.Project, rep *pipeline.Report, id string) (formats.Summary, error) {
-	b, err := proj.ReadOutput(rep, id, collect.Final)
+	rows, err := protocol.ReadDecoded(proj, rep, id, collect.Final, formats.DecodeSummaries)
 	if err != nil {
 		return formats.Summary{}, err
-	}
-	rows, err := formats.DecodeSummaries(b)
-	if err != nil {
-		return formats.Summary{}, fmt.Errorf("%s: %w", id, err)
 	}
 	if len(rows) == 0 {
 		return formats.Summary{}, fmt.Errorf("%s: no final run", id)
@@ -182,11 +178,8 @@ func printEta(w io.Writer, proj *protocol.Project, rep *pipeline.Report) error {
 	fmt.Fprintln(w)
 	cells := map[string][]formats.Cell{}
 	for _, s := range cfg.SortedSettings() {
-		b, err := proj.ReadOutput(rep, protocol.SummarizeID(s.Name), summarize.Cells)
-		if err != nil {
-			return err
-		}
-		if cells[s.Name], err = formats.DecodeCells(b); err != nil {
+		var err error
+		if cells[s.Name], err = protocol.ReadDecoded(proj, rep, protocol.SummarizeID(s.Name), summarize.Cells, formats.DecodeCells); err != nil {
 			return err
 		}
 	}
@@ -212,11 +205,7 @@ func printEta(w io.Writer, proj *protocol.Project, rep *pipeline.Report) error {
 func printTests(w io.Writer, proj *protocol.Project, rep *pipeline.Report) error {
 	fmt.Fprintf(w, "%-14s %-16s %9s %23s %8s %10s %5s  %s\n", "setting", "baseline", "Δ", "bootstrap CI", "Cohen d", "Wilcoxon p", "wins", "test")
 	for _, s := range proj.Config.SortedSettings() {
-		b, err := proj.ReadOutput(rep, protocol.SummarizeID(s.Name), summarize.Tests)
-		if err != nil {
-			return err
-		}
-		rows, err := formats.DecodeTests(b)
+		rows, err := protocol.ReadDecoded(proj, rep, protocol.SummarizeID(s.Name), summarize.Tests, formats.DecodeTests)
 		if err != nil {
 			return err
 		}
@@ -235,11 +224,7 @@ func printRuns(w io.Writer, proj *protocol.Project, rep *pipeline.Report, filter
 		if !shownRun(r, filter) {
 			continue
 		}
-		b, err := proj.ResultOutput(r, runstage.Summary)
-		if err != nil {
-			return err
-		}
-		rows, err := formats.DecodeSummaries(b)
+		rows, err := protocol.ResultDecoded(proj, r, runstage.Summary, formats.DecodeSummaries)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 
 	"thv/artifacts"
 	"thv/pipeline"
+	"thv/protocol"
 	"thv/protocol/export/report"
 	"thv/stages/compare"
 	"thv/stages/figures"
@@ -245,7 +246,7 @@ func input[T any](p *Project, r *pipeline.Result, byID map[string]*pipeline.Resu
 		if !ok {
 			return zero, fmt.Errorf("input %s: task %s is not up to date", name, d.From.ID)
 		}
-		return output(p, from, stage.OutputName(d.Output), decode)
+		return protocol.ResultDecoded(p.Project, from, stage.OutputName(d.Output), decode)
 	}
 	if len(r.Task.Deps) == 0 {
 		// A pass served by the no-op certificate (pipeline/noop.go) has
@@ -273,26 +274,7 @@ func recordedInput[T any](p *Project, r *pipeline.Result, name string, decode fu
 		return zero, fmt.Errorf("the lock record of %s, input %s: %w", r.Task.ID, name, err)
 	}
 	b, err := p.Store.Get(d)
-	return decoded(b, err, decode, "%s input %s", r.Task.ID, name)
-}
-
-// output reads output name of r from the store (verified), decoded.
-func output[T any](p *Project, r *pipeline.Result, name stage.OutputName, decode func([]byte) (T, error)) (T, error) {
-	b, err := p.ResultOutput(r, name)
-	return decoded(b, err, decode, "%s output %s", r.Task.ID, name)
-}
-
-// decoded is decode(b) unless reading b failed (err); a decoding error
-// names what b is (format, args).
-func decoded[T any](b []byte, err error, decode func([]byte) (T, error), format string, args ...any) (T, error) {
-	var v T
-	if err != nil {
-		return v, err
-	}
-	if v, err = decode(b); err != nil {
-		return v, fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), err)
-	}
-	return v, nil
+	return protocol.Decoded(b, err, decode, r.Task.ID, "input "+name)
 }
 
 func (p *Project) reportTables(r *pipeline.Result, byID map[string]*pipeline.Result) (*report.Tables, error) {
@@ -318,10 +300,10 @@ func (p *Project) reportCompare(r *pipeline.Result) (*report.Comparison, error) 
 		return nil, err
 	}
 	c := &report.Comparison{Params: cp}
-	if c.Rows, err = output(p, r, compare.Comparison, formats.DecodeComparisons); err != nil {
+	if c.Rows, err = protocol.ResultDecoded(p.Project, r, compare.Comparison, formats.DecodeComparisons); err != nil {
 		return nil, err
 	}
-	if c.Claims, err = output(p, r, compare.Claims, formats.DecodeClaims); err != nil {
+	if c.Claims, err = protocol.ResultDecoded(p.Project, r, compare.Claims, formats.DecodeClaims); err != nil {
 		return nil, err
 	}
 	return c, nil
