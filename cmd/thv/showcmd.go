@@ -472,6 +472,14 @@ func taskGraph(p *pipeline.Plan, filter string) graph {
 	return g
 }
 
+// graphSyntax is how thv dag --format dot and mermaid write a graph: a
+// head, a line per node (its ID, its label), a line per edge (two IDs), a
+// tail.
+var graphSyntax = map[string]struct{ head, node, edge, tail string }{
+	"dot":     {"digraph thv {\n  rankdir=LR;\n  node [shape=box];\n", "  %s [label=%q];\n", "  %s -> %s;\n", "}\n"},
+	"mermaid": {"graph LR\n", "  %s[\"%s\"]\n", "  %s --> %s\n", ""},
+}
+
 func (g graph) write(w io.Writer, format string) error {
 	id := map[string]string{}
 	for i, n := range g.nodes {
@@ -492,23 +500,16 @@ func (g graph) write(w io.Writer, format string) error {
 				fmt.Fprintf(w, "%s → %s\n", g.label[n], strings.Join(outs, ", "))
 			}
 		}
-	case "dot":
-		fmt.Fprintln(w, "digraph thv {\n  rankdir=LR;\n  node [shape=box];")
+	case "dot", "mermaid":
+		syntax := graphSyntax[format]
+		fmt.Fprint(w, syntax.head)
 		for _, n := range g.nodes {
-			fmt.Fprintf(w, "  %s [label=%q];\n", id[n], g.label[n])
+			fmt.Fprintf(w, syntax.node, id[n], g.label[n])
 		}
 		for _, e := range g.edges {
-			fmt.Fprintf(w, "  %s -> %s;\n", id[e[0]], id[e[1]])
+			fmt.Fprintf(w, syntax.edge, id[e[0]], id[e[1]])
 		}
-		fmt.Fprintln(w, "}")
-	case "mermaid":
-		fmt.Fprintln(w, "graph LR")
-		for _, n := range g.nodes {
-			fmt.Fprintf(w, "  %s[\"%s\"]\n", id[n], g.label[n])
-		}
-		for _, e := range g.edges {
-			fmt.Fprintf(w, "  %s --> %s\n", id[e[0]], id[e[1]])
-		}
+		fmt.Fprint(w, syntax.tail)
 	default:
 		return fmt.Errorf("--format %q: want text, dot or mermaid", format)
 	}
