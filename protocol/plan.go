@@ -73,7 +73,7 @@ func NewPlan(cfg *config.Config) (*pipeline.Plan, error) {
 			dep(tables.TestsInputName(s.Name), sum, summarize.Tests))
 		tp.Settings = append(tp.Settings, settingInfo(s, cfg))
 	}
-	tp.Geometries, tp.Confidence = cfg.Geometries, cfg.Statistics.Confidence
+	tp.Geometries, tp.Confidence, tp.HVWindow = cfg.Geometries, cfg.Statistics.Confidence, cfg.Metrics.HVWindow
 	for _, a := range cfg.SortedAlgorithms() {
 		spec, _ := algos.Lookup(a.Name)
 		tp.Algorithms = append(tp.Algorithms, tables.AlgoInfo{Name: spec.Name, Family: spec.Family, Fidelity: string(spec.Fidelity), Cite: spec.Cite, UsesEta: spec.UsesEta})

@@ -347,12 +347,46 @@ func (p *Project) Output(rep *pipeline.Report, id string, name stage.OutputName)
 	if !ok {
 		return nil, false, nil
 	}
+	b, err = p.storedOutput(id, outs, name)
+	return b, true, err
+}
+
+// ResultOutput reads output name of result r from the store (verified).
+func (p *Project) ResultOutput(r *pipeline.Result, name stage.OutputName) ([]byte, error) {
+	return p.storedOutput(r.Task.ID, r.Outputs, name)
+}
+
+// ReadDecoded is ReadOutput decoded by decode (a formats.Decode…).
+func ReadDecoded[T any](p *Project, rep *pipeline.Report, id string, name stage.OutputName, decode func([]byte) (T, error)) (T, error) {
+	b, err := p.ReadOutput(rep, id, name)
+	return Decoded(b, err, decode, id, "output "+string(name))
+}
+
+// ResultDecoded is ResultOutput decoded by decode (a formats.Decode…).
+func ResultDecoded[T any](p *Project, r *pipeline.Result, name stage.OutputName, decode func([]byte) (T, error)) (T, error) {
+	b, err := p.ResultOutput(r, name)
+	return Decoded(b, err, decode, r.Task.ID, "output "+string(name))
+}
+
+// Decoded is decode(b) unless reading b failed (err); a decoding error
+// names whose (a task ID) and what ("output cells", "input */*") b is.
+func Decoded[T any](b []byte, err error, decode func([]byte) (T, error), whose, what string) (T, error) {
+	var v T
+	if err != nil {
+		return v, err
+	}
+	if v, err = decode(b); err != nil {
+		return v, fmt.Errorf("%s %s: %w", whose, what, err)
+	}
+	return v, nil
+}
+
+func (p *Project) storedOutput(id string, outs pipeline.Outputs, name stage.OutputName) ([]byte, error) {
 	d, ok := outs.Get(string(name))
 	if !ok {
-		return nil, true, fmt.Errorf("%s has no output %q", id, name)
+		return nil, fmt.Errorf("%s has no output %q", id, name)
 	}
-	b, err = p.Store.Get(d)
-	return b, true, err
+	return p.Store.Get(d)
 }
 
 // ReadOutput is Output of a task that must be up to date.

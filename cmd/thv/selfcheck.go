@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"thv/internal/mountinfo"
 )
 
 // The worker's self-check (`thv exec-task --self-check`, hidden): what a
@@ -149,7 +151,7 @@ func parseMountinfo(line string) (probeMount, bool) {
 	if sep < 0 || sep+3 >= len(f) {
 		return probeMount{}, false
 	}
-	m := probeMount{Point: unescapeMount(f[4]), Type: f[sep+1], Options: strings.Split(f[5], ",")}
+	m := probeMount{Point: mountinfo.Unescape(f[4]), Type: f[sep+1], Options: strings.Split(f[5], ",")}
 	for _, o := range strings.Split(f[sep+3], ",") {
 		// rw/ro of the super block repeats what the options say
 		// about this mount, or says it of another mount of it.
@@ -160,22 +162,6 @@ func parseMountinfo(line string) (probeMount, bool) {
 	sort.Strings(m.Options)
 	sort.Strings(m.Super)
 	return m, true
-}
-
-// unescapeMount undoes the octal escapes of mountinfo (\040 for a space).
-func unescapeMount(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if c, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(c))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 func eachLine(name string, f func(string)) {

@@ -157,13 +157,9 @@ func printSummary(w io.Writer, proj *protocol.Project, rep *pipeline.Report) err
 // firstFinalRun reads the first row (the first seed) of a collect task's
 // output.
 func firstFinalRun(proj *protocol.Project, rep *pipeline.Report, id string) (formats.Summary, error) {
-	b, err := proj.ReadOutput(rep, id, collect.Final)
+	rows, err := protocol.ReadDecoded(proj, rep, id, collect.Final, formats.DecodeSummaries)
 	if err != nil {
 		return formats.Summary{}, err
-	}
-	rows, err := formats.DecodeSummaries(b)
-	if err != nil {
-		return formats.Summary{}, fmt.Errorf("%s: %w", id, err)
 	}
 	if len(rows) == 0 {
 		return formats.Summary{}, fmt.Errorf("%s: no final run", id)
@@ -182,11 +178,8 @@ func printEta(w io.Writer, proj *protocol.Project, rep *pipeline.Report) error {
 	fmt.Fprintln(w)
 	cells := map[string][]formats.Cell{}
 	for _, s := range cfg.SortedSettings() {
-		b, err := proj.ReadOutput(rep, protocol.SummarizeID(s.Name), summarize.Cells)
-		if err != nil {
-			return err
-		}
-		if cells[s.Name], err = formats.DecodeCells(b); err != nil {
+		var err error
+		if cells[s.Name], err = protocol.ReadDecoded(proj, rep, protocol.SummarizeID(s.Name), summarize.Cells, formats.DecodeCells); err != nil {
 			return err
 		}
 	}
@@ -212,11 +205,7 @@ func printEta(w io.Writer, proj *protocol.Project, rep *pipeline.Report) error {
 func printTests(w io.Writer, proj *protocol.Project, rep *pipeline.Report) error {
 	fmt.Fprintf(w, "%-14s %-16s %9s %23s %8s %10s %5s  %s\n", "setting", "baseline", "Δ", "bootstrap CI", "Cohen d", "Wilcoxon p", "wins", "test")
 	for _, s := range proj.Config.SortedSettings() {
-		b, err := proj.ReadOutput(rep, protocol.SummarizeID(s.Name), summarize.Tests)
-		if err != nil {
-			return err
-		}
-		rows, err := formats.DecodeTests(b)
+		rows, err := protocol.ReadDecoded(proj, rep, protocol.SummarizeID(s.Name), summarize.Tests, formats.DecodeTests)
 		if err != nil {
 			return err
 		}
@@ -235,15 +224,7 @@ func printRuns(w io.Writer, proj *protocol.Project, rep *pipeline.Report, filter
 		if !shownRun(r, filter) {
 			continue
 		}
-		d, ok := r.Outputs.Get(string(runstage.Summary))
-		if !ok {
-			return fmt.Errorf("%s has no output %q", r.Task.ID, runstage.Summary)
-		}
-		b, err := proj.Store.Get(d)
-		if err != nil {
-			return err
-		}
-		rows, err := formats.DecodeSummaries(b)
+		rows, err := protocol.ResultDecoded(proj, r, runstage.Summary, formats.DecodeSummaries)
 		if err != nil {
 			return err
 		}
@@ -491,6 +472,14 @@ func taskGraph(p *pipeline.Plan, filter string) graph {
 	return g
 }
 
+// graphSyntax is how thv dag --format dot and mermaid write a graph: a
+// head, a line per node (its ID, its label), a line per edge (two IDs), a
+// tail.
+var graphSyntax = map[string]struct{ head, node, edge, tail string }{
+	"dot":     {"digraph thv {\n  rankdir=LR;\n  node [shape=box];\n", "  %s [label=%q];\n", "  %s -> %s;\n", "}\n"},
+	"mermaid": {"graph LR\n", "  %s[\"%s\"]\n", "  %s --> %s\n", ""},
+}
+
 func (g graph) write(w io.Writer, format string) error {
 	id := map[string]string{}
 	for i, n := range g.nodes {
@@ -511,23 +500,16 @@ func (g graph) write(w io.Writer, format string) error {
 				fmt.Fprintf(w, "%s → %s\n", g.label[n], strings.Join(outs, ", "))
 			}
 		}
-	case "dot":
-		fmt.Fprintln(w, "digraph thv {\n  rankdir=LR;\n  node [shape=box];")
+	case "dot", "mermaid":
+		syntax := graphSyntax[format]
+		fmt.Fprint(w, syntax.head)
 		for _, n := range g.nodes {
-			fmt.Fprintf(w, "  %s [label=%q];\n", id[n], g.label[n])
+			fmt.Fprintf(w, syntax.node, id[n], g.label[n])
 		}
 		for _, e := range g.edges {
-			fmt.Fprintf(w, "  %s -> %s;\n", id[e[0]], id[e[1]])
+			fmt.Fprintf(w, syntax.edge, id[e[0]], id[e[1]])
 		}
-		fmt.Fprintln(w, "}")
-	case "mermaid":
-		fmt.Fprintln(w, "graph LR")
-		for _, n := range g.nodes {
-			fmt.Fprintf(w, "  %s[\"%s\"]\n", id[n], g.label[n])
-		}
-		for _, e := range g.edges {
-			fmt.Fprintf(w, "  %s --> %s\n", id[e[0]], id[e[1]])
-		}
+		fmt.Fprint(w, syntax.tail)
 	default:
 		return fmt.Errorf("--format %q: want text, dot or mermaid", format)
 	}

@@ -9,9 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
+
+	"thv/internal/mountinfo"
 )
 
 // umountNoFollow is UMOUNT_NOFOLLOW: do not follow a link at the target.
@@ -42,7 +43,7 @@ func mountsBelow(root string) ([]string, error) {
 		if len(fields) < 5 {
 			continue
 		}
-		p := unescape(fields[4])
+		p := mountinfo.Unescape(fields[4])
 		if p == real || strings.HasPrefix(p, real+"/") {
 			out = append(out, p)
 		}
@@ -52,25 +53,6 @@ func mountsBelow(root string) ([]string, error) {
 	}
 	slices.Reverse(out)
 	return out, nil
-}
-
-// unescape decodes mountinfo's octal escapes (\040 for a space, …).
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // unmount detaches the mount at target (root may; others get EPERM).

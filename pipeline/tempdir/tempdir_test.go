@@ -222,11 +222,3 @@ func TestNewRefusesOtherPrefixes(t *testing.T) {
 		}
 	}
 }
-
-func TestUnescape(t *testing.T) {
-	for in, want := range map[string]string{`/tmp/a\040b`: "/tmp/a b", `/x\011y\012z\134`: "/x\ty\nz\\", `/plain`: "/plain", `/end\04`: `/end\04`} {
-		if got := unescape(in); got != want {
-			t.Errorf("unescape(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

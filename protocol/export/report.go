@@ -12,6 +12,7 @@ import (
 
 	"thv/artifacts"
 	"thv/pipeline"
+	"thv/protocol"
 	"thv/protocol/export/report"
 	"thv/stages/compare"
 	"thv/stages/figures"
@@ -245,7 +246,7 @@ func input[T any](p *Project, r *pipeline.Result, byID map[string]*pipeline.Resu
 		if !ok {
 			return zero, fmt.Errorf("input %s: task %s is not up to date", name, d.From.ID)
 		}
-		return output(p, from, stage.OutputName(d.Output), decode)
+		return protocol.ResultDecoded(p.Project, from, stage.OutputName(d.Output), decode)
 	}
 	if len(r.Task.Deps) == 0 {
 		// A pass served by the no-op certificate (pipeline/noop.go) has
@@ -273,32 +274,7 @@ func recordedInput[T any](p *Project, r *pipeline.Result, name string, decode fu
 		return zero, fmt.Errorf("the lock record of %s, input %s: %w", r.Task.ID, name, err)
 	}
 	b, err := p.Store.Get(d)
-	if err != nil {
-		return zero, err
-	}
-	v, err := decode(b)
-	if err != nil {
-		return zero, fmt.Errorf("%s input %s: %w", r.Task.ID, name, err)
-	}
-	return v, nil
-}
-
-// output reads output name of r from the store (verified), decoded.
-func output[T any](p *Project, r *pipeline.Result, name stage.OutputName, decode func([]byte) (T, error)) (T, error) {
-	var zero T
-	d, ok := r.Outputs.Get(string(name))
-	if !ok {
-		return zero, fmt.Errorf("%s has no output %s", r.Task.ID, name)
-	}
-	b, err := p.Store.Get(d)
-	if err != nil {
-		return zero, err
-	}
-	v, err := decode(b)
-	if err != nil {
-		return zero, fmt.Errorf("%s output %s: %w", r.Task.ID, name, err)
-	}
-	return v, nil
+	return protocol.Decoded(b, err, decode, r.Task.ID, "input "+name)
 }
 
 func (p *Project) reportTables(r *pipeline.Result, byID map[string]*pipeline.Result) (*report.Tables, error) {
@@ -324,10 +300,10 @@ func (p *Project) reportCompare(r *pipeline.Result) (*report.Comparison, error) 
 		return nil, err
 	}
 	c := &report.Comparison{Params: cp}
-	if c.Rows, err = output(p, r, compare.Comparison, formats.DecodeComparisons); err != nil {
+	if c.Rows, err = protocol.ResultDecoded(p.Project, r, compare.Comparison, formats.DecodeComparisons); err != nil {
 		return nil, err
 	}
-	if c.Claims, err = output(p, r, compare.Claims, formats.DecodeClaims); err != nil {
+	if c.Claims, err = protocol.ResultDecoded(p.Project, r, compare.Claims, formats.DecodeClaims); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -40,7 +40,7 @@ func (p *Project) regretFigure(r *pipeline.Result, fp figures.Params, byID map[s
 			if !ok {
 				return f, fmt.Errorf("%s is not up to date", protocol.CollectID(fp.Setting.Name, pn.Geometry, a))
 			}
-			finals, err := output(p, collect, collectstage.Final, formats.DecodeSummaries)
+			finals, err := protocol.ResultDecoded(p.Project, collect, collectstage.Final, formats.DecodeSummaries)
 			if err != nil {
 				return f, err
 			}

@@ -30,7 +30,7 @@ const (
 // Declared is what the kind reads and writes.
 var Declared = stage.Declaration{
 	Reads:   []stage.Role{RunRole},
-	Outputs: []stage.Output{{Name: Selection, Doc: "the grid search: mean HV_last100 per η, η* marked"}},
+	Outputs: []stage.Output{{Name: Selection, Doc: "the grid search: mean HV_last per η, η* marked"}},
 }
 
 // Params describe one η grid search. The inputs are the summaries of the

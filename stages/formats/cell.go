@@ -27,10 +27,7 @@ type Cell struct {
 }
 
 // cellMetrics are the estimated metrics of a cell, in column order.
-var cellMetrics = []struct {
-	name  string
-	field func(*Cell) *Estimate
-}{
+var cellMetrics = []metric[Cell, Estimate]{
 	{"hv_last", func(c *Cell) *Estimate { return &c.HVLast }},
 	{"regret_alpha_pos", func(c *Cell) *Estimate { return &c.RegretPos }},
 	{"regret_alpha", func(c *Cell) *Estimate { return &c.RegretAlpha }},
@@ -104,11 +101,4 @@ var RegretMetrics = []string{"regret_alpha_pos", "regret_alpha", "regret_exact"}
 
 // Metric returns the estimate of the named metric (a cells column name
 // without _mean/_ci) and whether the cell has it.
-func (c *Cell) Metric(name string) (Estimate, bool) {
-	for _, m := range cellMetrics {
-		if m.name == name {
-			return *m.field(c), true
-		}
-	}
-	return Estimate{}, false
-}
+func (c *Cell) Metric(name string) (Estimate, bool) { return metricOf(cellMetrics, c, name) }

@@ -59,3 +59,22 @@ func encode(layout string, cols ...table.Column) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// metric is a named metric column of a layout whose rows are Rs, with the
+// field of a row that holds its value (a V).
+type metric[R, V any] struct {
+	name  string
+	field func(*R) *V
+}
+
+// metricOf returns the value in row of the metric called name, and whether
+// metrics has one.
+func metricOf[R, V any](metrics []metric[R, V], row *R, name string) (V, bool) {
+	for _, m := range metrics {
+		if m.name == name {
+			return *m.field(row), true
+		}
+	}
+	var zero V
+	return zero, false
+}

@@ -26,10 +26,7 @@ type Summary struct {
 }
 
 // summaryMetrics are the metric columns of a summary table, in order.
-var summaryMetrics = []struct {
-	name  string
-	field func(*Summary) *float64
-}{
+var summaryMetrics = []metric[Summary, float64]{
 	{"hv_last", func(s *Summary) *float64 { return &s.HVLast }},
 	{"v_star", func(s *Summary) *float64 { return &s.VStar }},
 	{"hv_greedy", func(s *Summary) *float64 { return &s.HVGreedy }},
@@ -108,11 +105,4 @@ func DecodeSummaries(b []byte) ([]Summary, error) {
 
 // Metric returns the named metric column's value (SummaryColumns) and
 // whether the summary has it.
-func (s *Summary) Metric(name string) (float64, bool) {
-	for _, m := range summaryMetrics {
-		if m.name == name {
-			return *m.field(s), true
-		}
-	}
-	return 0, false
-}
+func (s *Summary) Metric(name string) (float64, bool) { return metricOf(summaryMetrics, s, name) }

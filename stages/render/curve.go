@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -63,12 +64,7 @@ const (
 // rounds, ragged seeds, non-finite HV values, duplicate or empty series
 // names in a panel, invalid options.
 func Curves(panels []Panel, opt CurveOptions) ([]PanelCurves, error) {
-	if opt.Window == 0 {
-		opt.Window = DefaultFigureWindow
-	}
-	if opt.Level == 0 {
-		opt.Level = DefaultFigureLevel
-	}
+	opt.Window, opt.Level = cmp.Or(opt.Window, DefaultFigureWindow), cmp.Or(opt.Level, DefaultFigureLevel)
 	switch {
 	case opt.Window < 1:
 		return nil, fmt.Errorf("render curves: window %d < 1", opt.Window)

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
 	"image/png"
@@ -88,18 +89,8 @@ func Draw(panels []PanelCurves, opt FigureOptions, format Format) (out []byte, e
 }
 
 func (opt FigureOptions) withDefaults() (FigureOptions, error) {
-	if opt.Window == 0 {
-		opt.Window = DefaultFigureWindow
-	}
-	if opt.Width == 0 {
-		opt.Width = DefaultFigureWidth
-	}
-	if opt.Height == 0 {
-		opt.Height = DefaultFigureHeight
-	}
-	if opt.DPI == 0 {
-		opt.DPI = DefaultFigureDPI
-	}
+	opt.Window, opt.DPI = cmp.Or(opt.Window, DefaultFigureWindow), cmp.Or(opt.DPI, DefaultFigureDPI)
+	opt.Width, opt.Height = cmp.Or(opt.Width, DefaultFigureWidth), cmp.Or(opt.Height, DefaultFigureHeight)
 	switch {
 	case opt.Window < 1:
 		return opt, fmt.Errorf("render figure: window %d < 1", opt.Window)

@@ -9,7 +9,7 @@ import (
 )
 
 // PairedComparison compares a proposed method a with a baseline b over the
-// same seeds (a[i], b[i]: HV_last100 of seed i).
+// same seeds (a[i], b[i]: HV_last of seed i).
 type PairedComparison struct {
 	N              int
 	Delta          float64 // mean(a − b)

@@ -9,7 +9,7 @@ import (
 	"thv/stages/formats"
 )
 
-// Digits of the summary table: HV_last100 with 4 decimals ± 3, regret with 1 ± 1.
+// Digits of the summary table: HV_last with 4 decimals ± 3, regret with 1 ± 1.
 const (
 	HVDigits, HVCIDigits         = 4, 3
 	RegretDigits, RegretCIDigits = 1, 1
@@ -81,7 +81,7 @@ func RoundTo(v float64, digits int) float64 {
 }
 
 // BestAsPrinted returns, per geometry, the best mean of the summary table's
-// columns as printed (the highest HV_last100, the lowest final regret):
+// columns as printed (the highest HV_last, the lowest final regret):
 // a mean printed the same is best, and bold.
 func BestAsPrinted(p Params, cells []formats.Cell) (hv, regret map[string]string) {
 	hv, regret = map[string]string{}, map[string]string{}

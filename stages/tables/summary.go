@@ -8,7 +8,7 @@ import (
 )
 
 // summaryTable renders summary_<setting>.tex: per algorithm and geometry,
-// HV_last100 and the final α-regret (positive part), mean ± CI, the best of
+// HV_last (over the last p.HVWindow rounds) and the final α-regret (positive part), mean ± CI, the best of
 // each column in bold.
 func summaryTable(p Params, s formats.Setting, cells []formats.Cell) string {
 	var b strings.Builder
@@ -25,7 +25,7 @@ func summaryTable(p Params, s formats.Setting, cells []formats.Cell) string {
 	}
 	b.WriteString("\n\\textbf{Algorithm} & \\textbf{Fid.}")
 	for range p.Geometries {
-		b.WriteString("\n& HV$_{\\text{last100}}$ & Final Regret")
+		fmt.Fprintf(&b, "\n& HV$_{\\text{last%d}}$ & Final Regret", p.HVWindow)
 	}
 	b.WriteString(" \\\\\n\\midrule\n")
 	bestHV, bestRegret := BestAsPrinted(p, cells)
@@ -57,9 +57,9 @@ func summaryTable(p Params, s formats.Setting, cells []formats.Cell) string {
 	b.WriteString("\\bottomrule\n\\end{tabular}\n}\n")
 	fmt.Fprintf(&b, "\\caption{Summary over four synthetic fronts ($d=%d$, $n=%d$, $k=%d$, $\\sigma=%g$, $T=%d$, %d seeds). "+
 		"\\textbf{Fid.}: $\\bullet$ = faithful top-$k$ adaptation; $\\circ$ = extension. "+
-		"HV$_{\\text{last100}}$: mean HV$(S_t)$ over the last 100 rounds; Final Regret: cumulative $\\alpha$-regret accrued below $\\alpha V$ "+
+		"HV$_{\\text{last%d}}$: mean HV$(S_t)$ over the last %d rounds; Final Regret: cumulative $\\alpha$-regret accrued below $\\alpha V$ "+
 		"($V = V^\\star$ for $d=2$, $\\mathrm{HV}(G^\\star)$ for $d\\ge3$), mean $\\pm$ %g\\%% CI over seeds; best in bold.}\n",
-		s.D, s.N, s.K, s.Sigma, s.T, s.Seeds, p.Confidence*100)
+		s.D, s.N, s.K, s.Sigma, s.T, s.Seeds, p.HVWindow, p.HVWindow, p.Confidence*100)
 	fmt.Fprintf(&b, "\\label{tab:synthetic-summary-%s}\n\\end{table*}\n", s.Name)
 	return b.String()
 }

@@ -1,6 +1,6 @@
 // Package tables is the stage kind "tables": the paper's LaTeX tables,
 // rendered from the summarize outputs of every setting. Per setting the
-// summary table (HV_last100 and final regret, mean ± CI over seeds), then
+// summary table (HV_last and final regret, mean ± CI over seeds), then
 // the η* table, the statistical tests and the benchmarks, and all.tex, a
 // standalone document including them all.
 package tables
@@ -34,7 +34,7 @@ const (
 var Declared = stage.Declaration{
 	Reads: []stage.Role{CellsRole, TestsRole},
 	Outputs: []stage.Output{
-		{Name: SummaryTable, Results: "tables", Doc: "summary table (HV_last100 and final α-regret, mean ± 95% CI) for setting *"},
+		{Name: SummaryTable, Results: "tables", Doc: "summary table (HV_last and final α-regret, mean ± 95% CI) for setting *"},
 		{Name: EtaTable, Results: "tables", Doc: "η* per algorithm, setting and geometry (grid search)"},
 		{Name: TestsTable, Results: "tables", Doc: "the proposed method vs the best baseline per setting: Δ, bootstrap CI, Cohen's d, Wilcoxon p, wins"},
 		{Name: BenchmarksTable, Results: "tables", Doc: "exact V* vs HV(G*), and the proposed method's exact regret"},
@@ -49,6 +49,9 @@ type Params struct {
 	Geometries []string          `json:"geometries"`
 	Algorithms []AlgoInfo        `json:"algorithms"` // paper order, proposed method first
 	Confidence float64           `json:"confidence"`
+	// HVWindow is metrics.hv_window, the rounds hv_last averages over: the
+	// tables name the metric HV_last<HVWindow>, as the paper (HV_last100).
+	HVWindow int `json:"hv_window"`
 }
 
 // AlgoInfo is what a table prints about an algorithm.

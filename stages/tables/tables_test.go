@@ -66,10 +66,15 @@ func syntheticStats(t *testing.T, settings []formats.Setting, geometries []strin
 }
 
 func renderTestTables(t *testing.T) (Params, stage.Inputs, stage.Outputs) {
+	return renderTablesOver(t, 100)
+}
+
+// renderTablesOver renders the test tables with metrics.hv_window = window.
+func renderTablesOver(t *testing.T, window int) (Params, stage.Inputs, stage.Outputs) {
 	settings := []formats.Setting{{Name: "d2", D: 2, N: 36, K: 3, T: 2000, Sigma: 0.05, Seeds: 10}, {Name: "d3", D: 3, N: 60, K: 4, T: 3000, Sigma: 0.035, Seeds: 10}}
 	geometries := []string{"clusters", "concave", "convex", "linear"}
 	in := syntheticStats(t, settings, geometries)
-	p := Params{Settings: settings, Geometries: geometries, Algorithms: testAlgos, Confidence: 0.95}
+	p := Params{Settings: settings, Geometries: geometries, Algorithms: testAlgos, Confidence: 0.95, HVWindow: window}
 	params, _ := json.Marshal(p)
 	out, err := Run(context.Background(), params, in)
 	if err != nil {
@@ -79,6 +84,27 @@ func renderTestTables(t *testing.T) (Params, stage.Inputs, stage.Outputs) {
 }
 
 var cellRE = regexp.MustCompile(`&\s*(?:\\textbf\{)?([0-9.]+)\}?\{\\scriptsize(\$\\pm\$|\$<\$)([0-9.]+)\}`)
+
+// TestTablesNameTheWindow: the tables name the metric by the window the
+// runs averaged over, not by the paper's 100.
+func TestTablesNameTheWindow(t *testing.T) {
+	_, _, out := renderTablesOver(t, 50)
+	for name, want := range map[string][]string{
+		"summary_d2.tex": {"& HV$_{\\text{last50}}$ & Final Regret", "HV$_{\\text{last50}}$: mean HV$(S_t)$ over the last 50 rounds;"},
+		"eta.tex":        {"maximising mean HV_last50.", "(maximizing mean $\\mathrm{HV}_{\\mathrm{last50}}$;"},
+		"tests.tex":      {"mean difference in $\\mathrm{HV}_{\\text{last50}}$"},
+	} {
+		tex := string(out[name])
+		for _, w := range want {
+			if !strings.Contains(tex, w) {
+				t.Errorf("%s lacks %q", name, w)
+			}
+		}
+		if strings.Contains(tex, "last100") || strings.Contains(tex, "last 100") {
+			t.Errorf("%s names the paper's window of 100 with hv_window = 50:\n%s", name, tex)
+		}
+	}
+}
 
 // TestTablesMatchStatistics parses every rendered summary table back and
 // checks each number against the statistics artifact it came from.

@@ -23,9 +23,9 @@ func testsTable(p Params, tests map[string][]formats.TestRow) string {
 		}
 	}
 	b.WriteString("\\bottomrule\n\\end{tabular}%\n}\n")
-	b.WriteString("\\caption{Paired comparisons between THV-UCB and the best baseline of each setting (paired by environment seed). " +
-		"$\\Delta$: mean difference in $\\mathrm{HV}_{\\text{last100}}$ (THV-UCB $-$ baseline); percentile bootstrap 95\\% CI over $B$ resamples; " +
-		"paired Cohen's $d$; one-sided Wilcoxon signed-rank test ($H_1$: THV-UCB $>$ baseline), with the method used; " +
-		"\\textit{Wins}: seeds on which THV-UCB is better.}\n\\label{tab:stat-tests}\n\\end{table*}\n")
+	fmt.Fprintf(&b, "\\caption{Paired comparisons between THV-UCB and the best baseline of each setting (paired by environment seed). "+
+		"$\\Delta$: mean difference in $\\mathrm{HV}_{\\text{last%d}}$ (THV-UCB $-$ baseline); percentile bootstrap 95\\%% CI over $B$ resamples; "+
+		"paired Cohen's $d$; one-sided Wilcoxon signed-rank test ($H_1$: THV-UCB $>$ baseline), with the method used; "+
+		"\\textit{Wins}: seeds on which THV-UCB is better.}\n\\label{tab:stat-tests}\n\\end{table*}\n", p.HVWindow)
 	return b.String()
 }

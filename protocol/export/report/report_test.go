@@ -37,7 +37,7 @@ func testPage() Page {
 		Protocol: Protocol{Digest: "sha256:00", Differs: []Override{{"seeds", "[0 … 9] (10 values)", "[0, 1, 2]"}}, Described: described},
 		Lock:     Lock{Digest: "sha256:11", Tasks: 5, Go: "go1.26", CodeUnits: 3, CodeDigest: "sha256:22"},
 		Run:      Run{Date: "2026-01-01 00:00 UTC", Executor: "local"},
-		Tables: &Tables{Params: tables.Params{Settings: []formats.Setting{s}, Geometries: []string{"linear"}, Algorithms: algos, Confidence: 0.95},
+		Tables: &Tables{Params: tables.Params{Settings: []formats.Setting{s}, Geometries: []string{"linear"}, Algorithms: algos, Confidence: 0.95, HVWindow: 40},
 			Cells: map[string][]formats.Cell{"d2": cells}, Tests: map[string][]formats.TestRow{"d2": {{Geometry: "linear", Baseline: "A<b>&c", Delta: 0.09, WilcoxonP: 1e-5, Wins: 3, N: 3}}}},
 		Compare: &Comparison{Params: compare.Params{Reference: compare.Reference{Source: "paper.tex", Tolerance: compare.Tolerance{Relative: 0.05, Percentile: [2]float64{2.5, 97.5}, Applies: "percentile"}}, OneInstance: true},
 			Rows: rows, Claims: claims},
@@ -72,6 +72,8 @@ func TestRenderIsDeterministicAndEscapes(t *testing.T) {
 		`<img src="figures/d2.png" alt="Line plot`,
 		`<a href="figures/d2.pdf">PDF</a>`, `<a href="figures/d2.curves.parquet">`,
 		`1.0×10<sup>−5</sup>`,
+		`HV<sub>last40</sub>: mean HV(S<sub>t</sub>) over the last 40 rounds`, `<th scope="col">HV<sub>last40</sub></th>`, // the tables' window, not the paper's 100
+		`(maximising mean HV<sub>last40</sub>;`, `Δ: mean difference of HV<sub>last40</sub> (THV-UCB − baseline)`,
 		`<th scope="row"><code>seeds</code></th><td>[0 … 9] (10 values)</td><td>[0, 1, 2]</td>`,
 	} {
 		if !strings.Contains(s, want) {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"strings"
 
 	"thv/stages/formats"
@@ -8,7 +9,7 @@ import (
 )
 
 // paperTables writes the paper's tables from the tables task's inputs:
-// per setting the summary (HV_last100 and final regret, mean ± CI, the
+// per setting the summary (HV_last and final regret, mean ± CI, the
 // best of each column in bold, as the LaTeX), then η*, the statistical
 // tests and the benchmarks.
 func paperTables(w *page, t *Tables) {
@@ -57,19 +58,23 @@ func fidelity(f string) string {
 	return sr("—", "not applicable")
 }
 
+// hvLast names the metric hv_last as the tables do: HV_last<window>, the
+// paper's HV_last100 at its window.
+func hvLast(p tables.Params) string { return fmt.Sprintf("HV<sub>last%d</sub>", p.HVWindow) }
+
 func summaryTable(w *page, t *Tables, s formats.Setting) {
 	p, cells := t.Params, t.Cells[s.Name]
 	w.f("<h3 id=\"summary-%s\">Summary, %s</h3>\n<div class=\"wrap\"><table>\n", esc(s.Name), esc(s.Name))
-	w.f("<caption>%s (<a href=\"tables/summary_%s.tex\">LaTeX</a>). HV<sub>last100</sub>: mean HV(S<sub>t</sub>) over the last 100 rounds; "+
+	w.f("<caption>%s (<a href=\"tables/summary_%s.tex\">LaTeX</a>). %s: mean HV(S<sub>t</sub>) over the last %d rounds; "+
 		"final regret: cumulative α-regret below αV; mean ± %g%% CI over seeds; best of each column in bold. "+
-		"Fid.: ● faithful top-k adaptation, ○ extension.</caption>\n", esc(settingText(s)), esc(s.Name), 100*p.Confidence)
+		"Fid.: ● faithful top-k adaptation, ○ extension.</caption>\n", esc(settingText(s)), esc(s.Name), hvLast(p), p.HVWindow, 100*p.Confidence)
 	w.WriteString("<thead><tr><th scope=\"col\" rowspan=\"2\">Algorithm</th><th scope=\"col\" rowspan=\"2\">Fid.</th>")
 	for _, g := range p.Geometries {
 		w.f("<th scope=\"colgroup\" colspan=\"2\">%s</th>", esc(title(g)))
 	}
 	w.WriteString("</tr>\n<tr>")
 	for range p.Geometries {
-		w.WriteString("<th scope=\"col\">HV<sub>last100</sub></th><th scope=\"col\">Final regret</th>")
+		w.f("<th scope=\"col\">%s</th><th scope=\"col\">Final regret</th>", hvLast(p))
 	}
 	w.WriteString("</tr></thead>\n<tbody>\n")
 	bestHV, bestRegret := tables.BestAsPrinted(p, cells)
@@ -102,8 +107,8 @@ func estimate(w *page, e formats.Estimate, digits, ciDigits int, best string) {
 func etaTable(w *page, t *Tables) {
 	p := t.Params
 	w.WriteString("<h3 id=\"eta\">η* by grid search</h3>\n<div class=\"wrap\"><table>\n")
-	w.WriteString("<caption>The confidence parameter η* per algorithm, setting and front geometry, selected by grid search " +
-		"(maximising mean HV<sub>last100</sub>; the smallest η on ties) (<a href=\"tables/eta.tex\">LaTeX</a>).</caption>\n")
+	w.f("<caption>The confidence parameter η* per algorithm, setting and front geometry, selected by grid search "+
+		"(maximising mean %s; the smallest η on ties) (<a href=\"tables/eta.tex\">LaTeX</a>).</caption>\n", hvLast(p))
 	w.WriteString("<thead><tr><th scope=\"col\" rowspan=\"2\">Algorithm</th>")
 	for _, s := range p.Settings {
 		w.f("<th scope=\"colgroup\" colspan=\"%d\">d = %d</th>", len(p.Geometries), s.D)
@@ -142,8 +147,8 @@ func testsTable(w *page, t *Tables) {
 	}
 	w.WriteString("<h3 id=\"tests\">Statistical tests</h3>\n<div class=\"wrap\"><table>\n")
 	w.f("<caption>%s against the best baseline of each setting and geometry, paired by seed (<a href=\"tables/tests.tex\">LaTeX</a>). "+
-		"Δ: mean difference of HV<sub>last100</sub> (%s − baseline); percentile bootstrap 95%% CI; paired Cohen's d; "+
-		"one-sided Wilcoxon signed-rank test, with the method used; wins: seeds on which %s is better.</caption>\n", esc(proposed), esc(proposed), esc(proposed))
+		"Δ: mean difference of %s (%s − baseline); percentile bootstrap 95%% CI; paired Cohen's d; "+
+		"one-sided Wilcoxon signed-rank test, with the method used; wins: seeds on which %s is better.</caption>\n", esc(proposed), hvLast(p), esc(proposed), esc(proposed))
 	w.WriteString("<thead><tr><th scope=\"col\">Setting</th><th scope=\"col\">Geometry</th><th scope=\"col\">Baseline</th><th scope=\"col\">Δ</th>" +
 		"<th scope=\"col\">Bootstrap 95% CI</th><th scope=\"col\">Cohen's d</th><th scope=\"col\">Wilcoxon p</th><th scope=\"col\">Test</th><th scope=\"col\">Wins</th></tr></thead>\n<tbody>\n")
 	for _, s := range p.Settings {
