@@ -88,11 +88,15 @@ mutants:
 	$(GO) run ./internal/mutants/run -n $(MUTANTS) -seed $(MUTANTS_SEED) -report bin/mutants.jsonl
 
 # make crossarch: the same bits on other CPUs (docs/reproducibility.md).
+# thv and hv must build for darwin and windows (a bundle vendors their files).
 # The science and stage packages' tests cross-compiled for arm64 and run
 # under qemu-user, then the quick profile's lock from thv built for arm64
 # and riscv64 (under qemu) and GOAMD64=v3, each against amd64's.
 CROSS_PKGS = ./hv/... ./envs/... ./algos/... ./stages/... ./artifacts/table
 crossarch:
+	for p in darwin/amd64 darwin/arm64 windows/amd64 windows/arm64; do \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -o /dev/null ./cmd/thv ./cmd/hv || exit 1; \
+	done
 	GOARCH=arm64 $(GO) test -count=1 -short -exec qemu-aarch64 $(CROSS_PKGS)
 	THV_CROSSARCH=1 $(GO) test -count=1 -v -timeout 30m -run '^TestCrossArchLock$$' .
 

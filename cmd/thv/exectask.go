@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -115,8 +114,7 @@ func limitMemory(max int64) error {
 	case max == 0:
 		return nil
 	}
-	lim := syscall.Rlimit{Cur: uint64(max), Max: uint64(max)}
-	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &lim); err != nil {
+	if err := limitAddressSpace(max); err != nil {
 		return fmt.Errorf("exec-task: --max-memory: %w", err)
 	}
 	debug.SetMemoryLimit(max / 2)

@@ -32,6 +32,15 @@ type cgroupMounts struct {
 	memV2, pidV2 bool   // the controller is on the cgroup v2 hierarchy
 }
 
+// needMemory says why no container can run without the memory
+// controller: it is what bounds each container's memory.
+func (m cgroupMounts) needMemory() error {
+	if m.memory == "" {
+		return errors.New("container executor: no memory cgroup controller is mounted (/proc/self/mountinfo): it is what bounds each container's memory")
+	}
+	return nil
+}
+
 func findCgroupMounts() cgroupMounts {
 	var m cgroupMounts
 	f, err := os.Open("/proc/self/mountinfo")

@@ -179,8 +179,8 @@ func New(opt Options) (*Executor, error) {
 	rand.Read(rnd[:])
 	e := &Executor{store: opt.Store, Image: opt.Image, lim: lim, cg: findCgroupMounts(),
 		prefix: fmt.Sprintf("thv-%x-", rnd)}
-	if e.cg.memory == "" {
-		return nil, errors.New("container executor: no memory cgroup controller is mounted (/proc/self/mountinfo): it is what bounds each container's memory")
+	if err := e.cg.needMemory(); err != nil {
+		return nil, err
 	}
 	dir := opt.OutDir
 	if dir == "" {

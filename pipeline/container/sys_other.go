@@ -16,6 +16,7 @@ type cgroupMounts struct{}
 
 func findCgroupMounts() cgroupMounts      { return cgroupMounts{} }
 func (cgroupMounts) prepare(string) error { return errNotLinux }
+func (cgroupMounts) needMemory() error    { return errNotLinux }
 
 type cgroupUsage struct{ memPeak, pidsPeak, oomKills int64 }
 
