@@ -117,6 +117,10 @@ func simulate(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64, shared *Sla
 // fewestPulls fills slate with the arms of fewest pulls, lowest index first
 // on ties, or in a uniformly random order on ties if ties is not nil.
 func fewestPulls(counts []int, slate []int, ties *rand.Rand) {
+	if ties == nil {
+		fewestPullsLowest(counts, slate)
+		return
+	}
 	idx := make([]int, len(counts))
 	for i := range idx {
 		idx[i] = i
@@ -126,6 +130,26 @@ func fewestPulls(counts []int, slate []int, ties *rand.Rand) {
 	}
 	slices.SortStableFunc(idx, func(a, b int) int { return counts[a] - counts[b] })
 	copy(slate, idx[:len(slate)])
+}
+
+// fewestPullsLowest is fewestPulls without ties: the first len(slate) arms
+// of the stable sort by pulls, taken one pull count at a time in index
+// order, without sorting (the initialisation's counts span a level or two).
+func fewestPullsLowest(counts, slate []int) {
+	level := slices.Min(counts)
+	for n := 0; n < len(slate); {
+		next := math.MaxInt
+		for i, c := range counts {
+			switch {
+			case c == level && n < len(slate):
+				slate[n] = i
+				n++
+			case c > level:
+				next = min(next, c)
+			}
+		}
+		level = next
+	}
 }
 
 // numpyFewestPulls fills slate as np.argsort(counts)[:k] does in NumPy 1.24.

@@ -63,12 +63,14 @@ type Params struct {
 	Trajectory bool `json:"trajectory,omitempty"`
 }
 
-// The decoded inputs of earlier tasks of this process, and the volumes
-// of the slates their runs visited (memo.go).
+// The decoded inputs of earlier tasks of this process, the volumes of the
+// slates their runs visited (memo.go), and their simulations
+// (simulations.go).
 var (
 	instances    memo[formats.Instance]
 	benchmarks   memo[formats.Benchmark]
 	slateVolumes volumes
+	simulated    = simulations{maxBytes: maxSimulationBytes}
 )
 
 // Run simulates one run on input InstanceRole against input
@@ -87,6 +89,28 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 	if err != nil {
 		return nil, err
 	}
+	key, err := simulationKey(p, in[string(InstanceRole)], in[string(BenchmarkRole)])
+	if err != nil {
+		return nil, err
+	}
+	sim, err := simulated.do(key, func() ([]byte, []float64, error) {
+		return simulate(p, fi, bench, in[string(InstanceRole)])
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := stage.Outputs{string(Summary): slices.Clone(sim.summary)}
+	if p.Trajectory {
+		if out[string(Trajectory)], err = formats.EncodeTrajectory(sim.hv); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// simulate simulates the run of p on an instance (decoded, and its bytes)
+// against its benchmarks: its encoded summary and its trajectory.
+func simulate(p Params, fi formats.Instance, bench formats.Benchmark, instanceBytes []byte) ([]byte, []float64, error) {
 	inst := envs.Instance(fi) // algos.Run validates it
 	ref := slices.Repeat([]float64{p.Reference}, inst.D())
 	tr, s, err := algos.Run(algos.RunSpec{
@@ -94,24 +118,15 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 		K: p.K, T: p.T, Sigma: p.Sigma, Seed: p.Seed, MinPulls: p.MinPulls, InitTies: p.InitTies,
 		Ref: ref, Window: p.Window,
 		RegretRounds: p.RegretRounds, BenchmarkD3: p.BenchmarkD3, EtaScale: p.EtaScale,
-		HVs: slateVolumes.of(in[string(InstanceRole)], &inst, ref),
+		HVs: slateVolumes.of(instanceBytes, &inst, ref),
 	}, algos.Benchmarks(bench))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sum, err := formats.EncodeSummaries([]formats.Summary{{
 		Algo: p.Algo, Eta: p.Eta, Seed: p.Seed, Window: s.Window,
 		HVLast: s.HVLast, VStar: s.VStar, HVGreedy: s.HVGreedy, VAlpha: s.VAlpha,
 		RegretAlpha: s.RegretAlpha, RegretPos: s.RegretPos, RegretExact: s.RegretExact,
 	}})
-	if err != nil {
-		return nil, err
-	}
-	out := stage.Outputs{string(Summary): sum}
-	if p.Trajectory {
-		if out[string(Trajectory)], err = formats.EncodeTrajectory(tr.HV); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return sum, tr.HV, err
 }
