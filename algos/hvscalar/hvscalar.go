@@ -56,6 +56,7 @@ type Policy struct {
 	lambda []float64 // the current direction
 
 	gap    []float64 // n×d flat: U_iℓ − r_ℓ
+	gapT   []float64 // HVScalarUCB+: the same d×n, gapT[ℓ·n+i], for ruling arms out by one coordinate
 	gapAt  []int     // gapAt[i]: N_i when arm i's gap was computed (−1: never)
 	scores []float64
 	taken  []int // taken[i] == stamp: arm i is already in this round's slate
@@ -67,10 +68,13 @@ type Policy struct {
 	byReach []int
 
 	// HVScalarUCB+: an arm provably below the best of a slot is not
-	// scored: thr[l] (valid when prove) bounds the gaps that prove it
-	// (thresholds, ruledOut).
-	thr   []float64
-	prove bool
+	// scored: thr[m] (valid when prove) bounds the gaps in coordinate
+	// byLambda[m] that prove it (thresholds, ruledOut). The coordinates
+	// go by decreasing λ_ℓ, the largest thresholds first: most arms are
+	// ruled out by the first one tried.
+	thr      []float64
+	byLambda []int
+	prove    bool
 
 	// origin: r = 0, where the achievements' rounding errors are relative
 	// to them and the proofs of ruledOut and of the early stop hold; floor
@@ -103,12 +107,17 @@ func newPolicy(cfg algos.Config, plus bool) *Policy {
 		rng:     cfg.Rand,
 		lambda:  make([]float64, d),
 		gap:     make([]float64, n*d),
+		gapT:    make([]float64, n*d),
 		gapAt:   slices.Repeat([]int{-1}, n),
 		scores:  make([]float64, n),
 		taken:   make([]int, n),
 		reach:   make([]float64, n),
 		byReach: make([]int, n),
 		thr:     make([]float64, d),
+	}
+	p.byLambda = make([]int, d)
+	for l := range p.byLambda {
+		p.byLambda[l] = l
 	}
 	for i := range p.byReach {
 		p.byReach[i] = i
@@ -163,6 +172,9 @@ func (p *Policy) Select(t int, slate []int) {
 		}
 		if p.plus {
 			p.reach[i] = reach(g)
+			for l, x := range g {
+				p.gapT[l*p.n+i] = x
+			}
 		}
 	}
 	if p.plus {
@@ -314,11 +326,25 @@ func (p *Policy) thresholds(bar float64) {
 	if !p.prove {
 		return
 	}
-	for l, lam := range p.lambda {
+	for m, l := range p.byLambda {
 		// g_l ≤ fl(fl(bar·λ_l)·(1 − 2⁻⁴⁰)) gives g_l/λ_l < bar·(1 − 2⁻⁴¹):
 		// below bar, and below the exact value bar was computed for,
 		// whatever the roundings of either (achievementError).
-		p.thr[l] = float64(float64(bar*lam) * (1 - 0x1p-40))
+		p.thr[m] = float64(float64(bar*p.lambda[l]) * (1 - 0x1p-40))
+	}
+}
+
+// orderByLambda sorts byLambda by decreasing λ_ℓ for the current λ (the
+// order ruledOut tries the coordinates in; any order proves the same).
+func (p *Policy) orderByLambda() {
+	o := p.byLambda
+	for a := 1; a < len(o); a++ {
+		x := o[a]
+		b := a
+		for ; b > 0 && p.lambda[o[b-1]] < p.lambda[x]; b-- {
+			o[b] = o[b-1]
+		}
+		o[b] = x
 	}
 }
 
@@ -326,12 +352,15 @@ func (p *Policy) thresholds(bar float64) {
 // strictly below their bar, without dividing: its minimum is at most any
 // one of its quotients.
 func (p *Policy) ruledOut(i int) bool {
-	if !p.prove {
-		return false
-	}
 	d := p.d
-	for l, g := range p.gap[i*d : (i+1)*d] {
-		if g <= p.thr[l] {
+	return p.prove && provedBelow(p.gap[i*d:(i+1)*d], p.byLambda, p.thr)
+}
+
+// provedBelow reports whether some gap g[order[m]] is at most thr[m].
+func provedBelow(g []float64, order []int, thr []float64) bool {
+	thr = thr[:len(order)]
+	for m, l := range order {
+		if g[l] <= thr[m] {
 			return true
 		}
 	}
@@ -356,19 +385,29 @@ func (p *Policy) beats(i int, v float64, best int, bestV float64) bool {
 // below the best found: it and the arms after it cannot equal it.
 func (p *Policy) selectPlus(slate []int) {
 	p.stamp++
+	order := p.byReach
 	for j := range slate {
 		Direction(p.rng, p.lambda)
 		p.floor = p.errorFloor()
+		if p.origin {
+			p.orderByLambda()
+		}
 		best, bestV := -1, 0.0
 		p.prove = false
-		for _, i := range p.byReach {
-			if p.taken[i] == p.stamp {
-				continue
+		// The visit ends at the first arm of reach below stop: below
+		// bestV by more than any rounding of it (origin, bestV > 0 only).
+		// Arms whose gap in the coordinate of largest λ (column first) is
+		// at most thr0 are ruled out there (ruledOut's first test; NaN:
+		// none is).
+		stop, thr0 := math.Inf(-1), math.NaN()
+		l0 := p.byLambda[0]
+		first := p.gapT[l0*p.n : (l0+1)*p.n]
+		for pos := 0; ; pos++ {
+			if pos = nextCandidate(order, pos, p.reach, stop, first, thr0); pos == len(order) {
+				break
 			}
-			if best >= 0 && p.origin && p.reach[i] < float64(bestV*(1-0x1p-40)) && bestV > 0 {
-				break // below by more than any rounding of bestV
-			}
-			if p.ruledOut(i) { // below bestV, exactly too: loses whatever its index
+			i := order[pos]
+			if p.taken[i] == p.stamp || p.ruledOut(i) { // ruled out: below bestV, exactly too
 				continue
 			}
 			if v := p.achievement(i); best < 0 || p.beats(i, v, best, bestV) {
@@ -376,11 +415,38 @@ func (p *Policy) selectPlus(slate []int) {
 					p.thresholds(v)
 				}
 				best, bestV = i, v
+				stop, thr0 = math.Inf(-1), math.NaN()
+				if p.origin && bestV > 0 {
+					stop = float64(bestV * (1 - 0x1p-40))
+				}
+				if p.prove {
+					thr0 = p.thr[0]
+				}
 			}
 		}
 		slate[j] = best
 		p.taken[best] = p.stamp
 	}
+}
+
+// nextCandidate returns the first position from pos on in order whose arm
+// has a reach at least stop and a gap in first above thr0, or len(order)
+// if the arms of reach below stop come first (order is by decreasing
+// reach: all after them are too). Apart from selectPlus, whose calls
+// would keep this loop's values out of registers.
+//
+//go:noinline
+func nextCandidate(order []int, pos int, reach []float64, stop float64, first []float64, thr0 float64) int {
+	for ; pos < len(order); pos++ {
+		i := order[pos]
+		if reach[i] < stop {
+			return len(order)
+		}
+		if !(first[i] <= thr0) {
+			return pos
+		}
+	}
+	return pos
 }
 
 // reach bounds, for every direction λ the policy can draw, the computed

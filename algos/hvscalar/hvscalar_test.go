@@ -224,7 +224,9 @@ func TestAchievementBitIdentical(t *testing.T) {
 // plain loop over every arm in index order, in exact arithmetic,
 // chooses (the same directions), over rounds of a bandit-like state with
 // equal means, duplicate arms, gaps ≤ 0 and a reference point; and reach
-// bounds every achievement it is meant to.
+// bounds every achievement it is meant to. Ruling out tries the
+// coordinate of largest λ first, from a transposed copy of the gaps: the
+// copy must match them bit for bit.
 func TestSelectPlusByReach(t *testing.T) {
 	rng := rand.New(rand.NewPCG(61, 62))
 	pruned, ruled := 0, 0
@@ -262,6 +264,11 @@ func TestSelectPlusByReach(t *testing.T) {
 			}
 			slate := make([]int, k)
 			p.Select(1+round, slate)
+			for a, g := range p.gap { // the columns ruledOut's first test reads
+				if i, l := a/d, a%d; math.Float64bits(p.gapT[l*n+i]) != math.Float64bits(g) {
+					t.Fatalf("trial %d round %d: gapT[%d·n+%d] = %v, gap %v", trial, round, l, i, p.gapT[l*n+i], g)
+				}
+			}
 			if !slices.IsSortedFunc(p.byReach, func(x, y int) int {
 				if p.reach[x] != p.reach[y] {
 					return cmp.Compare(p.reach[y], p.reach[x])
