@@ -55,12 +55,11 @@ type Policy struct {
 	rng    *rand.Rand
 	lambda []float64 // the current direction
 
-	gap    []float64 // n×d flat: U_iℓ − r_ℓ
-	gapT   []float64 // HVScalarUCB+: the same d×n, gapT[ℓ·n+i], for ruling arms out by one coordinate
-	gapAt  []int     // gapAt[i]: N_i when arm i's gap was computed (−1: never)
-	scores []float64
-	taken  []int // taken[i] == stamp: arm i is already in this round's slate
-	stamp  int
+	gap   []float64 // n×d flat: U_iℓ − r_ℓ
+	gapT  []float64 // HVScalarUCB+: the same d×n, gapT[ℓ·n+i], for ruling arms out by one coordinate
+	gapAt []int     // gapAt[i]: N_i when arm i's gap was computed (−1: never)
+	taken []int     // taken[i] == stamp: arm i is already in this round's slate
+	stamp int
 
 	// HVScalarUCB+: per arm, a bound on its achievement for every
 	// direction (reach), and the arms by decreasing bound (byReach).
@@ -75,6 +74,9 @@ type Policy struct {
 	thr      []float64
 	byLambda []int
 	prove    bool
+	top      []float64 // HVScalarUCB: the round's largest achievements (scoreCandidates)
+	cand     candidates
+	last     []int // HVScalarUCB: the last round's slate
 
 	// origin: r = 0, where the achievements' rounding errors are relative
 	// to them and the proofs of ruledOut and of the early stop hold; floor
@@ -109,12 +111,14 @@ func newPolicy(cfg algos.Config, plus bool) *Policy {
 		gap:     make([]float64, n*d),
 		gapT:    make([]float64, n*d),
 		gapAt:   slices.Repeat([]int{-1}, n),
-		scores:  make([]float64, n),
 		taken:   make([]int, n),
 		reach:   make([]float64, n),
 		byReach: make([]int, n),
 		thr:     make([]float64, d),
+		top:     make([]float64, 0, cfg.K),
+		last:    make([]int, 0, cfg.K),
 	}
+	p.cand = candidates{p: p, arms: make([]int, 0, n), scores: make([]float64, 0, n)}
 	p.byLambda = make([]int, d)
 	for l := range p.byLambda {
 		p.byLambda[l] = l
@@ -170,11 +174,11 @@ func (p *Policy) Select(t int, slate []int) {
 			u := mu + b
 			g[l] = u - p.ref[l]
 		}
+		for l, x := range g {
+			p.gapT[l*p.n+i] = x
+		}
 		if p.plus {
 			p.reach[i] = reach(g)
-			for l, x := range g {
-				p.gapT[l*p.n+i] = x
-			}
 		}
 	}
 	if p.plus {
@@ -187,10 +191,110 @@ func (p *Policy) Select(t int, slate []int) {
 	// s, so the arms are ranked by s itself: the same order in exact
 	// arithmetic, without the power's roundings, which can make unequal
 	// scores equal.
-	for i := range p.scores {
-		p.scores[i] = max(0, p.achievement(i))
+	p.scoreCandidates(len(slate))
+	algos.TopKExact(p.cand.scores, achievementError, p.errorFloor(), slate, &p.cand)
+	for j, c := range slate {
+		slate[j] = p.cand.arms[c]
 	}
-	algos.TopKExact(p.scores, achievementError, p.errorFloor(), slate, p)
+	p.last = append(p.last[:0], slate...)
+}
+
+// candidates are the arms HVScalarUCB ranks in a round, by increasing
+// index (the lowest wins exact ties, as among all arms), with their
+// scores max(0, achievement).
+type candidates struct {
+	p      *Policy
+	arms   []int
+	scores []float64
+}
+
+// CompareExact compares candidates a and b (positions in arms) exactly.
+func (c *candidates) CompareExact(a, b int) int { return c.p.CompareExact(c.arms[a], c.arms[b]) }
+
+// scoreCandidates collects the round's candidates: every arm but those
+// that ruledOut proves below k arms scored before them, which are in no
+// top k, in exact arithmetic too, and need no divisions. top holds the k
+// largest achievements computed so far, the bar of the thresholds its
+// last.
+func (p *Policy) scoreCandidates(k int) {
+	p.prove = false
+	if p.origin {
+		p.orderByLambda()
+	}
+	c := &p.cand
+	c.arms, c.scores = c.arms[:0], c.scores[:0]
+	top := p.top[:0]
+	// Arms whose gap in the coordinate of largest λ (column first) is at
+	// most thr0 are ruled out there (ruledOut's first test; NaN: none is).
+	l0 := p.byLambda[0]
+	first, thr0 := p.gapT[l0*p.n:(l0+1)*p.n], math.NaN()
+	// The last round's slate, likely near the top for this λ too, sets
+	// the first bar; its arms (marked taken) enter top once.
+	p.stamp++
+	for _, i := range p.last {
+		top = insertDecreasing(top, k, p.achievement(i))
+		p.taken[i] = p.stamp
+	}
+	if len(top) == k && p.origin {
+		p.thresholds(top[k-1])
+		if p.prove {
+			thr0 = p.thr[0]
+		}
+	}
+	for i := 0; ; i++ {
+		if i = nextAbove(first, i, thr0); i == len(first) {
+			break
+		}
+		if p.ruledOut(i) {
+			continue
+		}
+		v := p.achievement(i)
+		c.arms, c.scores = append(c.arms, i), append(c.scores, max(0, v))
+		if p.taken[i] == p.stamp || len(top) == k && !(v > top[k-1]) {
+			continue
+		}
+		top = insertDecreasing(top, k, v)
+		if len(top) == k && p.origin {
+			p.thresholds(top[k-1])
+			thr0 = math.NaN()
+			if p.prove {
+				thr0 = p.thr[0]
+			}
+		}
+	}
+	p.top = top
+}
+
+// insertDecreasing inserts v into top, decreasing, if it is among its k
+// largest values; once it holds k values, its last bounds the k-th
+// largest inserted from below.
+func insertDecreasing(top []float64, k int, v float64) []float64 {
+	if len(top) == k && !(v > top[k-1]) {
+		return top
+	}
+	if len(top) < k {
+		top = append(top, v)
+	}
+	j := len(top) - 1
+	for ; j > 0 && top[j-1] < v; j-- {
+		top[j] = top[j-1]
+	}
+	top[j] = v
+	return top
+}
+
+// nextAbove returns the first i from i on with column[i] not at most thr
+// (every i when thr is NaN), or len(column). Apart from its callers, whose
+// calls would keep this loop's values out of registers.
+//
+//go:noinline
+func nextAbove(column []float64, i int, thr float64) int {
+	for ; i < len(column); i++ {
+		if !(column[i] <= thr) {
+			return i
+		}
+	}
+	return i
 }
 
 // achievementError bounds the relative error of a computed achievement
