@@ -172,7 +172,7 @@ func (p *Policy) Select(t int, slate []int) {
 	}
 	kw := float64(algos.ErrorBound(3, 1) * wmax)
 	abs := float64(kw * (p.meanMax + math.Sqrt(c) + zmax))
-	// Written out for d = 2, 3: the loop's operations in its order.
+	// Written out for d = 2–5: the loop's operations in its order.
 	switch p.d {
 	case 2:
 		w, z := w[:2], z[:2]
@@ -190,6 +190,27 @@ func (p *Policy) Select(t int, slate []int) {
 			s := min(math.Inf(1), w[0]*((m[0]+b)-z[0]))
 			s = min(s, w[1]*((m[1]+b)-z[1]))
 			scores[i] = min(s, w[2]*((m[2]+b)-z[2]))
+		}
+	case 4:
+		w, z := w[:4], z[:4]
+		for i, m := range p.Mean {
+			b := math.Sqrt(c / float64(max(1, count[i])))
+			m := m[:4]
+			s := min(math.Inf(1), w[0]*((m[0]+b)-z[0]))
+			s = min(s, w[1]*((m[1]+b)-z[1]))
+			s = min(s, w[2]*((m[2]+b)-z[2]))
+			scores[i] = min(s, w[3]*((m[3]+b)-z[3]))
+		}
+	case 5:
+		w, z := w[:5], z[:5]
+		for i, m := range p.Mean {
+			b := math.Sqrt(c / float64(max(1, count[i])))
+			m := m[:5]
+			s := min(math.Inf(1), w[0]*((m[0]+b)-z[0]))
+			s = min(s, w[1]*((m[1]+b)-z[1]))
+			s = min(s, w[2]*((m[2]+b)-z[2]))
+			s = min(s, w[3]*((m[3]+b)-z[3]))
+			scores[i] = min(s, w[4]*((m[4]+b)-z[4]))
 		}
 	default:
 		d := p.d
