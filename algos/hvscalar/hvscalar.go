@@ -55,11 +55,11 @@ type Policy struct {
 	rng    *rand.Rand
 	lambda []float64 // the current direction
 
-	gap   []float64 // n×d flat: U_iℓ − r_ℓ
-	gapT  []float64 // HVScalarUCB+: the same d×n, gapT[ℓ·n+i], for ruling arms out by one coordinate
-	gapAt []int     // gapAt[i]: N_i when arm i's gap was computed (−1: never)
-	taken []int     // taken[i] == stamp: arm i is already in this round's slate
-	stamp int
+	gap      []float64 // n×d flat: U_iℓ − r_ℓ
+	gapT     []float64 // HVScalarUCB+: the same d×n, gapT[ℓ·n+i], for ruling arms out by one coordinate
+	computed bool      // gap holds every arm's (after the first Select)
+	taken    []int     // taken[i] == stamp: arm i is already in this round's slate
+	stamp    int
 
 	// HVScalarUCB+: per arm, a bound on its achievement for every
 	// direction (reach), and the arms by decreasing bound (byReach).
@@ -110,7 +110,6 @@ func newPolicy(cfg algos.Config, plus bool) *Policy {
 		lambda:  make([]float64, d),
 		gap:     make([]float64, n*d),
 		gapT:    make([]float64, n*d),
-		gapAt:   slices.Repeat([]int{-1}, n),
 		taken:   make([]int, n),
 		reach:   make([]float64, n),
 		byReach: make([]int, n),
@@ -158,27 +157,18 @@ func Direction(rng *rand.Rand, lambda []float64) {
 
 // Select fills slate for round t.
 func (p *Policy) Select(t int, slate []int) {
-	d := p.d
 	p.origin = !slices.ContainsFunc(p.ref, func(r float64) bool { return r != 0 })
-	for i, m := range p.Mean {
-		// U_i moves only when arm i is observed (the standard bonus does
-		// not depend on t), and every observation counts: the k played
-		// arms are recomputed, the others kept.
-		if p.gapAt[i] == p.Count[i] {
-			continue
+	// U_i moves only with arm i's statistics (the standard bonus does not
+	// depend on t): the arms observed since the last Select are
+	// recomputed, the others kept.
+	if moved, all := p.Observed(); all || !p.computed { // the first Select: means may have been set directly
+		p.computed = true
+		for i := range p.Mean {
+			p.computeGap(i)
 		}
-		p.gapAt[i] = p.Count[i]
-		b := math.Sqrt(p.c / float64(max(1, p.Count[i])))
-		g := p.gap[i*d : (i+1)*d]
-		for l, mu := range m {
-			u := mu + b
-			g[l] = u - p.ref[l]
-		}
-		for l, x := range g {
-			p.gapT[l*p.n+i] = x
-		}
-		if p.plus {
-			p.reach[i] = reach(g)
+	} else {
+		for _, i := range moved {
+			p.computeGap(i)
 		}
 	}
 	if p.plus {
@@ -295,6 +285,24 @@ func nextAbove(column []float64, i int, thr float64) int {
 		}
 	}
 	return i
+}
+
+// computeGap sets arm i's gaps U_iℓ − r_ℓ (and its reach and column
+// entries) from its statistics.
+func (p *Policy) computeGap(i int) {
+	d := p.d
+	b := math.Sqrt(p.c / float64(max(1, p.Count[i])))
+	g := p.gap[i*d : (i+1)*d]
+	for l, mu := range p.Mean[i] {
+		u := mu + b
+		g[l] = u - p.ref[l]
+	}
+	for l, x := range g {
+		p.gapT[l*p.n+i] = x
+	}
+	if p.plus {
+		p.reach[i] = reach(g)
+	}
 }
 
 // achievementError bounds the relative error of a computed achievement

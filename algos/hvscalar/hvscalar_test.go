@@ -261,6 +261,7 @@ func TestSelectPlusByReach(t *testing.T) {
 					copy(p.Mean[i], p.Mean[rng.IntN(i)])
 					p.Count[i] = p.Count[rng.IntN(i)]
 				}
+				p.Touch(i) // changed directly, after the first Select
 			}
 			slate := make([]int, k)
 			p.Select(1+round, slate)
@@ -463,7 +464,7 @@ func TestSelectRuledOutExact(t *testing.T) {
 						p.Mean[i][l] = math.Nextafter(p.Mean[i][l], float64(rng.IntN(2)*2-1))
 					}
 				}
-				p.gapAt[i] = -1 // its count may be the one its gaps were computed for
+				p.Touch(i)
 			}
 			slate := make([]int, k)
 			p.Select(1+round, slate)
