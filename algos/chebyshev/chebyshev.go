@@ -314,10 +314,20 @@ func (p *Policy) exactScore(i int, s *big.Rat) *big.Rat {
 // arms of moved (all, if all is set) can have changed since.
 func nadir(f *algos.FrontTracker, means [][]float64, moved []int, all bool, z []float64) {
 	f.SizeAfter(means, moved, all)
+	// min is exact and ignores the order (−0 below +0, NaN kept).
+	if len(z) == 5 { // written out, the minima in registers
+		z0, z1, z2, z3, z4 := math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)
+		for _, i := range f.Front() {
+			m := means[i][:5]
+			z0, z1, z2, z3, z4 = min(z0, m[0]), min(z1, m[1]), min(z2, m[2]), min(z3, m[3]), min(z4, m[4])
+		}
+		z[0], z[1], z[2], z[3], z[4] = z0, z1, z2, z3, z4
+		return
+	}
 	for l := range z {
 		z[l] = math.Inf(1)
 	}
-	for _, i := range f.Front() { // min is exact and ignores the order
+	for _, i := range f.Front() {
 		for l, v := range means[i] {
 			z[l] = min(z[l], v)
 		}
