@@ -146,6 +146,10 @@ func (p *Policy) Select(t int, slate []int) {
 			}
 		}
 		b := p.bonus[i]
+		if len(m) == 5 {
+			p.scores[i] = randWScore5(p.w, m, b)
+			continue
+		}
 		var s float64
 		for l, mu := range m {
 			s += float64(p.w[l] * (mu + b))
@@ -157,6 +161,17 @@ func (p *Policy) Select(t int, slate []int) {
 	// operation rounded once), and Σ w = 1 up to rounding: at most
 	// rel·(2·(max|μ̂| + β_max)) with β_max that of one pull.
 	algos.TopKExact(p.scores, 0, p.indexError(), slate, p)
+}
+
+// randWScore5 is ScalarUCB-RandW's loop w·(m + b), summed from 0 in
+// coordinate order, written out for d = 5: its operations in its order.
+func randWScore5(w, m []float64, b float64) float64 {
+	w, m = w[:5], m[:5]
+	s := 0 + float64(w[0]*(m[0]+b)) // from +0, as the loop: −0 terms sum to +0
+	s += float64(w[1] * (m[1] + b))
+	s += float64(w[2] * (m[2] + b))
+	s += float64(w[3] * (m[3] + b))
+	return s + float64(w[4]*(m[4]+b))
 }
 
 // selectRanked is ScalarUCB's Select: the fixed w makes an arm's index

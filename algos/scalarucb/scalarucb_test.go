@@ -308,3 +308,38 @@ func TestRankedMatchesExactTopK(t *testing.T) {
 		t.Fatalf("%d neighbours in the ranking within rounding of each other: the test does not exercise the exact rule", nearTies)
 	}
 }
+
+// TestRandWScoreBitIdentical: randWScore5, written out for d = 5, is the
+// loop's w·(μ̂ + β) from 0 bit for bit, −0 and negative means included.
+func TestRandWScoreBitIdentical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(91, 92))
+	for trial := range 3000 {
+		const d = 5
+		w, m := make([]float64, d), make([]float64, d)
+		Dirichlet(rng, w)
+		for l := range m {
+			switch rng.IntN(4) {
+			case 0:
+				m[l] = math.Copysign(0, -1)
+			case 1:
+				m[l] = -rng.Float64()
+			default:
+				m[l] = float64(rng.IntN(4)) / 4
+			}
+		}
+		b := []float64{0, math.Copysign(0, -1), rng.Float64()}[rng.IntN(3)]
+		if trial%7 == 0 { // every term −0: the sum from +0 is +0
+			for l := range m {
+				m[l] = math.Copysign(0, -1)
+			}
+			b = math.Copysign(0, -1)
+		}
+		var want float64
+		for l, mu := range m {
+			want += float64(w[l] * (mu + b))
+		}
+		if got := randWScore5(w, m, b); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("trial %d: %v, want %v", trial, got, want)
+		}
+	}
+}
