@@ -172,7 +172,7 @@ func (p *Policy) Select(t int, slate []int) {
 	}
 	kw := float64(algos.ErrorBound(3, 1) * wmax)
 	abs := float64(kw * (p.meanMax + math.Sqrt(c) + zmax))
-	// Written out for d = 2, 3: the loop's operations in its order.
+	// Written out for d = 2–5: the loop's operations in its order.
 	switch p.d {
 	case 2:
 		w, z := w[:2], z[:2]
@@ -190,6 +190,27 @@ func (p *Policy) Select(t int, slate []int) {
 			s := min(math.Inf(1), w[0]*((m[0]+b)-z[0]))
 			s = min(s, w[1]*((m[1]+b)-z[1]))
 			scores[i] = min(s, w[2]*((m[2]+b)-z[2]))
+		}
+	case 4:
+		w, z := w[:4], z[:4]
+		for i, m := range p.Mean {
+			b := math.Sqrt(c / float64(max(1, count[i])))
+			m := m[:4]
+			s := min(math.Inf(1), w[0]*((m[0]+b)-z[0]))
+			s = min(s, w[1]*((m[1]+b)-z[1]))
+			s = min(s, w[2]*((m[2]+b)-z[2]))
+			scores[i] = min(s, w[3]*((m[3]+b)-z[3]))
+		}
+	case 5:
+		w, z := w[:5], z[:5]
+		for i, m := range p.Mean {
+			b := math.Sqrt(c / float64(max(1, count[i])))
+			m := m[:5]
+			s := min(math.Inf(1), w[0]*((m[0]+b)-z[0]))
+			s = min(s, w[1]*((m[1]+b)-z[1]))
+			s = min(s, w[2]*((m[2]+b)-z[2]))
+			s = min(s, w[3]*((m[3]+b)-z[3]))
+			scores[i] = min(s, w[4]*((m[4]+b)-z[4]))
 		}
 	default:
 		d := p.d
@@ -293,10 +314,20 @@ func (p *Policy) exactScore(i int, s *big.Rat) *big.Rat {
 // arms of moved (all, if all is set) can have changed since.
 func nadir(f *algos.FrontTracker, means [][]float64, moved []int, all bool, z []float64) {
 	f.SizeAfter(means, moved, all)
+	// min is exact and ignores the order (−0 below +0, NaN kept).
+	if len(z) == 5 { // written out, the minima in registers
+		z0, z1, z2, z3, z4 := math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)
+		for _, i := range f.Front() {
+			m := means[i][:5]
+			z0, z1, z2, z3, z4 = min(z0, m[0]), min(z1, m[1]), min(z2, m[2]), min(z3, m[3]), min(z4, m[4])
+		}
+		z[0], z[1], z[2], z[3], z[4] = z0, z1, z2, z3, z4
+		return
+	}
 	for l := range z {
 		z[l] = math.Inf(1)
 	}
-	for _, i := range f.Front() { // min is exact and ignores the order
+	for _, i := range f.Front() {
 		for l, v := range means[i] {
 			z[l] = min(z[l], v)
 		}

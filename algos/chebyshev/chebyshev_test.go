@@ -105,7 +105,7 @@ func naiveFront(means [][]float64) []bool {
 // against the O(n²d) definition), kept by a FrontTracker with heavy ties
 // (coarse grid values make equal coordinates and duplicate points common),
 // on means that evolve from call to call: a few arms at a time as in a run,
-// or many at once.
+// or many at once; bit for bit, −0 included.
 func TestNadir(t *testing.T) {
 	// Strict domination invisible to a coordinate sum (1 + 10⁻¹⁷ == 1),
 	// the dominated arm first in index order.
@@ -117,7 +117,7 @@ func TestNadir(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := 0; trial < 200; trial++ {
-		n, d := 1+rng.IntN(40), 1+rng.IntN(4)
+		n, d := 1+rng.IntN(40), 1+rng.IntN(5) // d = 5 written out
 		grid := 2 + rng.IntN(5)
 		means := make([][]float64, n)
 		for i := range means {

@@ -55,11 +55,11 @@ type Policy struct {
 	rng    *rand.Rand
 	lambda []float64 // the current direction
 
-	gap    []float64 // n×d flat: U_iℓ − r_ℓ
-	gapAt  []int     // gapAt[i]: N_i when arm i's gap was computed (−1: never)
-	scores []float64
-	taken  []int // taken[i] == stamp: arm i is already in this round's slate
-	stamp  int
+	gap      []float64 // n×d flat: U_iℓ − r_ℓ
+	gapT     []float64 // HVScalarUCB+: the same d×n, gapT[ℓ·n+i], for ruling arms out by one coordinate
+	computed bool      // gap holds every arm's (after the first Select)
+	taken    []int     // taken[i] == stamp: arm i is already in this round's slate
+	stamp    int
 
 	// HVScalarUCB+: per arm, a bound on its achievement for every
 	// direction (reach), and the arms by decreasing bound (byReach).
@@ -67,10 +67,16 @@ type Policy struct {
 	byReach []int
 
 	// HVScalarUCB+: an arm provably below the best of a slot is not
-	// scored: thr[l] (valid when prove) bounds the gaps that prove it
-	// (thresholds, ruledOut).
-	thr   []float64
-	prove bool
+	// scored: thr[m] (valid when prove) bounds the gaps in coordinate
+	// byLambda[m] that prove it (thresholds, ruledOut). The coordinates
+	// go by decreasing λ_ℓ, the largest thresholds first: most arms are
+	// ruled out by the first one tried.
+	thr      []float64
+	byLambda []int
+	prove    bool
+	top      []float64 // HVScalarUCB: the round's largest achievements (scoreCandidates)
+	cand     candidates
+	last     []int // HVScalarUCB: the last round's slate
 
 	// origin: r = 0, where the achievements' rounding errors are relative
 	// to them and the proofs of ruledOut and of the early stop hold; floor
@@ -103,12 +109,18 @@ func newPolicy(cfg algos.Config, plus bool) *Policy {
 		rng:     cfg.Rand,
 		lambda:  make([]float64, d),
 		gap:     make([]float64, n*d),
-		gapAt:   slices.Repeat([]int{-1}, n),
-		scores:  make([]float64, n),
+		gapT:    make([]float64, n*d),
 		taken:   make([]int, n),
 		reach:   make([]float64, n),
 		byReach: make([]int, n),
 		thr:     make([]float64, d),
+		top:     make([]float64, 0, cfg.K),
+		last:    make([]int, 0, cfg.K),
+	}
+	p.cand = candidates{p: p, arms: make([]int, 0, n), scores: make([]float64, 0, n)}
+	p.byLambda = make([]int, d)
+	for l := range p.byLambda {
+		p.byLambda[l] = l
 	}
 	for i := range p.byReach {
 		p.byReach[i] = i
@@ -145,24 +157,18 @@ func Direction(rng *rand.Rand, lambda []float64) {
 
 // Select fills slate for round t.
 func (p *Policy) Select(t int, slate []int) {
-	d := p.d
 	p.origin = !slices.ContainsFunc(p.ref, func(r float64) bool { return r != 0 })
-	for i, m := range p.Mean {
-		// U_i moves only when arm i is observed (the standard bonus does
-		// not depend on t), and every observation counts: the k played
-		// arms are recomputed, the others kept.
-		if p.gapAt[i] == p.Count[i] {
-			continue
+	// U_i moves only with arm i's statistics (the standard bonus does not
+	// depend on t): the arms observed since the last Select are
+	// recomputed, the others kept.
+	if moved, all := p.Observed(); all || !p.computed { // the first Select: means may have been set directly
+		p.computed = true
+		for i := range p.Mean {
+			p.computeGap(i)
 		}
-		p.gapAt[i] = p.Count[i]
-		b := math.Sqrt(p.c / float64(max(1, p.Count[i])))
-		g := p.gap[i*d : (i+1)*d]
-		for l, mu := range m {
-			u := mu + b
-			g[l] = u - p.ref[l]
-		}
-		if p.plus {
-			p.reach[i] = reach(g)
+	} else {
+		for _, i := range moved {
+			p.computeGap(i)
 		}
 	}
 	if p.plus {
@@ -175,10 +181,128 @@ func (p *Policy) Select(t int, slate []int) {
 	// s, so the arms are ranked by s itself: the same order in exact
 	// arithmetic, without the power's roundings, which can make unequal
 	// scores equal.
-	for i := range p.scores {
-		p.scores[i] = max(0, p.achievement(i))
+	p.scoreCandidates(len(slate))
+	algos.TopKExact(p.cand.scores, achievementError, p.errorFloor(), slate, &p.cand)
+	for j, c := range slate {
+		slate[j] = p.cand.arms[c]
 	}
-	algos.TopKExact(p.scores, achievementError, p.errorFloor(), slate, p)
+	p.last = append(p.last[:0], slate...)
+}
+
+// candidates are the arms HVScalarUCB ranks in a round, by increasing
+// index (the lowest wins exact ties, as among all arms), with their
+// scores max(0, achievement).
+type candidates struct {
+	p      *Policy
+	arms   []int
+	scores []float64
+}
+
+// CompareExact compares candidates a and b (positions in arms) exactly.
+func (c *candidates) CompareExact(a, b int) int { return c.p.CompareExact(c.arms[a], c.arms[b]) }
+
+// scoreCandidates collects the round's candidates: every arm but those
+// that ruledOut proves below k arms scored before them, which are in no
+// top k, in exact arithmetic too, and need no divisions. top holds the k
+// largest achievements computed so far, the bar of the thresholds its
+// last.
+func (p *Policy) scoreCandidates(k int) {
+	p.prove = false
+	if p.origin {
+		p.orderByLambda()
+	}
+	c := &p.cand
+	c.arms, c.scores = c.arms[:0], c.scores[:0]
+	top := p.top[:0]
+	// Arms whose gap in the coordinate of largest λ (column first) is at
+	// most thr0 are ruled out there (ruledOut's first test; NaN: none is).
+	l0 := p.byLambda[0]
+	first, thr0 := p.gapT[l0*p.n:(l0+1)*p.n], math.NaN()
+	// The last round's slate, likely near the top for this λ too, sets
+	// the first bar; its arms (marked taken) enter top once.
+	p.stamp++
+	for _, i := range p.last {
+		top = insertDecreasing(top, k, p.achievement(i))
+		p.taken[i] = p.stamp
+	}
+	if len(top) == k && p.origin {
+		p.thresholds(top[k-1])
+		if p.prove {
+			thr0 = p.thr[0]
+		}
+	}
+	for i := 0; ; i++ {
+		if i = nextAbove(first, i, thr0); i == len(first) {
+			break
+		}
+		if p.ruledOut(i) {
+			continue
+		}
+		v := p.achievement(i)
+		c.arms, c.scores = append(c.arms, i), append(c.scores, max(0, v))
+		if p.taken[i] == p.stamp || len(top) == k && !(v > top[k-1]) {
+			continue
+		}
+		top = insertDecreasing(top, k, v)
+		if len(top) == k && p.origin {
+			p.thresholds(top[k-1])
+			thr0 = math.NaN()
+			if p.prove {
+				thr0 = p.thr[0]
+			}
+		}
+	}
+	p.top = top
+}
+
+// insertDecreasing inserts v into top, decreasing, if it is among its k
+// largest values; once it holds k values, its last bounds the k-th
+// largest inserted from below.
+func insertDecreasing(top []float64, k int, v float64) []float64 {
+	if len(top) == k && !(v > top[k-1]) {
+		return top
+	}
+	if len(top) < k {
+		top = append(top, v)
+	}
+	j := len(top) - 1
+	for ; j > 0 && top[j-1] < v; j-- {
+		top[j] = top[j-1]
+	}
+	top[j] = v
+	return top
+}
+
+// nextAbove returns the first i from i on with column[i] not at most thr
+// (every i when thr is NaN), or len(column). Apart from its callers, whose
+// calls would keep this loop's values out of registers.
+//
+//go:noinline
+func nextAbove(column []float64, i int, thr float64) int {
+	for ; i < len(column); i++ {
+		if !(column[i] <= thr) {
+			return i
+		}
+	}
+	return i
+}
+
+// computeGap sets arm i's gaps U_iℓ − r_ℓ (and its reach and column
+// entries) from its statistics.
+func (p *Policy) computeGap(i int) {
+	d := p.d
+	b := math.Sqrt(p.c / float64(max(1, p.Count[i])))
+	g := p.gap[i*d : (i+1)*d]
+	for l, mu := range p.Mean[i] {
+		u := mu + b
+		g[l] = u - p.ref[l]
+	}
+	for l, x := range g {
+		p.gapT[l*p.n+i] = x
+	}
+	if p.plus {
+		p.reach[i] = reach(g)
+	}
 }
 
 // achievementError bounds the relative error of a computed achievement
@@ -314,11 +438,25 @@ func (p *Policy) thresholds(bar float64) {
 	if !p.prove {
 		return
 	}
-	for l, lam := range p.lambda {
+	for m, l := range p.byLambda {
 		// g_l ≤ fl(fl(bar·λ_l)·(1 − 2⁻⁴⁰)) gives g_l/λ_l < bar·(1 − 2⁻⁴¹):
 		// below bar, and below the exact value bar was computed for,
 		// whatever the roundings of either (achievementError).
-		p.thr[l] = float64(float64(bar*lam) * (1 - 0x1p-40))
+		p.thr[m] = float64(float64(bar*p.lambda[l]) * (1 - 0x1p-40))
+	}
+}
+
+// orderByLambda sorts byLambda by decreasing λ_ℓ for the current λ (the
+// order ruledOut tries the coordinates in; any order proves the same).
+func (p *Policy) orderByLambda() {
+	o := p.byLambda
+	for a := 1; a < len(o); a++ {
+		x := o[a]
+		b := a
+		for ; b > 0 && p.lambda[o[b-1]] < p.lambda[x]; b-- {
+			o[b] = o[b-1]
+		}
+		o[b] = x
 	}
 }
 
@@ -326,12 +464,15 @@ func (p *Policy) thresholds(bar float64) {
 // strictly below their bar, without dividing: its minimum is at most any
 // one of its quotients.
 func (p *Policy) ruledOut(i int) bool {
-	if !p.prove {
-		return false
-	}
 	d := p.d
-	for l, g := range p.gap[i*d : (i+1)*d] {
-		if g <= p.thr[l] {
+	return p.prove && provedBelow(p.gap[i*d:(i+1)*d], p.byLambda, p.thr)
+}
+
+// provedBelow reports whether some gap g[order[m]] is at most thr[m].
+func provedBelow(g []float64, order []int, thr []float64) bool {
+	thr = thr[:len(order)]
+	for m, l := range order {
+		if g[l] <= thr[m] {
 			return true
 		}
 	}
@@ -356,19 +497,29 @@ func (p *Policy) beats(i int, v float64, best int, bestV float64) bool {
 // below the best found: it and the arms after it cannot equal it.
 func (p *Policy) selectPlus(slate []int) {
 	p.stamp++
+	order := p.byReach
 	for j := range slate {
 		Direction(p.rng, p.lambda)
 		p.floor = p.errorFloor()
+		if p.origin {
+			p.orderByLambda()
+		}
 		best, bestV := -1, 0.0
 		p.prove = false
-		for _, i := range p.byReach {
-			if p.taken[i] == p.stamp {
-				continue
+		// The visit ends at the first arm of reach below stop: below
+		// bestV by more than any rounding of it (origin, bestV > 0 only).
+		// Arms whose gap in the coordinate of largest λ (column first) is
+		// at most thr0 are ruled out there (ruledOut's first test; NaN:
+		// none is).
+		stop, thr0 := math.Inf(-1), math.NaN()
+		l0 := p.byLambda[0]
+		first := p.gapT[l0*p.n : (l0+1)*p.n]
+		for pos := 0; ; pos++ {
+			if pos = nextCandidate(order, pos, p.reach, stop, first, thr0); pos == len(order) {
+				break
 			}
-			if best >= 0 && p.origin && p.reach[i] < float64(bestV*(1-0x1p-40)) && bestV > 0 {
-				break // below by more than any rounding of bestV
-			}
-			if p.ruledOut(i) { // below bestV, exactly too: loses whatever its index
+			i := order[pos]
+			if p.taken[i] == p.stamp || p.ruledOut(i) { // ruled out: below bestV, exactly too
 				continue
 			}
 			if v := p.achievement(i); best < 0 || p.beats(i, v, best, bestV) {
@@ -376,11 +527,38 @@ func (p *Policy) selectPlus(slate []int) {
 					p.thresholds(v)
 				}
 				best, bestV = i, v
+				stop, thr0 = math.Inf(-1), math.NaN()
+				if p.origin && bestV > 0 {
+					stop = float64(bestV * (1 - 0x1p-40))
+				}
+				if p.prove {
+					thr0 = p.thr[0]
+				}
 			}
 		}
 		slate[j] = best
 		p.taken[best] = p.stamp
 	}
+}
+
+// nextCandidate returns the first position from pos on in order whose arm
+// has a reach at least stop and a gap in first above thr0, or len(order)
+// if the arms of reach below stop come first (order is by decreasing
+// reach: all after them are too). Apart from selectPlus, whose calls
+// would keep this loop's values out of registers.
+//
+//go:noinline
+func nextCandidate(order []int, pos int, reach []float64, stop float64, first []float64, thr0 float64) int {
+	for ; pos < len(order); pos++ {
+		i := order[pos]
+		if reach[i] < stop {
+			return len(order)
+		}
+		if !(first[i] <= thr0) {
+			return pos
+		}
+	}
+	return pos
 }
 
 // reach bounds, for every direction λ the policy can draw, the computed

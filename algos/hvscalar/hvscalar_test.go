@@ -110,8 +110,8 @@ func TestHVScalarUCBByHand(t *testing.T) {
 		Direction(twin, lam)
 		for i, m := range means {
 			s := max(0, min((m[0]+b-0.1)/lam[0], (m[1]+b-0.1)/lam[1]))
-			if want := s; math.Abs(p.scores[i]-want) > 1e-12*max(1, want) {
-				t.Fatalf("round %d: score of arm %d = %v, want %v", r, i, p.scores[i], want)
+			if got, want := max(0, p.achievement(i)), s; math.Abs(got-want) > 1e-12*max(1, want) {
+				t.Fatalf("round %d: score of arm %d = %v, want %v", r, i, got, want)
 			}
 		}
 	}
@@ -224,7 +224,9 @@ func TestAchievementBitIdentical(t *testing.T) {
 // plain loop over every arm in index order, in exact arithmetic,
 // chooses (the same directions), over rounds of a bandit-like state with
 // equal means, duplicate arms, gaps ≤ 0 and a reference point; and reach
-// bounds every achievement it is meant to.
+// bounds every achievement it is meant to. Ruling out tries the
+// coordinate of largest λ first, from a transposed copy of the gaps: the
+// copy must match them bit for bit.
 func TestSelectPlusByReach(t *testing.T) {
 	rng := rand.New(rand.NewPCG(61, 62))
 	pruned, ruled := 0, 0
@@ -259,9 +261,15 @@ func TestSelectPlusByReach(t *testing.T) {
 					copy(p.Mean[i], p.Mean[rng.IntN(i)])
 					p.Count[i] = p.Count[rng.IntN(i)]
 				}
+				p.Touch(i) // changed directly, after the first Select
 			}
 			slate := make([]int, k)
 			p.Select(1+round, slate)
+			for a, g := range p.gap { // the columns ruledOut's first test reads
+				if i, l := a/d, a%d; math.Float64bits(p.gapT[l*n+i]) != math.Float64bits(g) {
+					t.Fatalf("trial %d round %d: gapT[%d·n+%d] = %v, gap %v", trial, round, l, i, p.gapT[l*n+i], g)
+				}
+			}
 			if !slices.IsSortedFunc(p.byReach, func(x, y int) int {
 				if p.reach[x] != p.reach[y] {
 					return cmp.Compare(p.reach[y], p.reach[x])
@@ -413,5 +421,82 @@ func TestCompareExactByExpansions(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSelectRuledOutExact: HVScalarUCB, ranking only the arms that
+// ruledOut leaves, plays the exact top k of max(0, achievement) over every
+// arm (math/big, the lowest index first on ties), on states with
+// duplicate arms (exact ties) and arms one ulp apart in a mean (near ties
+// that rounding may equal or reverse), at the origin and off it; and it
+// does rule arms out.
+func TestSelectRuledOutExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(71, 72))
+	ruled := 0
+	for trial := range 300 {
+		d, n := 1+trial%5, 2+rng.IntN(60)
+		k := 1 + rng.IntN(min(n, 6))
+		p := build(t, "HVScalarUCB", algos.Problem{N: n, D: d, K: k, T: 1000}, 0.3, rand.New(rand.NewPCG(uint64(trial), 7)))
+		if trial%4 == 0 {
+			for l := range p.ref {
+				p.ref[l] = 0.1 * float64(rng.IntN(3))
+			}
+		}
+		for round := range 6 {
+			for i := range n {
+				if round > 0 && rng.IntN(3) != 0 {
+					continue
+				}
+				p.Count[i]++
+				for l := range d {
+					if rng.IntN(3) == 0 {
+						p.Mean[i][l] = float64(rng.IntN(4)) / 4
+					} else {
+						p.Mean[i][l] = rng.Float64()
+					}
+				}
+				if i > 0 && rng.IntN(4) == 0 { // a twin of an earlier arm, or one ulp from it
+					j := rng.IntN(i)
+					copy(p.Mean[i], p.Mean[j])
+					p.Count[i] = p.Count[j]
+					if rng.IntN(2) == 0 {
+						l := rng.IntN(d)
+						p.Mean[i][l] = math.Nextafter(p.Mean[i][l], float64(rng.IntN(2)*2-1))
+					}
+				}
+				p.Touch(i)
+			}
+			slate := make([]int, k)
+			p.Select(1+round, slate)
+			ruled += n - len(p.cand.arms)
+			exact := make([]*big.Rat, n)
+			for i := range n {
+				b := math.Sqrt(p.c / float64(max(1, p.Count[i])))
+				m := new(big.Rat)
+				for l, mu := range p.Mean[i] {
+					q := new(big.Rat).Add(new(big.Rat).SetFloat64(mu), new(big.Rat).SetFloat64(b))
+					q.Sub(q, new(big.Rat).SetFloat64(p.ref[l]))
+					q.Quo(q, new(big.Rat).SetFloat64(p.lambda[l]))
+					if l == 0 || q.Cmp(m) < 0 {
+						m = q
+					}
+				}
+				if m.Sign() < 0 {
+					m.SetInt64(0)
+				}
+				exact[i] = m
+			}
+			want := make([]int, n)
+			for i := range want {
+				want[i] = i
+			}
+			slices.SortStableFunc(want, func(a, b int) int { return exact[b].Cmp(exact[a]) })
+			if !slices.Equal(slate, want[:k]) {
+				t.Fatalf("trial %d round %d (d = %d, n = %d, r = %v): slate %v, exact top %d %v", trial, round, d, n, p.ref, slate, k, want[:k])
+			}
+		}
+	}
+	if ruled < 1000 {
+		t.Fatalf("%d arms ruled out: the test does not exercise it", ruled)
 	}
 }

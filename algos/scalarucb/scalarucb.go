@@ -59,9 +59,20 @@ type Policy struct {
 	bonus   []float64
 	bonusAt []int
 
+	// ScalarUCB: every arm by decreasing index in exact arithmetic, the
+	// lowest index first on exact ties (ranked: once built). Only the arms
+	// observed since the last Select (Observed) have new indices, so only
+	// they (out[i] == stamp) move in it.
+	order  []int
+	ranked bool
+	out    []int
+	stamp  int
+	moved  []int // scratch of rerank
+	merged []int
+
 	// meanMax is at least every |μ̂_iℓ|: an arm's means change only with
-	// its count, and each fresh arm is looked at. rel bounds the relative
-	// rounding of an index's terms.
+	// its count (or a Touch), and each such arm is looked at. rel bounds
+	// the relative rounding of an index's terms.
 	meanMax    float64
 	rel        float64
 	exp        algos.Expansion // scratch of CompareExact
@@ -96,6 +107,10 @@ func newPolicy(cfg algos.Config) *Policy {
 		scores:  make([]float64, cfg.N),
 		bonus:   make([]float64, cfg.N),
 		bonusAt: slices.Repeat([]int{-1}, cfg.N),
+		order:   make([]int, cfg.N),
+		out:     make([]int, cfg.N),
+		moved:   make([]int, 0, cfg.N),
+		merged:  make([]int, 0, cfg.N),
 		rel:     algos.ErrorBound(2*cfg.D+2, 1),
 	}
 }
@@ -117,33 +132,27 @@ func Dirichlet(rng *rand.Rand, w []float64) {
 
 // Select plays the len(slate) arms of highest index.
 func (p *Policy) Select(t int, slate []int) {
-	if p.randW {
-		Dirichlet(p.rng, p.w)
+	if !p.randW {
+		p.selectRanked(slate)
+		return
 	}
+	Dirichlet(p.rng, p.w)
 	for i, m := range p.Mean {
-		fresh := p.bonusAt[i] != p.Count[i]
-		if fresh {
+		if p.bonusAt[i] != p.Count[i] {
 			p.bonusAt[i] = p.Count[i]
 			p.bonus[i] = math.Sqrt(p.c / float64(max(1, p.Count[i])))
-		} else if !p.randW {
-			continue // the score of last round
-		}
-		b := p.bonus[i]
-		if fresh {
 			for _, mu := range m {
 				p.meanMax = max(p.meanMax, math.Abs(mu))
 			}
 		}
+		b := p.bonus[i]
+		if len(m) == 5 {
+			p.scores[i] = randWScore5(p.w, m, b)
+			continue
+		}
 		var s float64
-		if p.randW {
-			for l, mu := range m {
-				s += float64(p.w[l] * (mu + b))
-			}
-		} else {
-			for l, mu := range m {
-				s += float64(p.w[l] * mu)
-			}
-			s += b
+		for l, mu := range m {
+			s += float64(p.w[l] * (mu + b))
 		}
 		p.scores[i] = s
 	}
@@ -151,7 +160,121 @@ func (p *Policy) Select(t int, slate []int) {
 	// (a sum of d products and the bonus, or of d products of sums, every
 	// operation rounded once), and Σ w = 1 up to rounding: at most
 	// rel·(2·(max|μ̂| + β_max)) with β_max that of one pull.
-	algos.TopKExact(p.scores, 0, float64(p.rel*2*(p.meanMax+math.Sqrt(p.c))), slate, p)
+	algos.TopKExact(p.scores, 0, p.indexError(), slate, p)
+}
+
+// randWScore5 is ScalarUCB-RandW's loop w·(m + b), summed from 0 in
+// coordinate order, written out for d = 5: its operations in its order.
+func randWScore5(w, m []float64, b float64) float64 {
+	w, m = w[:5], m[:5]
+	s := 0 + float64(w[0]*(m[0]+b)) // from +0, as the loop: −0 terms sum to +0
+	s += float64(w[1] * (m[1] + b))
+	s += float64(w[2] * (m[2] + b))
+	s += float64(w[3] * (m[3] + b))
+	return s + float64(w[4]*(m[4]+b))
+}
+
+// selectRanked is ScalarUCB's Select: the fixed w makes an arm's index
+// move only with its statistics, so the ranking of all arms is kept and
+// only the observed arms are scored and moved in it; the slate is its
+// first arms, what TopKExact would choose (the same exact order).
+func (p *Policy) selectRanked(slate []int) {
+	moved, all := p.Observed()
+	if all || !p.ranked { // the first Select: means may have been set directly
+		p.ranked = true
+		for i := range p.scores {
+			p.score(i)
+			p.order[i] = i
+		}
+		abs := p.indexError()
+		for a := range p.order { // insertion sort, once
+			x := p.order[a]
+			b := a
+			for ; b > 0 && p.before(x, p.order[b-1], abs); b-- {
+				p.order[b] = p.order[b-1]
+			}
+			p.order[b] = x
+		}
+	} else {
+		for _, i := range moved {
+			p.score(i)
+		}
+		p.rerank(moved, p.indexError())
+	}
+	copy(slate, p.order)
+}
+
+// score computes ScalarUCB's index of arm i, w·μ̂_i + β_i, and keeps meanMax.
+func (p *Policy) score(i int) {
+	if p.bonusAt[i] != p.Count[i] {
+		p.bonusAt[i] = p.Count[i]
+		p.bonus[i] = math.Sqrt(p.c / float64(max(1, p.Count[i])))
+	}
+	var s float64
+	for l, mu := range p.Mean[i] {
+		p.meanMax = max(p.meanMax, math.Abs(mu))
+		s += float64(p.w[l] * mu)
+	}
+	p.scores[i] = s + p.bonus[i]
+}
+
+// indexError bounds every computed index's error (Select's comment).
+func (p *Policy) indexError() float64 {
+	return float64(p.rel * 2 * (p.meanMax + math.Sqrt(p.c)))
+}
+
+// before reports whether arm i ranks before arm j: a larger index in exact
+// arithmetic, or an equal one and a lower index (TopKExact's rule, each
+// index within abs of its exact value).
+func (p *Policy) before(i, j int, abs float64) bool {
+	s, t := p.scores[i], p.scores[j]
+	if algos.Near(s, t, abs, abs) {
+		c := p.CompareExact(i, j)
+		return c > 0 || c == 0 && i < j
+	}
+	return s > t
+}
+
+// rerank puts the arms of moved (repeats allowed), whose indices changed,
+// back in their places in order. They are sorted among themselves, then
+// merged with the others, which stay in exact order among themselves:
+// only the prefix of order up to the last arm taken out or put back
+// changes (the played arms are at the top, and mostly land near it).
+func (p *Policy) rerank(moved []int, abs float64) {
+	p.stamp++
+	m := p.moved[:0]
+	for _, i := range moved {
+		if p.out[i] == p.stamp {
+			continue // a repeat
+		}
+		p.out[i] = p.stamp
+		a := len(m)
+		m = append(m, i)
+		for ; a > 0 && p.before(i, m[a-1], abs); a-- {
+			m[a] = m[a-1]
+		}
+		m[a] = i
+	}
+	o, merged := p.order, p.merged[:0]
+	r, put, taken := 0, 0, 0
+	for put < len(m) || taken < len(m) {
+		switch {
+		case r == len(o): // every moved arm taken out: the rest go last
+			merged = append(merged, m[put])
+			put++
+		case p.out[o[r]] == p.stamp: // a moved arm at its old place
+			taken++
+			r++
+		case put < len(m) && p.before(m[put], o[r], abs):
+			merged = append(merged, m[put])
+			put++
+		default:
+			merged = append(merged, o[r])
+			r++
+		}
+	}
+	copy(o, merged) // as many put back as taken out: o[r:] is unchanged
+	p.moved, p.merged = m, merged
 }
 
 // CompareExact compares the indices of arms i and j in exact arithmetic on

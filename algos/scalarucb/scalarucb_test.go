@@ -98,6 +98,7 @@ func TestScalarUCBByHand(t *testing.T) {
 	}
 	// Halving D's bonus denominator puts it ahead of A: 0.4 + 0.3255 > 0.6628.
 	p.Count[3] = 25
+	p.Touch(3) // a change made directly, after the first Select
 	p.Select(151, slate)
 	if !slices.Equal(slate, []int{1, 2, 3}) {
 		t.Fatalf("slate %v, want [1 2 3]", slate)
@@ -227,6 +228,118 @@ func TestCompareExactByExpansions(t *testing.T) {
 					t.Fatalf("%s trial %d: arms %d, %d: CompareExact %d, math/big %d", name, trial, i, j, got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestRankedMatchesExactTopK: ScalarUCB, keeping its ranking between
+// rounds and moving only the observed arms, plays the exact top k of
+// w·μ̂_i + β_i (math/big, the lowest index first on ties) every round, on
+// states with arms whose means permute another's (equal indices that the
+// sums round apart), arms one ulp from another, and Observe's and Touch's
+// changes between rounds.
+func TestRankedMatchesExactTopK(t *testing.T) {
+	rng := rand.New(rand.NewPCG(81, 82))
+	nearTies := 0
+	for trial := range 100 {
+		n, d := 2+rng.IntN(40), 2+rng.IntN(4)
+		k := 1 + rng.IntN(min(n, 6))
+		p := build(t, "ScalarUCB", algos.Problem{N: n, D: d, K: k, T: 1000}, 0.01, rand.New(rand.NewPCG(uint64(trial), 1)))
+		change := func(i int) {
+			p.Count[i] = 1 + rng.IntN(4)
+			for l := range d {
+				p.Mean[i][l] = float64(rng.IntN(7)) / 6
+				if rng.IntN(2) == 0 {
+					p.Mean[i][l] = rng.Float64()
+				}
+			}
+			if i > 0 && rng.IntN(3) == 0 { // another arm's means permuted, or one ulp off
+				j := rng.IntN(i)
+				p.Count[i] = p.Count[j]
+				for l := range d {
+					p.Mean[i][l] = p.Mean[j][(l+1)%d]
+				}
+				// One ulp off a non-zero mean (a subnormal product is
+				// beyond the exact comparison's range).
+				if l := rng.IntN(d); rng.IntN(2) == 0 && p.Mean[i][l] != 0 {
+					p.Mean[i][l] = math.Nextafter(p.Mean[i][l], float64(rng.IntN(2)*2-1))
+				}
+			}
+		}
+		for i := range n {
+			change(i)
+		}
+		slate := make([]int, k)
+		for round := range 20 {
+			p.Select(500+round, slate)
+			var a, b algos.Sum
+			want := make([]int, n)
+			for i := range want {
+				want[i] = i
+			}
+			slices.SortStableFunc(want, func(i, j int) int { return p.exactScore(j, &b).Cmp(p.exactScore(i, &a)) })
+			if !slices.Equal(slate, want[:k]) {
+				t.Fatalf("trial %d round %d (n = %d, d = %d): slate %v, exact top %d %v", trial, round, n, d, slate, k, want[:k])
+			}
+			for i := range n - 1 {
+				if s, u := p.scores[want[i]], p.scores[want[i+1]]; algos.Near(s, u, p.indexError(), p.indexError()) {
+					nearTies++
+				}
+			}
+			// The played arms are observed; now and then another changes
+			// by hand and is declared with Touch.
+			rewards := make([][]float64, k)
+			for a := range rewards {
+				rewards[a] = make([]float64, d)
+				for l := range rewards[a] {
+					rewards[a][l] = float64(rng.IntN(3)) / 2
+				}
+			}
+			p.Observe(slate, rewards)
+			if rng.IntN(2) == 0 {
+				i := rng.IntN(n)
+				change(i)
+				p.Touch(i)
+			}
+		}
+	}
+	t.Logf("%d neighbours within rounding of each other", nearTies)
+	if nearTies < 1000 {
+		t.Fatalf("%d neighbours in the ranking within rounding of each other: the test does not exercise the exact rule", nearTies)
+	}
+}
+
+// TestRandWScoreBitIdentical: randWScore5, written out for d = 5, is the
+// loop's w·(μ̂ + β) from 0 bit for bit, −0 and negative means included.
+func TestRandWScoreBitIdentical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(91, 92))
+	for trial := range 3000 {
+		const d = 5
+		w, m := make([]float64, d), make([]float64, d)
+		Dirichlet(rng, w)
+		for l := range m {
+			switch rng.IntN(4) {
+			case 0:
+				m[l] = math.Copysign(0, -1)
+			case 1:
+				m[l] = -rng.Float64()
+			default:
+				m[l] = float64(rng.IntN(4)) / 4
+			}
+		}
+		b := []float64{0, math.Copysign(0, -1), rng.Float64()}[rng.IntN(3)]
+		if trial%7 == 0 { // every term −0: the sum from +0 is +0
+			for l := range m {
+				m[l] = math.Copysign(0, -1)
+			}
+			b = math.Copysign(0, -1)
+		}
+		var want float64
+		for l, mu := range m {
+			want += float64(w[l] * (mu + b))
+		}
+		if got := randWScore5(w, m, b); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("trial %d: %v, want %v", trial, got, want)
 		}
 	}
 }
