@@ -376,3 +376,22 @@ func TestExpansion(t *testing.T) {
 		}
 	}
 }
+
+// A product that underflows to 0 is not a zero term: 0.8·2⁻¹⁰⁷⁴ is
+// positive in exact arithmetic, so the sum must not claim its sign is 0.
+func TestExpansionUnderflowedProduct(t *testing.T) {
+	tiny := math.SmallestNonzeroFloat64
+	for _, c := range []struct{ a, b float64 }{{0.8, tiny}, {tiny, 0.3}, {-tiny, tiny}, {0x1p-600, 0x1p-600}} {
+		var x Expansion
+		x.Reset().AddProduct(c.a, c.b)
+		if x.Ok() {
+			t.Errorf("%g·%g: the expansion says it is exact (sign %d); the product is lost", c.a, c.b, x.Sign())
+		}
+	}
+	var x Expansion
+	x.Reset().AddProduct(0, tiny)
+	x.AddProduct(-0.0, 3)
+	if !x.Ok() || x.Sign() != 0 {
+		t.Errorf("products with a zero factor: ok %v sign %d, want exact 0", x.Ok(), x.Sign())
+	}
+}

@@ -202,9 +202,15 @@ func (x *Expansion) Add(v float64) {
 	x.n = m
 }
 
-// AddProduct adds a·b.
+// AddProduct adds a·b. A product of non-zero factors that rounds to 0
+// has lost its value (and its rounding error rounds to 0 too), so it
+// leaves the sum inexact rather than adding nothing.
 func (x *Expansion) AddProduct(a, b float64) {
 	p := a * b
+	if p == 0 && a != 0 && b != 0 {
+		x.bad = true
+		return
+	}
 	x.Add(p)
 	x.Add(math.FMA(a, b, -p)) // the product's rounding error, exactly
 }
