@@ -433,22 +433,8 @@ func (v *packView) find(id [32]byte, typ byte) []packLoc {
 	defer v.mu.RUnlock()
 	defer v.checkPromote()
 	var out []packLoc
-	var recs []packRec
 	for _, pf := range v.packs {
-		recs = recs[:0]
-		if pf.idx != nil {
-			recs = pf.idx.find(&id, typ, recs)
-		}
-		for _, i := range pf.tailByID[id] {
-			if r := pf.tail[i]; r.typ == typ {
-				recs = append(recs, r)
-			}
-		}
-		for _, r := range recs {
-			if !v.dead[deadKey{pf.name, r.off, r.id}] {
-				out = append(out, packLoc{pf: pf, rec: r})
-			}
-		}
+		out = v.liveIn(pf, id, typ, out)
 	}
 	if len(out) > 1 {
 		slices.SortFunc(out, func(a, b packLoc) int {
@@ -457,6 +443,27 @@ func (v *packView) find(id [32]byte, typ byte) []packLoc {
 			}
 			return cmp.Compare(a.rec.off, b.rec.off)
 		})
+	}
+	return out
+}
+
+// liveIn appends to out the live records of type typ with id in pack pf
+// (v.mu held).
+func (v *packView) liveIn(pf *packFile, id [32]byte, typ byte, out []packLoc) []packLoc {
+	var recs [4]packRec
+	rs := recs[:0]
+	if pf.idx != nil {
+		rs = pf.idx.find(&id, typ, rs)
+	}
+	for _, i := range pf.tailByID[id] {
+		if r := pf.tail[i]; r.typ == typ {
+			rs = append(rs, r)
+		}
+	}
+	for _, r := range rs {
+		if !v.dead[deadKey{pf.name, r.off, r.id}] {
+			out = append(out, packLoc{pf: pf, rec: r})
+		}
 	}
 	return out
 }
@@ -613,22 +620,7 @@ func (v *packView) findIn(pf *packFile, id [32]byte, typ byte, reversed bool) []
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	defer v.checkPromote()
-	var recs [4]packRec
-	rs := recs[:0]
-	if pf.idx != nil {
-		rs = pf.idx.find(&id, typ, rs)
-	}
-	for _, i := range pf.tailByID[id] {
-		if r := pf.tail[i]; r.typ == typ {
-			rs = append(rs, r)
-		}
-	}
-	var out []packLoc
-	for _, r := range rs {
-		if !v.dead[deadKey{pf.name, r.off, r.id}] {
-			out = append(out, packLoc{pf: pf, rec: r})
-		}
-	}
+	out := v.liveIn(pf, id, typ, nil)
 	slices.SortFunc(out, func(a, b packLoc) int { return cmp.Compare(a.rec.off, b.rec.off) })
 	if reversed {
 		slices.Reverse(out)
