@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 )
 
 // The files THV must never show half-written (a store's objects, index
@@ -184,185 +183,12 @@ func syncDir(d dirFS, rel string) error {
 	return nil
 }
 
-// sweep removes (or, with remove false, only counts) the temp files among
-// ents, the entries of the directory a.tmp, whose writer has died. isTemp
-// says whether a name is one of the temp files to sweep, and how old such
-// a file must be before it is removed (0: as soon as no writer holds it).
-// Symbolic links and entries that are not temp files are left alone and
-// counted in st; errs, if not nil, collects the errors.
-func (a atomicDir) sweep(ents []fs.DirEntry, isTemp func(name string) (ok bool, minAge time.Duration), st *GCStats, errs *[]error, remove bool) {
-	for _, de := range ents {
-		rel := de.Name()
-		if a.tmp != "." {
-			rel = a.tmp + sep + rel
-		}
-		p := a.d.abs(rel)
-		ok, minAge := isTemp(de.Name())
-		switch {
-		case de.Type()&fs.ModeSymlink != 0:
-			st.leftAlone(p, true)
-			continue
-		case !de.Type().IsRegular() || !ok:
-			st.leftAlone(p, false)
-			continue
-		}
-		fi, err := de.Info()
-		if err != nil {
-			appendErr(errs, err)
-			continue
-		}
-		removed := false
-		if time.Since(fi.ModTime()) >= minAge {
-			removed, err = a.removeIfAbandoned(rel, fi, remove)
-		}
-		switch {
-		case err != nil:
-			appendErr(errs, err)
-		case removed:
-			st.TmpRemoved++
-			st.BytesFreed += fi.Size()
-		default:
-			st.TmpLive++
-		}
-	}
-}
-
-// removeIfAbandoned removes the temp file rel (whose Lstat is fi) if no
-// writer holds its lock (tempAbandoned); with remove false it only reports
-// whether it would. It follows no link, and leaves a file that is not the
-// one listed.
-func (a atomicDir) removeIfAbandoned(rel string, fi fs.FileInfo, remove bool) (bool, error) {
-	f, err := a.d.open(rel, os.O_RDONLY|oNonblock, 0)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	cur, err := f.Stat()
-	if err != nil {
-		return false, err
-	}
-	if !cur.Mode().IsRegular() || !os.SameFile(cur, fi) {
-		return false, nil // replaced since listed: not what we looked at
-	}
-	if ok, err := tempAbandoned(f, fi); !ok || err != nil {
-		return false, err
-	}
-	if !remove {
-		return true, nil
-	}
-	if !flockSupported {
-		f.Close() // no lock to hold, and Windows cannot remove an open file
-	}
-	if err := a.d.remove(rel); err != nil {
-		return false, err
-	}
-	return true, nil
-}
-
-// The store's writes.
-
-// atomic is how the store writes: through its directory, temp files in
-// tmp/, files read-only once in place; each write fsynced only where the
-// store has no barrier (durable.go: a store opened Create on Linux syncs
-// at its barriers, a scratch store never).
-func (s *Store) atomic() atomicDir {
-	return atomicDir{d: s.dir, tmp: tmpDir, perm: filePerm, noSync: s.noSync()}
-}
-
-// noSync reports whether the store's writes skip their fsyncs: a scratch
-// store, or one whose durability comes from its barrier (Sync).
-func (s *Store) noSync() bool { return s.scratch || s.dur != nil && s.dur.deferred }
-
-// writeAtomic makes rel hold data (atomicDir.write), creating its fan-out
-// directory if needed. In a store with a barrier, the write is not
-// fsynced but preceded by the handle's durable marker (beginWrite); the
-// VERSION file, whose presence says the layout is complete, is always
-// fsynced.
-func (s *Store) writeAtomic(rel string, data []byte) error {
-	if s.untrusted {
-		return s.errUntrusted()
-	}
-	a := s.atomic()
-	if rel == versionFile && !s.scratch {
-		a.noSync = false
-	} else {
-		end, err := s.beginWrite()
-		if err != nil {
-			return s.writeErr(err)
-		}
-		defer end()
-	}
-	dir, _ := splitRel(rel)
-	if err := s.ensureDir(dir); err != nil {
-		return s.writeErr(err)
-	}
-	return s.writeErr(a.write(rel, writeBytes(data)))
-}
-
 // writeBytes is the fill function that writes data.
 func writeBytes(data []byte) func(io.Writer) error {
 	return func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	}
-}
-
-// isTempName reports whether name is the name of one of the store's temp
-// files: a temp name (tempBase) whose base is <64 hex>, <64 hex>.json,
-// VERSION, or a pack's file, <16 hex>.pack or <16 hex>.idx.
-func isTempName(name string) bool {
-	base, ok := tempBase(name)
-	if !ok {
-		return false
-	}
-	if base == versionFile || isPackFileName(base) {
-		return true
-	}
-	base, _ = strings.CutSuffix(base, ".json")
-	_, ok = parseHexName(base)
-	return ok
-}
-
-// sweepTemp removes (or, with remove false, counts) the store's own temp
-// files in tmp/ whose writer has died. errs may be nil (Open's best-effort
-// cleaning).
-func (s *Store) sweepTemp(st *GCStats, errs *[]error, remove bool) {
-	s.atomic().sweep(s.storeDir(tmpDir, st, errs), func(name string) (bool, time.Duration) {
-		return isTempName(name), 0
-	}, st, errs, remove)
-}
-
-// ensureDir creates a fan-out directory (or objects/, index/ someone
-// removed) on first use and makes its entry in the parent durable (at
-// once, or at the store's next barrier).
-func (s *Store) ensureDir(dir string) error {
-	if dir == "." {
-		return nil
-	}
-	parent, _ := splitRel(dir)
-	syncParent := func() error {
-		if s.noSync() {
-			return nil
-		}
-		return syncDir(s.dir, parent)
-	}
-	err := s.dir.mkdir(dir, dirPerm)
-	switch {
-	case err == nil:
-		return syncParent()
-	case errors.Is(err, fs.ErrExist):
-		// A link in its place fails the write that goes through it.
-		return nil
-	case errors.Is(err, fs.ErrNotExist) && parent != ".":
-		if err := s.ensureDir(parent); err != nil {
-			return err
-		}
-		if err := s.dir.mkdir(dir, dirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
-			return err
-		}
-		return syncParent()
-	}
-	return err
 }
 
 // Ordinary files.
@@ -389,43 +215,4 @@ func WriteFileAtomicFunc(path string, write func(io.Writer) error) error {
 	}
 	a := atomicDir{d: plainDir{filepath.Clean(dir)}, tmp: ".", hide: true, perm: 0o644}
 	return a.write(name, write)
-}
-
-// legacyTempAge is how old a temp file of an older thv (named by
-// os.CreateTemp, .<name>.tmp<digits>, and never locked) must be before
-// RemoveAbandonedTemps removes it: no single write takes this long.
-const legacyTempAge = time.Minute
-
-// RemoveAbandonedTemps removes from dir the temp files that writers of
-// WriteFileAtomic killed before their rename left for the file name (for
-// any file if name is ""): only regular files with the writer's temp names,
-// and only those whose lock no writer holds, so never one being written.
-// Failures are ignored: a temp file left is harmless, and the next sweep
-// tries again.
-func RemoveAbandonedTemps(dir, name string) {
-	if dir == "" {
-		dir = "."
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	a := atomicDir{d: plainDir{dir}, tmp: "."}
-	var st GCStats
-	a.sweep(ents, func(n string) (bool, time.Duration) {
-		hidden, ok := strings.CutPrefix(n, ".")
-		if !ok {
-			return false, 0
-		}
-		if base, ok := tempBase(hidden); ok {
-			return base != "" && (name == "" || base == name), 0
-		}
-		// Older builds: .<name>.tmp<decimal digits>, unlocked.
-		i := strings.LastIndex(hidden, tempSuffix)
-		if i <= 0 || name != "" && hidden[:i] != name {
-			return false, 0
-		}
-		_, err := strconv.ParseUint(hidden[i+len(tempSuffix):], 10, 64)
-		return err == nil, legacyTempAge
-	}, &st, nil, true)
 }

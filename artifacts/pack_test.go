@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -726,6 +727,103 @@ func TestLazyIndexFind(t *testing.T) {
 			if err != nil || again.lazy() || again.n != whole.n {
 				t.Fatalf("loadWhole: %v", err)
 			}
+		}
+	}
+}
+
+// readCounter counts the reads made through it.
+type readCounter struct {
+	r     io.ReaderAt
+	reads int
+}
+
+func (c *readCounter) ReadAt(b []byte, off int64) (int, error) {
+	c.reads++
+	return c.r.ReadAt(b, off)
+}
+
+// TestLazyIndexFindReads: a lookup in a lazily read index of a pack as
+// large as the paper's takes one read of its file nearly always (the
+// first window read holds the id's place), whether the id is there or not.
+func TestLazyIndexFindReads(t *testing.T) {
+	const n, probes = 200000, 2000
+	name := newPackName()
+	recs := make([]packRec, n)
+	for i := range recs {
+		recs[i] = packRec{id: sha256.Sum256([]byte(fmt.Sprint(i))), off: int64(packHeaderSize + 100*i), stored: 10, size: 10, typ: recObject}
+	}
+	covered := int64(packHeaderSize + 100*n)
+	b := encodeIdx(name, covered, recs, nil)
+	file := &readCounter{r: bytes.NewReader(b)}
+	lazy, err := readIdxLazy(file, name, covered, int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, present := range []bool{true, false} {
+		file.reads = 0
+		for i := range probes {
+			id := sha256.Sum256([]byte(fmt.Sprint(i * (n / probes))))
+			if !present {
+				id = sha256.Sum256([]byte(fmt.Sprint("absent", i)))
+			}
+			if got := len(lazy.find(&id, recObject, nil)); got != map[bool]int{true: 1, false: 0}[present] {
+				t.Fatalf("present %v: %d records found", present, got)
+			}
+		}
+		if mean := float64(file.reads) / probes; mean > 1.1 {
+			t.Errorf("present %v: %.2f reads per lookup, want at most 1.1", present, mean)
+		}
+	}
+}
+
+// TestGetLooksUpPacksInOrder: reading an object looks the packs up in the
+// order of their names and stops at the first that holds a good copy: the
+// indexes of the packs after it are not read.
+func TestGetLooksUpPacksInOrder(t *testing.T) {
+	s := openTemp(t)
+	var ds []Digest
+	for i := range 3 {
+		w, err := Open(s.Root(), Existing)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.noAdopt = true // a pack of its own
+		d, err := w.Put([]byte(fmt.Sprint("object ", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		ds = append(ds, d)
+	}
+	r, err := Open(s.Root(), Existing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packs := r.view().packsInOrder(false)
+	if len(packs) != 3 {
+		t.Fatalf("%d packs, want 3", len(packs))
+	}
+	for _, pf := range packs {
+		if pf.idx == nil || !pf.idx.lazy() {
+			t.Fatal("a pack's index is not read lazily")
+		}
+	}
+	// The object of the first pack by name.
+	first := -1
+	for i, d := range ds {
+		if len(r.view().findIn(packs[0], d, recObject, false)) > 0 {
+			first = i
+		}
+	}
+	packs[0].idx.lookups.Store(0)
+	if _, err := r.Get(ds[first]); err != nil {
+		t.Fatal(err)
+	}
+	for _, pf := range packs[1:] {
+		if n := pf.idx.lookups.Load(); n != 0 {
+			t.Errorf("pack %x looked up %d times after the first pack had the object", pf.name, n)
 		}
 	}
 }

@@ -324,12 +324,14 @@ func (ix *packIdx) find(id *[32]byte, typ byte, out []packRec) []packRec {
 }
 
 // findLazy is find in the records [lo, hi) of a lazy index, read from
-// its file: windows of records around where id's first record is likely
+// its file: a window of records around where id's first record is likely
 // to be (ids are SHA-256 digests, evenly spread: the place is interpolated
-// from the id's next bytes) until it is found, then the records from it
-// on while they are id's. An index that cannot be read gives a miss.
+// from the id's next bytes; the window is wide enough that the first one
+// read holds it nearly always), others until one holds it, then the
+// records from it on while they are id's. An index that cannot be read
+// gives a miss.
 func (ix *packIdx) findLazy(id *[32]byte, typ byte, lo, hi int, out []packRec) []packRec {
-	const window = 32
+	const window = 64
 	end := hi
 	read := func(at, n int) []byte {
 		b := make([]byte, n*idxRecSize)
@@ -341,33 +343,37 @@ func (ix *packIdx) findLazy(id *[32]byte, typ byte, lo, hi int, out []packRec) [
 	idOf := func(b []byte, i int) []byte { return b[i*idxRecSize : i*idxRecSize+32] }
 	key := float64(binary.BigEndian.Uint64(id[1:9])) / (1 << 64)
 	// Narrow [lo, hi) to a window that holds id's first record (the
-	// first whose id is not below id), if any.
-	for hi-lo > window {
+	// first whose id is not below id), if any; b holds the records from
+	// at on, when they are read already.
+	var b []byte
+	at := lo
+	for b == nil && hi-lo > window {
 		mid := lo + int(float64(hi-lo)*key) - window/2
 		mid = max(lo, min(mid, hi-window))
-		b := read(mid, window)
-		if b == nil {
+		w := read(mid, window)
+		if w == nil {
 			return out
 		}
 		switch {
-		case bytes.Compare(id[:], idOf(b, 0)) <= 0:
+		case bytes.Compare(id[:], idOf(w, 0)) <= 0:
 			hi = mid + 1 // in [lo, mid]
-		case bytes.Compare(id[:], idOf(b, window-1)) > 0:
+		case bytes.Compare(id[:], idOf(w, window-1)) > 0:
 			lo = mid + window // beyond the window
 		default:
-			lo, hi = mid+1, mid+window // within it
+			b, at = w, mid // within it
 		}
 	}
-	b := read(lo, hi-lo)
 	if b == nil {
-		return out
+		if b, at = read(lo, hi-lo), lo; b == nil {
+			return out
+		}
 	}
 	i := 0
-	for i < hi-lo && bytes.Compare(idOf(b, i), id[:]) < 0 {
+	for i < len(b)/idxRecSize && bytes.Compare(idOf(b, i), id[:]) < 0 {
 		i++
 	}
 	// id's records from there on (read further while they go on).
-	for at := lo; ; {
+	for {
 		for ; i < len(b)/idxRecSize; i++ {
 			e := b[i*idxRecSize:]
 			if !bytes.Equal(e[:32], id[:]) {

@@ -433,22 +433,8 @@ func (v *packView) find(id [32]byte, typ byte) []packLoc {
 	defer v.mu.RUnlock()
 	defer v.checkPromote()
 	var out []packLoc
-	var recs []packRec
 	for _, pf := range v.packs {
-		recs = recs[:0]
-		if pf.idx != nil {
-			recs = pf.idx.find(&id, typ, recs)
-		}
-		for _, i := range pf.tailByID[id] {
-			if r := pf.tail[i]; r.typ == typ {
-				recs = append(recs, r)
-			}
-		}
-		for _, r := range recs {
-			if !v.dead[deadKey{pf.name, r.off, r.id}] {
-				out = append(out, packLoc{pf: pf, rec: r})
-			}
-		}
+		out = v.liveIn(pf, id, typ, out)
 	}
 	if len(out) > 1 {
 		slices.SortFunc(out, func(a, b packLoc) int {
@@ -457,6 +443,27 @@ func (v *packView) find(id [32]byte, typ byte) []packLoc {
 			}
 			return cmp.Compare(a.rec.off, b.rec.off)
 		})
+	}
+	return out
+}
+
+// liveIn appends to out the live records of type typ with id in pack pf
+// (v.mu held).
+func (v *packView) liveIn(pf *packFile, id [32]byte, typ byte, out []packLoc) []packLoc {
+	var recs [4]packRec
+	rs := recs[:0]
+	if pf.idx != nil {
+		rs = pf.idx.find(&id, typ, rs)
+	}
+	for _, i := range pf.tailByID[id] {
+		if r := pf.tail[i]; r.typ == typ {
+			rs = append(rs, r)
+		}
+	}
+	for _, r := range rs {
+		if !v.dead[deadKey{pf.name, r.off, r.id}] {
+			out = append(out, packLoc{pf: pf, rec: r})
+		}
 	}
 	return out
 }
@@ -551,28 +558,74 @@ func (s *Store) visitPacked(id [32]byte, typ byte, last bool, try func(packLoc) 
 	s.visitPackedFresh(id, typ, last, false, try)
 }
 
-// visitPackedFresh is visitPacked; fresh as for findPackedFresh.
+// visitPackedFresh is visitPacked; fresh as for findPackedFresh. It
+// looks the packs up one at a time, in the order try sees them, so that a
+// copy try takes spares the lookups in the packs after it (each a read of
+// a lazy index).
 func (s *Store) visitPackedFresh(id [32]byte, typ byte, last, fresh bool, try func(packLoc) bool) {
-	tried := map[deadKey]bool{}
-	locs := s.findPackedFresh(id, typ, fresh)
-	for len(locs) > 0 {
-		if last {
-			slices.Reverse(locs)
-		}
-		for _, l := range locs {
-			tried[l.deadKey()] = true
-			if try(l) {
-				return
-			}
-		}
-		var fresh []packLoc
-		for _, l := range s.pv.find(id, typ) {
-			if !tried[l.deadKey()] {
-				fresh = append(fresh, l)
-			}
-		}
-		locs = fresh
+	if !s.readsPacks() {
+		return
 	}
+	v := s.view()
+	if v.promote.Load() {
+		s.wholeIndexes()
+	}
+	tried := map[deadKey]bool{}
+	// pass tries the live records not tried yet; found says there were
+	// some.
+	pass := func() (done, found bool) {
+		for _, pf := range v.packsInOrder(last) {
+			for _, l := range v.findIn(pf, id, typ, last) {
+				if tried[l.deadKey()] {
+					continue
+				}
+				found = true
+				tried[l.deadKey()] = true
+				if try(l) {
+					return true, true
+				}
+			}
+		}
+		return false, found
+	}
+	done, found := pass()
+	if !found && !fresh {
+		s.refreshPacks() // another process may have written it
+		done, found = pass()
+	}
+	for found && !done {
+		done, found = pass()
+	}
+}
+
+// packsInOrder returns the view's packs in the order of their names (the
+// last first if reversed).
+func (v *packView) packsInOrder(reversed bool) []*packFile {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	packs := make([]*packFile, 0, len(v.packs))
+	for _, pf := range v.packs {
+		packs = append(packs, pf)
+	}
+	slices.SortFunc(packs, func(a, b *packFile) int { return bytes.Compare(a.name[:], b.name[:]) })
+	if reversed {
+		slices.Reverse(packs)
+	}
+	return packs
+}
+
+// findIn returns the live records of type typ with id in pack pf, in the
+// order of their offsets (the last first if reversed).
+func (v *packView) findIn(pf *packFile, id [32]byte, typ byte, reversed bool) []packLoc {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	defer v.checkPromote()
+	out := v.liveIn(pf, id, typ, nil)
+	slices.SortFunc(out, func(a, b packLoc) int { return cmp.Compare(a.rec.off, b.rec.off) })
+	if reversed {
+		slices.Reverse(out)
+	}
+	return out
 }
 
 // hasPacked is findPacked's presence test, without reading anything.

@@ -64,7 +64,7 @@ func (k *Kinds) binaryModule() (*codeid.Module, bool) {
 // else kinds itself.
 func (k *Kinds) memoised(st *artifacts.Store) *Kinds {
 	m, ok := k.binaryModule()
-	if !ok {
+	if !ok || layerOff("memo") {
 		return k
 	}
 	e, found, err := st.GetEntry(memoKey(m.Binary()))

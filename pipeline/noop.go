@@ -133,7 +133,7 @@ func (k *Kinds) StartFingerprint() {
 // certificateKey returns the key of p's certificate, if p can have one.
 func (p *Project) certificateKey() (artifacts.Key, bool) {
 	m, ok := p.Kinds.binaryModule()
-	if !ok || p.IgnoreSeal || p.PlanDigest == "" || p.Lock == nil || p.Lock.digest.IsZero() || len(p.Lock.Tasks) == 0 {
+	if !ok || p.IgnoreSeal || p.PlanDigest == "" || layerOff("certificate") || p.Lock == nil || p.Lock.digest.IsZero() || len(p.Lock.Tasks) == 0 {
 		return artifacts.Key{}, false
 	}
 	code, err := m.Fingerprint()
@@ -243,7 +243,7 @@ func (p *Project) outputsPresent(since *artifacts.DirStamps) (present bool, rene
 // rewrites only the certificate's index entry. It is this machine's cache:
 // a failure (a read-only store) leaves the certificate as it was.
 func (p *Project) renewStamps(key artifacts.Key, cert *certificate, renewed *artifacts.DirStamps) {
-	if cert == nil || renewed == nil {
+	if cert == nil || renewed == nil || layerOff("stamps") {
 		return
 	}
 	if !renewed.Gained(&cert.stamps) {

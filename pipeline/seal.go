@@ -31,7 +31,7 @@ func sealKey(lock artifacts.Digest) artifacts.Key {
 // sealed reports whether the store holds a seal for l's bytes, made when
 // corrupt/ held what it holds now.
 func sealed(st *artifacts.Store, l *Lock) bool {
-	if l == nil || l.digest.IsZero() {
+	if l == nil || l.digest.IsZero() || layerOff("seal") {
 		return false
 	}
 	e, ok, err := st.GetEntry(sealKey(l.digest))
