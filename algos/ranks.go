@@ -87,6 +87,8 @@ func (l *Layers) ReserveRanks(n, d int) {
 	if r := &l.ranks; r.n != n || r.d != d {
 		r.reset(n, d)
 	}
+	l.flat = slices.Grow(l.flat[:0], n*d) // Peel's copy
+	l.rows = slices.Grow(l.rows[:0], n)   // PeelFlat's rows
 }
 
 // prepareRanks brings the relations up to date for points. It reports
@@ -94,18 +96,33 @@ func (l *Layers) ReserveRanks(n, d int) {
 // rankMaxArms points of 4 to rankMaxDims coordinates each.
 func (l *Layers) prepareRanks(points [][]float64) bool {
 	n := len(points)
-	if !l.Ranks || n == 0 || n > rankMaxArms {
+	if n == 0 || !l.rankable(n, len(points[0])) {
 		return false
 	}
 	d := len(points[0])
-	if d < 4 || d > rankMaxDims {
-		return false
-	}
-	for _, p := range points {
+	f := slices.Grow(l.flat[:0], d*n)[:d*n]
+	for i, p := range points {
 		if len(p) != d {
 			return false
 		}
+		copy(f[d*i:d*i+d], p)
 	}
+	l.flat = f
+	l.ranksFrom(points, f, d)
+	return true
+}
+
+// rankable reports whether Peel keeps relations for n points of d
+// coordinates.
+func (l *Layers) rankable(n, d int) bool {
+	return l.Ranks && n >= 1 && n <= rankMaxArms && d >= 4 && d <= rankMaxDims
+}
+
+// ranksFrom brings the relations up to date for points, whose coordinates
+// coords holds one point after the other (point i at coords[d·i:d·i+d]),
+// which the insertion sort reads: one index per coordinate.
+func (l *Layers) ranksFrom(points [][]float64, coords []float64, d int) {
+	n := len(points)
 	l.size(n)
 	clear(l.taken)
 	r := &l.ranks
@@ -119,7 +136,7 @@ func (l *Layers) prepareRanks(points [][]float64) bool {
 		if update && r.tied[j] {
 			r.ties(key, ord, r.lose) // the counts as of the order alone
 		}
-		sorted, tied := r.repair(points, j, key, ord, update)
+		sorted, tied := r.repair(coords, d, j, key, ord, update)
 		if !sorted {
 			update = false
 			sortKeyed(key, ord)
@@ -139,10 +156,10 @@ func (l *Layers) prepareRanks(points [][]float64) bool {
 	r.ready = true
 	clear(r.taken)
 	r.none = true
-	return true
 }
 
-// repair reads coordinate j of the points into key, in the order of ord,
+// repair reads coordinate j of the points (coords, d per point) into key,
+// in the order of ord,
 // and sorts key ascending, permuting ord alongside, by insertion sort (in
 // the same pass: most arms keep their place), and when update is set
 // moves the counts of every pair it swaps: the arm moving down no longer
@@ -150,17 +167,17 @@ func (l *Layers) prepareRanks(points [][]float64) bool {
 // sorted (false, leaving the order unsorted and the counts partly moved,
 // when too many arms moved for insertion sort to pay; key then holds every
 // arm's coordinate all the same) and whether two keys are equal.
-func (r *rankSets) repair(points [][]float64, j int, key []float64, ord []int32, update bool) (sorted, tied bool) {
+func (r *rankSets) repair(coords []float64, d, j int, key []float64, ord []int32, update bool) (sorted, tied bool) {
 	if len(key) == 0 {
 		return true, false
 	}
 	ord = ord[:len(key)]
 	budget := 16 * len(key)
-	top := points[ord[0]][j] // the largest key of the sorted prefix, its last
+	top := coords[int(ord[0])*d+j] // the largest key of the sorted prefix, its last
 	key[0] = top
 	for a := 1; a < len(key); a++ {
 		i := ord[a]
-		x := points[i][j]
+		x := coords[int(i)*d+j]
 		key[a] = x
 		if !(x < top) { // in place: most arms, most rounds
 			if x == top {
@@ -185,7 +202,7 @@ func (r *rankSets) repair(points [][]float64, j int, key []float64, ord []int32,
 		tied = tied || b > 0 && key[b-1] == x
 		if budget -= a - b; budget < 0 {
 			for a++; a < len(key); a++ {
-				key[a] = points[ord[a]][j]
+				key[a] = coords[int(ord[a])*d+j]
 			}
 			return false, tied
 		}
