@@ -348,9 +348,13 @@ func (l *Layers) maximal(points [][]float64) []int {
 }
 
 // appendAscending appends the members of the layer just built to dst in
-// ascending index order: by sorting when the layer is small, else by a scan
-// of the stamps.
-func (l *Layers) appendAscending(dst []int) []int {
+// ascending index order: as they are when the pass found them in that
+// order (by), by sorting when the layer is small, else by a scan of the
+// stamps.
+func (l *Layers) appendAscending(dst []int, by peelBy) []int {
+	if by == byRanks { // maximalRanks visits the arms by index
+		return append(dst, l.layer...)
+	}
 	if m := len(l.layer); m*m < 4*len(l.stamp) {
 		start := len(dst)
 		dst = append(dst, l.layer...)
@@ -451,7 +455,7 @@ func (l *Layers) peel(points [][]float64, by peelBy, d, k int) (full, overflow [
 			break // impossible: a finite set has maximal elements
 		}
 		if len(l.full)+len(layer) > k {
-			l.asc = l.appendAscending(l.asc[:0])
+			l.asc = l.appendAscending(l.asc[:0], by)
 			return l.full, l.asc
 		}
 		l.starts = append(l.starts, len(l.full))
@@ -461,7 +465,7 @@ func (l *Layers) peel(points [][]float64, by peelBy, d, k int) (full, overflow [
 				l.ranks.take(i)
 			}
 		}
-		l.full = l.appendAscending(l.full)
+		l.full = l.appendAscending(l.full, by)
 	}
 	return l.full, nil
 }

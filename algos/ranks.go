@@ -179,10 +179,12 @@ func (r *rankSets) repair(coords []float64, d, j int, key []float64, ord []int32
 		i := ord[a]
 		x := coords[int(i)*d+j]
 		key[a] = x
-		if !(x < top) { // in place: most arms, most rounds
-			if x == top {
-				tied = true
-			}
+		if x > top { // in place: most arms, most rounds
+			top = x
+			continue
+		}
+		if !(x < top) { // in place too: equal (or NaN, which keys are not)
+			tied = tied || x == top
 			top = x
 			continue
 		}
