@@ -280,10 +280,9 @@ func (r *rankSets) recount(points [][]float64) {
 }
 
 // maximalRanks returns the non-dominated arms among those not taken, in
-// ascending index order, and stamps them with the current pass.
+// ascending index order (so appendAscending needs no stamps).
 func (l *Layers) maximalRanks(points [][]float64) []int {
 	layer := l.layer[:0]
-	l.nextPass()
 	r := &l.ranks
 	w := r.words
 	taken := r.taken[:w]
@@ -291,7 +290,6 @@ func (l *Layers) maximalRanks(points [][]float64) []int {
 		for i, size := range r.geqSize[:r.n] {
 			if size == 0 || !r.dominated(points, i) {
 				layer = append(layer, i)
-				l.stamp[i] = l.pass
 			}
 		}
 		l.layer = layer
@@ -300,7 +298,6 @@ func (l *Layers) maximalRanks(points [][]float64) []int {
 	for i := range r.n {
 		if taken[i>>6]&(1<<(i&63)) == 0 && !r.dominated(points, i) {
 			layer = append(layer, i)
-			l.stamp[i] = l.pass
 		}
 	}
 	l.layer = layer
