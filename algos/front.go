@@ -142,10 +142,11 @@ func (q *quantiser) pack(p []float64) uint64 {
 	return sg
 }
 
-// mayDominate reports whether the signatures allow m to dominate i.
+// mayDominate reports whether the signatures allow m to dominate i
+// (always when the filter is off: with h = 0 the test reads 0 == 0).
 func (q *quantiser) mayDominate(m, i int) bool {
 	h := q.high
-	return h == 0 || ((q.sig[m]|h)-q.sig[i])&h == h
+	return ((q.sig[m]|h)-q.sig[i])&h == h
 }
 
 // Reserve preallocates for n vectors of d coordinates.
@@ -330,16 +331,24 @@ func (f *FrontTracker) settle(points [][]float64) int {
 			f.undep(f.wit[c], c)
 		}
 		f.nd[c] = true
+		// The filter passes every pair when it is off: with h = 0 both
+		// tests read 0 == 0.
 		sc, pc := f.q.sig[c], points[c]
 		for a := 0; a < len(f.list); {
-			m, sm := f.list[a], f.lsig[a]
-			if (h == 0 || ((sc|h)-sm)&h == h) && Dominates(pc, points[m]) {
+			sm := f.lsig[a]
+			below, above := ((sc|h)-sm)&h == h, ((sm|h)-sc)&h == h
+			if !below && !above { // the common case: neither may dominate
+				a++
+				continue
+			}
+			m := f.list[a]
+			if below && Dominates(pc, points[m]) {
 				f.nd[m], f.wit[m] = false, c
 				f.redep(c, m)
 				f.remove(a) // the last member moves to a
 				continue
 			}
-			if (h == 0 || ((sm|h)-sc)&h == h) && Dominates(points[m], pc) {
+			if above && Dominates(points[m], pc) {
 				f.nd[c], f.wit[c] = false, m
 				f.redep(m, c)
 				break

@@ -88,6 +88,7 @@ type Layers struct {
 
 	// The sweep of Peel for d = 2, 3 (sweep.go).
 	flat   []float64    // Peel's copy of the points' coordinates, d per arm
+	rows   [][]float64  // PeelFlat's points as rows, for d ≥ 4
 	coords []float64    // the coordinates the sweep reads: flat, or PeelFlat's
 	lex    []int        // arms lexicographically descending, kept between calls
 	stair  []stairPoint // d = 3: the staircase of the (y, z) seen so far
@@ -121,6 +122,7 @@ func (l *Layers) Reserve(n int) {
 	l.heap = make([]int, 0, n)
 	l.seqBuf = make([]int, 0, n)
 	l.flat = make([]float64, 0, 3*n)
+	l.rows = make([][]float64, 0, n)
 	l.lex = make([]int, 0, n)
 	l.stair = make([]stairPoint, 0, n)
 }
@@ -346,9 +348,13 @@ func (l *Layers) maximal(points [][]float64) []int {
 }
 
 // appendAscending appends the members of the layer just built to dst in
-// ascending index order: by sorting when the layer is small, else by a scan
-// of the stamps.
-func (l *Layers) appendAscending(dst []int) []int {
+// ascending index order: as they are when the pass found them in that
+// order (by), by sorting when the layer is small, else by a scan of the
+// stamps.
+func (l *Layers) appendAscending(dst []int, by peelBy) []int {
+	if by == byRanks { // maximalRanks visits the arms by index
+		return append(dst, l.layer...)
+	}
 	if m := len(l.layer); m*m < 4*len(l.stamp) {
 		start := len(dst)
 		dst = append(dst, l.layer...)
@@ -385,19 +391,40 @@ func (l *Layers) Peel(points [][]float64, k int) (full, overflow []int) {
 	return l.peel(points, byArchive, 0, k)
 }
 
-// PeelFlat is Peel for the n = len(coords)/d points of d = 2 or 3
-// coordinates stored one after the other in coords (point i at
-// coords[d·i:d·i+d]), read in place; the same layers as Peel on those
-// points, without Peel's copy.
+// PeelFlat is Peel for the n = len(coords)/d points of d ≥ 1 coordinates
+// stored one after the other in coords (point i at coords[d·i:d·i+d]); the
+// same layers as Peel on those points. The sweep (d = 2, 3) and the rank
+// pass read them in place, without Peel's copy.
 func (l *Layers) PeelFlat(coords []float64, d, k int) (full, overflow []int) {
-	if d != 2 && d != 3 || len(coords)%d != 0 {
-		panic("algos: PeelFlat needs d = 2 or 3 and whole points")
+	if d < 1 || len(coords)%d != 0 {
+		panic("algos: PeelFlat needs d ≥ 1 and whole points")
 	}
 	if len(coords) == 0 {
 		return l.Peel(nil, k)
 	}
-	l.sweepFrom(coords, d)
-	return l.peel(nil, bySweep, d, k)
+	if d == 2 || d == 3 {
+		l.sweepFrom(coords, d)
+		return l.peel(nil, bySweep, d, k)
+	}
+	rows := l.rowsOf(coords, d)
+	if l.rankable(len(rows), d) {
+		l.ranksFrom(rows, coords, d)
+		return l.peel(rows, byRanks, 0, k)
+	}
+	return l.Peel(rows, k)
+}
+
+// rowsOf returns the points of coords (d coordinates each) as rows,
+// formed again only when coords is not the array of the last call.
+func (l *Layers) rowsOf(coords []float64, d int) [][]float64 {
+	n := len(coords) / d
+	if len(l.rows) != n || len(l.rows[0]) != d || &l.rows[0][0] != &coords[0] {
+		l.rows = slices.Grow(l.rows[:0], n)[:n]
+		for i := range l.rows {
+			l.rows[i] = coords[d*i : d*i+d : d*i+d]
+		}
+	}
+	return l.rows
 }
 
 // peelBy names the ways peel finds a layer.
@@ -428,7 +455,7 @@ func (l *Layers) peel(points [][]float64, by peelBy, d, k int) (full, overflow [
 			break // impossible: a finite set has maximal elements
 		}
 		if len(l.full)+len(layer) > k {
-			l.asc = l.appendAscending(l.asc[:0])
+			l.asc = l.appendAscending(l.asc[:0], by)
 			return l.full, l.asc
 		}
 		l.starts = append(l.starts, len(l.full))
@@ -438,7 +465,7 @@ func (l *Layers) peel(points [][]float64, by peelBy, d, k int) (full, overflow [
 				l.ranks.take(i)
 			}
 		}
-		l.full = l.appendAscending(l.full)
+		l.full = l.appendAscending(l.full, by)
 	}
 	return l.full, nil
 }

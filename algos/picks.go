@@ -75,6 +75,31 @@ func (o *SumOrder) Before(i, j int) bool {
 	return o.before(i, j)
 }
 
+// First returns the position in arms (not empty) of the arm that comes
+// first: what a scan keeping the arm that comes before the best so far
+// returns, as Before is an order. The arm of the largest computed sum is
+// found first; with Abs given, an arm that Before's inline test puts after
+// it is skipped (as it comes after the first too), so Before runs only on
+// the arms whose sums lie near the largest.
+func (o *SumOrder) First(arms []int) int {
+	top := 0
+	for c, i := range arms {
+		if o.Sums[i] > o.Sums[arms[top]] {
+			top = c
+		}
+	}
+	t, best := arms[top], -1
+	for c, i := range arms {
+		if o.Abs != nil && o.Sums[t]-o.Sums[i] > 0x1p-40*(o.Abs[t]+o.Abs[i]) { // Before(t, i), as it tests
+			continue
+		}
+		if best < 0 || o.Before(i, arms[best]) {
+			best = c
+		}
+	}
+	return best
+}
+
 func (o *SumOrder) before(i, j int) bool {
 	si, sj := o.Sums[i], o.Sums[j]
 	if math.Abs(si) <= math.MaxFloat64 && math.Abs(sj) <= math.MaxFloat64 && o.near(i, j) {

@@ -42,3 +42,54 @@ func TestPickUniform(t *testing.T) {
 		}
 	}
 }
+
+// TestSumOrderFirst: First returns what the scan by Before returns, on
+// vectors that are permutations of one another (sums equal exactly, the
+// computed ones apart by rounding), near-equal ones, far ones and exact
+// duplicates, with Abs given or nil, over arms in any order.
+func TestSumOrderFirst(t *testing.T) {
+	rng := rand.New(rand.NewPCG(61, 62))
+	for trial := range 5000 {
+		n, d := 1+rng.IntN(40), 2+rng.IntN(5)
+		base := make([]float64, d)
+		for j := range base {
+			base[j] = rng.Float64()
+		}
+		pts := make([][]float64, n)
+		for i := range pts {
+			pts[i] = slices.Clone(base)
+			switch rng.IntN(4) {
+			case 0: // a permutation: the same exact sum
+				rng.Shuffle(d, func(a, b int) { pts[i][a], pts[i][b] = pts[i][b], pts[i][a] })
+			case 1: // an ulp away
+				j := rng.IntN(d)
+				pts[i][j] = math.Nextafter(pts[i][j], float64(rng.IntN(2)))
+			case 2: // far
+				for j := range pts[i] {
+					pts[i][j] = rng.Float64()
+				}
+			}
+		}
+		sums, abs := make([]float64, n), make([]float64, n)
+		CoordSums(pts, sums)
+		for i, p := range pts {
+			for _, x := range p {
+				abs[i] += math.Abs(x)
+			}
+		}
+		o := SumOrder{Points: pts, Sums: sums}
+		if trial%2 == 0 {
+			o.Abs = abs
+		}
+		arms := rng.Perm(n)[:1+rng.IntN(n)]
+		want := 0
+		for c, i := range arms {
+			if o.Before(i, arms[want]) {
+				want = c
+			}
+		}
+		if got := o.First(arms); got != want {
+			t.Fatalf("trial %d: First = %d (arm %d), the scan %d (arm %d); points %v", trial, got, arms[got], want, arms[want], pts)
+		}
+	}
+}

@@ -53,6 +53,7 @@ type rankSets struct {
 	distinct bool
 	count    []uint8  // count[i·n + a]: coordinates in which arm a ≥ arm i (0 for a = i)
 	geq      []uint64 // geq[i·words : i·words+words]: the arms a with count[i·n + a] = d
+	geqSize  []int32  // geqSize[i]: the number of arms in geq(i); 0 puts i on the first layer at once
 	taken    []uint64 // the arms of the layers Peel returned whole so far, as a bitset
 	none     bool     // taken is empty
 }
@@ -72,6 +73,7 @@ func (r *rankSets) reset(n, d int) {
 	r.tied = slices.Grow(r.tied[:0], d)[:d]
 	r.count = slices.Grow(r.count[:0], n*n)[:n*n]
 	r.geq = slices.Grow(r.geq[:0], n*r.words)[:n*r.words]
+	r.geqSize = slices.Grow(r.geqSize[:0], n)[:n]
 	r.taken = slices.Grow(r.taken[:0], r.words)[:r.words]
 }
 
@@ -85,6 +87,8 @@ func (l *Layers) ReserveRanks(n, d int) {
 	if r := &l.ranks; r.n != n || r.d != d {
 		r.reset(n, d)
 	}
+	l.flat = slices.Grow(l.flat[:0], n*d) // Peel's copy
+	l.rows = slices.Grow(l.rows[:0], n)   // PeelFlat's rows
 }
 
 // prepareRanks brings the relations up to date for points. It reports
@@ -92,18 +96,33 @@ func (l *Layers) ReserveRanks(n, d int) {
 // rankMaxArms points of 4 to rankMaxDims coordinates each.
 func (l *Layers) prepareRanks(points [][]float64) bool {
 	n := len(points)
-	if !l.Ranks || n == 0 || n > rankMaxArms {
+	if n == 0 || !l.rankable(n, len(points[0])) {
 		return false
 	}
 	d := len(points[0])
-	if d < 4 || d > rankMaxDims {
-		return false
-	}
-	for _, p := range points {
+	f := slices.Grow(l.flat[:0], d*n)[:d*n]
+	for i, p := range points {
 		if len(p) != d {
 			return false
 		}
+		copy(f[d*i:d*i+d], p)
 	}
+	l.flat = f
+	l.ranksFrom(points, f, d)
+	return true
+}
+
+// rankable reports whether Peel keeps relations for n points of d
+// coordinates.
+func (l *Layers) rankable(n, d int) bool {
+	return l.Ranks && n >= 1 && n <= rankMaxArms && d >= 4 && d <= rankMaxDims
+}
+
+// ranksFrom brings the relations up to date for points, whose coordinates
+// coords holds one point after the other (point i at coords[d·i:d·i+d]),
+// which the insertion sort reads: one index per coordinate.
+func (l *Layers) ranksFrom(points [][]float64, coords []float64, d int) {
+	n := len(points)
 	l.size(n)
 	clear(l.taken)
 	r := &l.ranks
@@ -117,10 +136,7 @@ func (l *Layers) prepareRanks(points [][]float64) bool {
 		if update && r.tied[j] {
 			r.ties(key, ord, r.lose) // the counts as of the order alone
 		}
-		for a, i := range ord {
-			key[a] = points[i][j]
-		}
-		sorted, tied := r.repair(key, ord, update)
+		sorted, tied := r.repair(coords, d, j, key, ord, update)
 		if !sorted {
 			update = false
 			sortKeyed(key, ord)
@@ -140,30 +156,38 @@ func (l *Layers) prepareRanks(points [][]float64) bool {
 	r.ready = true
 	clear(r.taken)
 	r.none = true
-	return true
 }
 
-// repair sorts key ascending, permuting ord alongside, by insertion sort,
-// and when update is set moves the counts of every pair it swaps: the arm
-// moving down no longer comes after the other, which now comes after it.
-// It reports whether it sorted (false, leaving the order unsorted and the
-// counts partly moved, when too many arms moved for insertion sort to pay)
-// and whether two keys are equal.
-func (r *rankSets) repair(key []float64, ord []int32, update bool) (sorted, tied bool) {
+// repair reads coordinate j of the points (coords, d per point) into key,
+// in the order of ord,
+// and sorts key ascending, permuting ord alongside, by insertion sort (in
+// the same pass: most arms keep their place), and when update is set
+// moves the counts of every pair it swaps: the arm moving down no longer
+// comes after the other, which now comes after it. It reports whether it
+// sorted (false, leaving the order unsorted and the counts partly moved,
+// when too many arms moved for insertion sort to pay; key then holds every
+// arm's coordinate all the same) and whether two keys are equal.
+func (r *rankSets) repair(coords []float64, d, j int, key []float64, ord []int32, update bool) (sorted, tied bool) {
 	if len(key) == 0 {
 		return true, false
 	}
 	ord = ord[:len(key)]
 	budget := 16 * len(key)
-	top := key[0] // the largest key of the sorted prefix, its last
+	top := coords[int(ord[0])*d+j] // the largest key of the sorted prefix, its last
+	key[0] = top
 	for a := 1; a < len(key); a++ {
-		x := key[a]
-		if !(x < top) { // in place: most arms, most rounds
+		i := ord[a]
+		x := coords[int(i)*d+j]
+		key[a] = x
+		if x > top { // in place: most arms, most rounds
+			top = x
+			continue
+		}
+		if !(x < top) { // in place too: equal (or NaN, which keys are not)
 			tied = tied || x == top
 			top = x
 			continue
 		}
-		i := ord[a]
 		b := a
 		for b > 0 && x < key[b-1] {
 			y := ord[b-1]
@@ -179,6 +203,9 @@ func (r *rankSets) repair(key []float64, ord []int32, update bool) (sorted, tied
 		// equal to x is key[b-1]. top is still the prefix's largest.
 		tied = tied || b > 0 && key[b-1] == x
 		if budget -= a - b; budget < 0 {
+			for a++; a < len(key); a++ {
+				key[a] = coords[int(ord[a])*d+j]
+			}
 			return false, tied
 		}
 	}
@@ -208,6 +235,7 @@ func (r *rankSets) gain(i, a int) {
 	c := &r.count[i*r.n+a]
 	if *c++; int(*c) == r.d {
 		r.geq[i*r.words+a>>6] |= 1 << (a & 63)
+		r.geqSize[i]++
 	}
 }
 
@@ -216,6 +244,7 @@ func (r *rankSets) lose(i, a int) {
 	c := &r.count[i*r.n+a]
 	if int(*c) == r.d {
 		r.geq[i*r.words+a>>6] &^= 1 << (a & 63)
+		r.geqSize[i]--
 	}
 	*c--
 }
@@ -228,6 +257,7 @@ func (r *rankSets) recount(points [][]float64) {
 		p = p[:d]
 		row := r.count[i*n : i*n+n : i*n+n]
 		set := r.geq[i*w : i*w+w : i*w+w]
+		size := int32(0)
 		for a, q := range points {
 			q = q[:d]
 			c := 0
@@ -242,29 +272,24 @@ func (r *rankSets) recount(points [][]float64) {
 			row[a] = uint8(c)
 			if c == d {
 				set[a>>6] |= 1 << (a & 63)
+				size++
 			}
 		}
+		r.geqSize[i] = size
 	}
 }
 
 // maximalRanks returns the non-dominated arms among those not taken, in
-// ascending index order, and stamps them with the current pass.
+// ascending index order (so appendAscending needs no stamps).
 func (l *Layers) maximalRanks(points [][]float64) []int {
 	layer := l.layer[:0]
-	l.nextPass()
 	r := &l.ranks
 	w := r.words
 	taken := r.taken[:w]
 	if r.none { // the first layer, the common case: an empty geq is in it
-		geq := r.geq[:r.n*w]
-		for i := range r.n {
-			any := uint64(0)
-			for _, s := range geq[i*w : i*w+w] {
-				any |= s
-			}
-			if any == 0 || !r.dominated(points, i) {
+		for i, size := range r.geqSize[:r.n] {
+			if size == 0 || !r.dominated(points, i) {
 				layer = append(layer, i)
-				l.stamp[i] = l.pass
 			}
 		}
 		l.layer = layer
@@ -273,7 +298,6 @@ func (l *Layers) maximalRanks(points [][]float64) []int {
 	for i := range r.n {
 		if taken[i>>6]&(1<<(i&63)) == 0 && !r.dominated(points, i) {
 			layer = append(layer, i)
-			l.stamp[i] = l.pass
 		}
 	}
 	l.layer = layer

@@ -48,6 +48,7 @@ func checkRankState(t *testing.T, l *Layers, points [][]float64, what string) {
 		}
 	}
 	for i := range n {
+		size := 0
 		for a := range n {
 			want := 0
 			if a != i {
@@ -63,6 +64,12 @@ func checkRankState(t *testing.T, l *Layers, points [][]float64, what string) {
 			if in := r.geq[i*r.words+a>>6]&(1<<(a&63)) != 0; in != (want == d) {
 				t.Fatalf("%s: arm %d in geq(%d) = %v, count %d of %d", what, a, i, in, want, d)
 			}
+			if want == d {
+				size++
+			}
+		}
+		if got := int(r.geqSize[i]); got != size {
+			t.Fatalf("%s: geqSize[%d] = %d, geq(%d) holds %d arms", what, i, got, i, size)
 		}
 	}
 }

@@ -155,15 +155,24 @@ func TestSweepDoesNotAllocate(t *testing.T) {
 
 // TestPeelFlat: PeelFlat on the points stored one after the other returns
 // what Peel returns on them (whole layers, overflow, FullLayer), over
-// successive calls on moving points and changes of n, k and d.
+// successive calls on moving points and changes of n, k and d (1 to 6),
+// with and without Ranks, on a new array each call or the same one
+// rewritten (the rows PeelFlat keeps).
 func TestPeelFlat(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	var a, b Layers
 	for trial := range 1000 {
-		n, d := 1+rng.IntN(40), 2+rng.IntN(2)
+		n, d := 1+rng.IntN(40), 1+rng.IntN(6)
+		a.Ranks = trial%3 != 0
+		b.Ranks = a.Ranks
 		pts := randomPoints(rng, n, d)
+		reuse := rng.IntN(2) == 0
+		flat := make([]float64, 0, n*d)
 		for step := range 4 {
-			flat := make([]float64, 0, n*d)
+			if !reuse {
+				flat = make([]float64, 0, n*d)
+			}
+			flat = flat[:0]
 			for _, p := range pts {
 				flat = append(flat, p...)
 			}

@@ -561,7 +561,7 @@ func TestEditOfParetoUCBDivCode(t *testing.T) {
 }
 
 // editedFarthest is a behavioural edit of ParetoUCB-Div's farthest-point
-// choice: its first pick is the smallest Σ U, not the largest.
+// choice: its first pick is the layer's last member, not the largest Σ U.
 func editedFarthest(t *testing.T) map[string]string {
 	t.Helper()
 	const file = "algos/paretodiv/paretodiv.go"
@@ -569,11 +569,11 @@ func editedFarthest(t *testing.T) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const from = "best < 0 || f.order.Before(i, layer[best])"
+	const from = "best = f.order.First(layer)"
 	if !bytes.Contains(src, []byte(from)) {
 		t.Fatalf("%s no longer has %q: update the edit", file, from)
 	}
-	return map[string]string{file: strings.Replace(string(src), from, "best < 0 || f.order.Before(layer[best], i)", 1)}
+	return map[string]string{file: strings.Replace(string(src), from, "best = len(layer) - 1", 1)}
 }
 
 // noinline prepends //go:noinline to the first declaration of file that

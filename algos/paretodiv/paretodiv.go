@@ -72,11 +72,7 @@ func (f *farthest) Choose(flat []float64, d int, order *algos.SumOrder, chosen, 
 	for a := range out {
 		best := -1
 		if last < 0 {
-			for c, i := range layer {
-				if best < 0 || f.order.Before(i, layer[best]) {
-					best = c
-				}
-			}
+			best = f.order.First(layer)
 		} else {
 			var tied bool
 			if best, tied = f.fold(layer, dist, last); tied {

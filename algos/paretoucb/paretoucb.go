@@ -218,12 +218,7 @@ func (p *Policy) Select(t int, slate []int) {
 		p.layers.TopBySumOf(p.upper, p.sum, p.abs, slate) // sum as CoordSums forms it
 		return
 	}
-	var full, over []int
-	if p.d == 2 || p.d == 3 {
-		full, over = p.layers.PeelFlat(p.flat, p.d, len(slate)) // U in place
-	} else {
-		full, over = p.layers.Peel(p.upper, len(slate))
-	}
+	full, over := p.layers.PeelFlat(p.flat, p.d, len(slate)) // U in place
 	n := copy(slate, full)
 	if n == len(slate) {
 		return

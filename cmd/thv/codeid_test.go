@@ -167,8 +167,8 @@ func TestRebuiltParetoUCBDivRerunsItsUsers(t *testing.T) {
 	reproParams(t, buildThv(t, moduleRoot(t)), dir, params)
 	before := lockKeys(t, lock)
 
-	// Its first pick is the smallest Σ U, not the largest.
-	changed := editedThv(t, "algos/paretodiv/paretodiv.go", "best < 0 || f.order.Before(i, layer[best])", "best < 0 || f.order.Before(layer[best], i)")
+	// Its first pick is the layer's last member, not the largest Σ U.
+	changed := editedThv(t, "algos/paretodiv/paretodiv.go", "best = f.order.First(layer)", "best = len(layer) - 1")
 	reproParams(t, changed, dir, params)
 	after := lockKeys(t, lock)
 	divDownstream := 0
