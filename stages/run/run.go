@@ -35,7 +35,7 @@ const (
 var Declared = stage.Declaration{
 	Reads: []stage.Role{InstanceRole, BenchmarkRole},
 	Outputs: []stage.Output{
-		{Name: Summary, Doc: "the run's metrics: HV_last100, the three regrets, its benchmarks"},
+		{Name: Summary, Doc: "the run's metrics: hv_last (the mean HV over the last hv_window rounds), the three regrets, its benchmarks"},
 		{Name: Trajectory, Doc: "HV(S_t), the true hypervolume of the run's slate in every round"},
 	},
 }
