@@ -2,7 +2,6 @@ package artifacts
 
 import (
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -111,68 +110,6 @@ func (s *Store) fsNow() (now int64, ok bool, err error) {
 	}
 	t, ok := dirStamp(fi)
 	return t.Ctime, ok, nil
-}
-
-// A DirSet is a set of fan-out directories, by an object digest's first
-// byte: those that hold some set of objects (DirsOf).
-type DirSet [4]uint64
-
-// DirsOf returns the fan-out directories of ds.
-func DirsOf(ds []Digest) DirSet {
-	var s DirSet
-	for _, d := range ds {
-		s[d[0]>>6] |= 1 << (d[0] & 63)
-	}
-	return s
-}
-
-// Has reports whether b's directory is in s.
-func (s *DirSet) Has(b byte) bool { return s[b>>6]&(1<<(b&63)) != 0 }
-
-// IsEmpty reports whether s holds no directory.
-func (s *DirSet) IsEmpty() bool { return *s == DirSet{} }
-
-// String is s as 64 lowercase hex digits (UnmarshalText reads them).
-func (s DirSet) String() string {
-	b := make([]byte, 0, 32)
-	for _, w := range s {
-		b = binary.BigEndian.AppendUint64(b, w)
-	}
-	return hex.EncodeToString(b)
-}
-
-// UnmarshalText reads String's form, strictly.
-func (s *DirSet) UnmarshalText(text []byte) error {
-	if len(text) != 64 || !isLowerHex(string(text)) {
-		return fmt.Errorf("artifacts: directory set: want 64 lowercase hex digits, got %d bytes", len(text))
-	}
-	var b [32]byte
-	hex.Decode(b[:], text)
-	for i := range s {
-		s[i] = binary.BigEndian.Uint64(b[8*i:])
-	}
-	return nil
-}
-
-// StampsHold reports whether the packs and every directory of dirs (not
-// empty) still have their stamps in since (none zero): then they hold what
-// they held when the stamps were taken, and every object a HasAll found
-// there then is present (HasAllSince), without naming them. One fstatat(2)
-// per directory, as HasAllSince skips them, and a look at packs/.
-func (s *Store) StampsHold(dirs DirSet, since *DirStamps) bool {
-	if dirs.IsEmpty() || since.Packs == (PackStamp{}) || s.stampPacks() != since.Packs {
-		return false
-	}
-	var runs [][]Digest
-	for i := range 256 {
-		if b := byte(i); dirs.Has(b) {
-			if since.Fanout[b] == (DirStamp{}) {
-				return false
-			}
-			runs = append(runs, []Digest{{b}}) // a run stands for its directory
-		}
-	}
-	return len(s.dropStamped(runs, since)) == 0
 }
 
 // dirStampSize is the size of one stamp in MarshalBinary's form.

@@ -100,7 +100,7 @@ func BenchmarkDecodeLock(b *testing.B) {
 	}
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if _, err := decodeLock(data, nil); err != nil {
+		if _, err := decodeLock(data); err != nil {
 			b.Fatal(err)
 		}
 	}

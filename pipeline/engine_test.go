@@ -175,11 +175,6 @@ type env struct {
 	dir   string
 	code  *fakeCode
 	store *artifacts.Store
-	// early: noopProject starts the certificate's store checks while it
-	// reads the lock (StartNoopCheck), as thv repro does; last is the
-	// last such check.
-	early bool
-	last  *NoopCheck
 }
 
 func newEnv(t *testing.T) *env {

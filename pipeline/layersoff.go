@@ -10,8 +10,7 @@ import "strings"
 //
 // Layers, comma-separated: seal (no lock is taken as sealed: every record
 // is checked against the index), memo (code identities computed afresh),
-// certificate (every pass plans), stamps (every output looked up), early
-// (the certificate's checks wait for the lock to be parsed).
+// certificate (every pass plans), stamps (every output looked up).
 var layersOff string
 
 // layerOff reports whether layersOff names layer.

@@ -94,14 +94,7 @@ func (p *LockProtocol) equal(q *LockProtocol) bool {
 const lockVersion = 2
 
 // ReadLock reads a lock file; a missing file is an empty lock.
-func ReadLock(path string) (*Lock, error) { return ReadLockEarly(path, nil) }
-
-// ReadLockEarly is ReadLock that, if early is not nil, calls it with the
-// file's bytes and their SHA-256 as soon as the sum is known, while the
-// bytes are still being parsed (StartNoopCheck starts the no-op
-// certificate's checks that way). early must not modify b, and returns
-// before ReadLockEarly does.
-func ReadLockEarly(path string, early func(b []byte, sum artifacts.Digest)) (*Lock, error) {
+func ReadLock(path string) (*Lock, error) {
 	b, sum, err := readHashed(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Lock{Version: lockVersion, Code: map[string]string{}, byID: map[string]*Record{}}, nil
@@ -109,7 +102,7 @@ func ReadLockEarly(path string, early func(b []byte, sum artifacts.Digest)) (*Lo
 	if err != nil {
 		return nil, err
 	}
-	l, err := decodeHashed(b, sum, early)
+	l, err := decodeHashed(b, sum)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -169,29 +162,20 @@ func readHashed(path string) ([]byte, <-chan artifacts.Digest, error) {
 	}
 }
 
-// decodeLock decodes and validates the bytes of a lock file (early: as
-// ReadLockEarly).
-func decodeLock(b []byte, early func([]byte, artifacts.Digest)) (*Lock, error) {
+// decodeLock decodes and validates the bytes of a lock file.
+func decodeLock(b []byte) (*Lock, error) {
 	sum := make(chan artifacts.Digest, 1)
 	go func() { sum <- artifacts.Sum(b) }()
-	return decodeHashed(b, sum, early)
+	return decodeHashed(b, sum)
 }
 
 // decodeHashed is decodeLock for bytes whose SHA-256 sum delivers.
-func decodeHashed(b []byte, sumOf <-chan artifacts.Digest, early func([]byte, artifacts.Digest)) (*Lock, error) {
-	sum := make(chan artifacts.Digest, 1)
-	go func() { // the seal is looked up by it
-		d := <-sumOf
-		if early != nil {
-			early(b, d) // before the send: it returns before decodeLock does
-		}
-		sum <- d
-	}()
+func decodeHashed(b []byte, sum <-chan artifacts.Digest) (*Lock, error) {
 	l, err := parseLock(b)
 	if err == nil {
 		err = l.validate()
 	}
-	digest := <-sum
+	digest := <-sum // the seal is looked up by it
 	if err != nil {
 		return nil, fmt.Errorf("not a valid lock file (%v); delete it to start afresh — the store still holds the artifacts", err)
 	}

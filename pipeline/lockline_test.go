@@ -106,7 +106,7 @@ func FuzzReadLock(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte(`{"version": 2, "tasks": []}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		l, err := decodeLock(b, nil)
+		l, err := decodeLock(b)
 		if err != nil {
 			return
 		}
@@ -130,7 +130,7 @@ func FuzzReadLock(f *testing.F) {
 		if err != nil {
 			t.Fatalf("an accepted lock does not encode: %v", err)
 		}
-		again, err := decodeLock(out, nil)
+		again, err := decodeLock(out)
 		if err != nil {
 			t.Fatalf("a written lock does not read back: %v", err)
 		}
@@ -170,7 +170,7 @@ func TestLockTaskIDs(t *testing.T) {
 		return b
 	}
 	b := encode(ids...)
-	l, err := decodeLock(b, nil)
+	l, err := decodeLock(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestLockTaskIDs(t *testing.T) {
 		b := encode(tc.ids...)
 		one := bytes.ReplaceAll(b, []byte("\n"), []byte(" ")) // not Write's layout: one JSON document
 		for layout, b := range map[string][]byte{"lines": b, "document": one} {
-			if _, err := decodeLock(b, nil); err == nil || !strings.Contains(err.Error(), tc.line) {
+			if _, err := decodeLock(b); err == nil || !strings.Contains(err.Error(), tc.line) {
 				t.Errorf("%s, %s: %v, want %q", name, layout, err, tc.line)
 			}
 		}

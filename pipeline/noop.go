@@ -58,26 +58,22 @@ func noopKey(code, plan string, lock artifacts.Digest) artifacts.Key {
 // fan-out directories taken before every output of the lock was found
 // present (artifacts.StampDirs: while the packs' stamp and a directory's
 // are unchanged, its objects need not be looked up again to find them
-// present; a zero stamp is always looked up), and which directories hold
-// the lock's outputs (so that a no-op whose stamps all hold need not name
-// the outputs: NoopCheck). The reads are an object, the same for every
-// certificate of one lock; the stamps and the directories are in the
-// certificate's index entry (its Meta "stamps" and "dirs"), a loose file
+// present; a zero stamp is always looked up). The reads are an object,
+// the same for every certificate of one lock; the stamps are in the
+// certificate's index entry (its Meta "stamps"), a loose file
 // (PutEntryLoose), so that renewing the stamps (renewStamps) writes only
 // in index/ and changes neither the packs nor a fan-out directory.
 type certificate struct {
 	reads  []artifacts.Digest
 	stamps artifacts.DirStamps
-	dirs   artifacts.DirSet // empty if unknown
 }
 
 // encode lays a certificate out: its object (the magic, the count, the
-// digests the pass read: raw, sorted and unique) and its entry's fields:
-// the stamps (DirStamps.MarshalBinary, in unpadded base64) and the
-// directories (DirSet's hex).
+// digests the pass read: raw, sorted and unique) and its entry's field:
+// the stamps (DirStamps.MarshalBinary, in unpadded base64).
 func (c *certificate) encode() (object []byte, meta map[string]string) {
 	st, _ := c.stamps.MarshalBinary()
-	return c.object(), map[string]string{"stamps": base64.RawStdEncoding.EncodeToString(st), "dirs": c.dirs.String()}
+	return c.object(), map[string]string{"stamps": base64.RawStdEncoding.EncodeToString(st)}
 }
 
 // object is the certificate's object (encode).
@@ -114,9 +110,6 @@ func decodeCertificate(object []byte, meta map[string]string) (*certificate, err
 	if err := c.stamps.UnmarshalBinary(st); err != nil {
 		return nil, fmt.Errorf("no-op certificate: %w", err)
 	}
-	if err := c.dirs.UnmarshalText([]byte(meta["dirs"])); err != nil {
-		return nil, fmt.Errorf("no-op certificate: %w", err)
-	}
 	return c, nil
 }
 
@@ -143,6 +136,24 @@ func (p *Project) certificateKey() (artifacts.Key, bool) {
 	return noopKey(code, p.PlanDigest, p.Lock.digest), true
 }
 
+// loadCertificate returns the certificate under key, if the store holds it
+// for the lock whose bytes hash to lock.
+func loadCertificate(st *artifacts.Store, key artifacts.Key, lock artifacts.Digest) (*certificate, bool) {
+	e, found, err := st.GetEntry(key)
+	if err != nil || !found || e.Kind != noopKind || e.Meta["lock"] != lock.String() || len(e.Outputs) != 1 {
+		return nil, false
+	}
+	data, err := st.Get(e.Outputs[0].Digest)
+	if err != nil {
+		return nil, false
+	}
+	cert, err := decodeCertificate(data, e.Meta)
+	if err == nil && layerOff("stamps") {
+		cert.stamps = artifacts.DirStamps{} // a zero stamp never holds
+	}
+	return cert, err == nil
+}
+
 // fastNoop returns the report of a pass in which every task is up to date,
 // built from the lock's records without planning, when the store holds
 // this project's certificate and every check the full pass would make
@@ -150,14 +161,6 @@ func (p *Project) certificateKey() (artifacts.Key, bool) {
 // that may write to the store), a certificate whose stamps the presence
 // check renewed is written again with them (renewStamps).
 func (p *Project) fastNoop(renew bool) (rep *Report, ok bool) {
-	early := p.early
-	p.early = nil
-	defer early.Release()
-	// Checks still running when this returns false (the seal already
-	// broken, say) must not overlap the full pass that follows: a
-	// quarantine moves its object after it breaks the seal, and a pass
-	// that listed the store in between would find the object present.
-	defer early.wait()
 	key, ok := p.certificateKey()
 	if !ok {
 		return nil, false
@@ -169,29 +172,12 @@ func (p *Project) fastNoop(renew bool) (rep *Report, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	// The checks made already, before the lock was parsed (noopearly.go).
-	// They may still be running: the report (a record per task) is built
-	// meanwhile, and dropped if they fail.
-	if early != nil {
-		report := make(chan *Report, 1)
-		go func() { report <- p.lockReport() }()
-		checked, passed := early.result(key, p.Lock)
-		rep := <-report // before a full pass changes the lock
-		if checked {
-			if !passed {
-				return nil, false
-			}
-			if renew {
-				p.renewStamps(key, early.cert, early.renewed)
-			}
-			return rep, true
-		}
-	}
 	// The two checks left and the report do not depend on one another:
 	// they run at once, on the machine's cores. (The re-hash may
 	// quarantine a corrupt object while the presence check runs; either
 	// check failing sends the pass to the full pass, which finds the
 	// store as it then is.)
+	region := trace.StartRegion(context.Background(), "no-op checks")
 	var readsOK bool
 	var wg sync.WaitGroup
 	wg.Go(func() { readsOK = p.Store.VerifyAll(cert.reads) })
@@ -200,6 +186,7 @@ func (p *Project) fastNoop(renew bool) (rep *Report, ok bool) {
 		rep = p.lockReport()
 	}
 	wg.Wait()
+	region.End()
 	if !present || !readsOK {
 		return nil, false // a corrupt object is quarantined now: the full pass recomputes it
 	}
@@ -250,9 +237,6 @@ func (p *Project) renewStamps(key artifacts.Key, cert *certificate, renewed *art
 		return
 	}
 	again := &certificate{reads: cert.reads, stamps: *renewed}
-	if outs, ok := p.lockOutputs(); ok {
-		again.dirs = artifacts.DirsOf(outs)
-	}
 	if p.putCertificate(key, again) == nil && p.Store.Unsynced() {
 		p.Store.Sync() // as at the end of a pass: no marker left behind
 	}
@@ -314,7 +298,6 @@ func (p *Project) certify(r *Runner) error {
 		return fmt.Errorf("no-op certificate: %w", err)
 	}
 	if outs, ok := p.lockOutputs(); ok {
-		cert.dirs = artifacts.DirsOf(outs)
 		if stamps, err := p.Store.StampDirs(); err == nil && p.Store.HasAll(outs) {
 			cert.stamps = *stamps
 		}
@@ -334,7 +317,7 @@ func (p *Project) putCertificate(key artifacts.Key, cert *certificate) error {
 		Key:     key,
 		Kind:    noopKind,
 		Outputs: []artifacts.Output{{Name: "reads", Digest: d, Size: int64(len(data))}},
-		Meta:    map[string]string{"lock": p.Lock.digest.String(), "plan": p.PlanDigest, "stamps": meta["stamps"], "dirs": meta["dirs"]},
+		Meta:    map[string]string{"lock": p.Lock.digest.String(), "plan": p.PlanDigest, "stamps": meta["stamps"]},
 	})
 }
 

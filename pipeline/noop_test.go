@@ -9,7 +9,6 @@ import (
 	"slices"
 	"testing"
 	"testing/fstest"
-	"time"
 
 	"thv/artifacts"
 	"thv/artifacts/damage"
@@ -37,17 +36,6 @@ func (e *env) noopProject(fsys fstest.MapFS, binary string, plan *Plan, digest s
 	e.t.Helper()
 	p := e.memoProject(memoModule(fsys, binary), plan)
 	p.PlanDigest = digest
-	if e.early {
-		e.last = nil
-		lock, err := ReadLockEarly(p.LockPath, func(b []byte, sum artifacts.Digest) {
-			e.last = StartNoopCheck(e.store, p.Kinds, digest, b, sum)
-		})
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		p.Lock = lock
-		p.UseNoopCheck(e.last)
-	}
 	return p
 }
 
@@ -63,15 +51,9 @@ func (e *env) noopRepro(fsys fstest.MapFS, binary string, plan *Plan, digest str
 	return rep
 }
 
-// object is a task's output in the store, found from the lock without
-// starting the early checks: checks left running beside a test's change
-// of the store would race with it (and quarantine an object the test
-// corrupts while the next pass lists the store).
+// object is a task's output in the store, found from the lock.
 func (e *env) object(t *testing.T, fsys fstest.MapFS, digest, id, output string) artifacts.Digest {
 	t.Helper()
-	early := e.early
-	e.early = false
-	defer func() { e.early = early }()
 	return objectOf(t, e.noopProject(fsys, memoBinary, noopPlan(2), digest), id, output)
 }
 
@@ -107,13 +89,9 @@ func (e *env) quarantineAnother(t *testing.T) {
 }
 
 // certificateOf returns the certificate the store holds for the lock of
-// binary memoBinary and plan digest digest, found without starting the
-// early checks (object).
+// binary memoBinary and plan digest digest.
 func (e *env) certificateOf(t *testing.T, fsys fstest.MapFS, digest string) *certificate {
 	t.Helper()
-	early := e.early
-	e.early = false
-	defer func() { e.early = early }()
 	p := e.noopProject(fsys, memoBinary, noopPlan(2), digest)
 	key, ok := p.certificateKey()
 	if !ok {
@@ -169,13 +147,8 @@ func sameReport(t *testing.T, got, want *Report) {
 
 // warm runs a cold pass and checks that the next one is served by the
 // certificate, with the report a full pass gives, writing nothing.
-func warm(t *testing.T) (*env, fstest.MapFS) { return warmWith(t, false) }
-
-// warmWith is warm with the certificate's store checks started early
-// (early), or by the pass.
-func warmWith(t *testing.T, early bool) (*env, fstest.MapFS) {
+func warm(t *testing.T) (*env, fstest.MapFS) {
 	e := newEnv(t)
-	e.early = early
 	fsys := memoSources()
 	plan := noopPlan(2)
 	if rep := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest); rep.Executed != 5 || certified(rep, plan) {
@@ -186,9 +159,6 @@ func warmWith(t *testing.T, early bool) (*env, fstest.MapFS) {
 	fast := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest)
 	if !certified(fast, plan) {
 		t.Fatal("the pass after a complete one was not served by its certificate")
-	}
-	if early && (e.last == nil || !e.last.used) {
-		t.Fatal("the pass did not use the checks started early")
 	}
 	full := e.noopRepro(fsys, memoBinary, noopPlan(2), "") // no plan digest: no certificate
 	sameReport(t, fast, full)
@@ -263,21 +233,15 @@ func TestNoopCertificateInvalidated(t *testing.T) {
 		}},
 	}
 	for _, c := range cases {
-		for _, early := range []bool{false, true} {
-			name := c.name
-			if early {
-				name += "/early" // the store checks started while the lock is read
-			}
-			t.Run(name, func(t *testing.T) {
-				testNoopInvalidated(t, early, c.name, c.change)
-			})
-		}
+		t.Run(c.name, func(t *testing.T) {
+			testNoopInvalidated(t, c.name, c.change)
+		})
 	}
 }
 
-func testNoopInvalidated(t *testing.T, early bool, name string, change func(t *testing.T, e *env, fsys fstest.MapFS) (func() *Plan, string, fstest.MapFS, int)) {
+func testNoopInvalidated(t *testing.T, name string, change func(t *testing.T, e *env, fsys fstest.MapFS) (func() *Plan, string, fstest.MapFS, int)) {
 	ctx := context.Background()
-	e, fsys := warmWith(t, early)
+	e, fsys := warm(t)
 	planOf, binary, src, executed := change(t, e, fsys)
 	plan := planOf()
 	digest := noopPlanDigest
@@ -290,11 +254,6 @@ func testNoopInvalidated(t *testing.T, early bool, name string, change func(t *t
 	}
 	if rep.Executed != executed {
 		t.Errorf("%d executed (%v), want %d", rep.Executed, ids(rep, Executed), executed)
-	}
-	// (A corrupt object the early re-hash quarantined breaks the seal,
-	// which the pass checks first.)
-	if early && name == "object removed" && (e.last == nil || !e.last.used) {
-		t.Error("the checks started early did not decide the pass")
 	}
 	// A full pass with no certificate at all decides the same.
 	full, err := e.noopProject(src, binary, planOf(), "").Status(ctx)
@@ -313,24 +272,19 @@ func testNoopInvalidated(t *testing.T, early bool, name string, change func(t *t
 // packs (exact: names, inodes and sizes, no clock) and of the fan-out
 // directories, those that do not exist (the store's objects are packed)
 // stamped as absent, so even the certificate written just after its pass
-// serves the next pass by its stamps alone (both ways of checking); an
-// output removed since is still found missing and recomputed: removing it
+// serves the next pass by its stamps alone; an output removed since is still found missing and recomputed: removing it
 // (a kill record appended) changed the packs' stamp.
 func TestNoopCertificateStamps(t *testing.T) {
-	for _, early := range []bool{false, true} {
-		t.Run(fmt.Sprintf("early=%v", early), func(t *testing.T) {
-			e, fsys := warmWith(t, early)
-			cert := e.certificateOf(t, fsys, noopPlanDigest)
-			if cert.stamps.Packs == (artifacts.PackStamp{}) || stampedDirs(cert) <= 1 {
-				t.Fatalf("the certificate carries %d stamps, the packs' %v", stampedDirs(cert), cert.stamps.Packs != (artifacts.PackStamp{}))
-			}
-			plan := noopPlan(2)
-			if rep := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest); !certified(rep, plan) || early && !e.last.stamped {
-				t.Fatalf("the pass after: certified %v, early checks by the stamps alone %v", certified(rep, plan), early && e.last.stamped)
-			}
-			e.servedThenRemoved(t, fsys, noopPlanDigest)
-		})
+	e, fsys := warm(t)
+	cert := e.certificateOf(t, fsys, noopPlanDigest)
+	if cert.stamps.Packs == (artifacts.PackStamp{}) || stampedDirs(cert) <= 1 {
+		t.Fatalf("the certificate carries %d stamps, the packs' %v", stampedDirs(cert), cert.stamps.Packs != (artifacts.PackStamp{}))
 	}
+	plan := noopPlan(2)
+	if rep := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest); !certified(rep, plan) {
+		t.Fatal("the pass after was not served by the certificate")
+	}
+	e.servedThenRemoved(t, fsys, noopPlanDigest)
 }
 
 // TestNoopRenewsStamps: once the packs changed since a certificate's
@@ -341,66 +295,59 @@ func TestNoopCertificateStamps(t *testing.T) {
 // next pass is served by the stamps alone. An output removed afterwards is
 // still found missing.
 func TestNoopRenewsStamps(t *testing.T) {
-	for _, early := range []bool{false, true} {
-		t.Run(fmt.Sprintf("early=%v", early), func(t *testing.T) {
-			t.Parallel()
-			e, fsys := warmWith(t, early)
-			old := e.certificateOf(t, fsys, noopPlanDigest).stamps
-			if _, err := e.store.Put([]byte("another pass's object")); err != nil {
-				t.Fatal(err)
-			}
-			if err := e.store.Sync(); err != nil {
-				t.Fatal(err)
-			}
-			if now, _ := e.store.StampDirs(); now.Packs == old.Packs {
-				t.Fatal("writing an object left the packs' stamp as it was")
-			}
-			plan := noopPlan(2)
-			if st, err := e.noopProject(fsys, memoBinary, plan, noopPlanDigest).Status(context.Background()); err != nil || !certified(st, plan) {
-				t.Fatalf("status not served by the certificate (%v)", err)
-			}
-			if e.certificateOf(t, fsys, noopPlanDigest).stamps != old {
-				t.Fatal("a status pass renewed the stamps")
-			}
-			objects, err := e.store.Objects()
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan = noopPlan(2)
-			if rep := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest); !certified(rep, plan) {
-				t.Fatal("the no-op was not served by the certificate")
-			}
-			renewed := e.certificateOf(t, fsys, noopPlanDigest).stamps
-			if renewed.Packs == old.Packs {
-				t.Fatal("the no-op did not renew the certificate's stamps")
-			}
-			// The renewal wrote no object (it rewrote the certificate's
-			// entry): every stamp it wrote still holds, so the next no-op
-			// has nothing to renew.
-			if after, err := e.store.Objects(); err != nil || len(after) != len(objects) {
-				t.Fatalf("the renewal wrote objects: %d before, %d after (%v)", len(objects), len(after), err)
-			}
-			now, err := e.store.StampDirs()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, st := range renewed.Fanout {
-				if st != (artifacts.DirStamp{}) && now.Fanout[i] != st {
-					t.Fatalf("fan-out directory %02x changed after its stamp was renewed", i)
-				}
-			}
-			if renewed.Packs != now.Packs {
-				t.Fatal("the packs changed after their stamp was renewed")
-			}
-			// With every stamp current, the early checks find the outputs
-			// present by the stamps, without naming them.
-			plan = noopPlan(2)
-			if rep := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest); !certified(rep, plan) || early && !e.last.stamped {
-				t.Fatalf("the pass after the renewal: certified %v, early checks by the stamps alone %v", certified(rep, plan), early && e.last.stamped)
-			}
-			e.servedThenRemoved(t, fsys, noopPlanDigest)
-		})
+	e, fsys := warm(t)
+	old := e.certificateOf(t, fsys, noopPlanDigest).stamps
+	if _, err := e.store.Put([]byte("another pass's object")); err != nil {
+		t.Fatal(err)
 	}
+	if err := e.store.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if now, _ := e.store.StampDirs(); now.Packs == old.Packs {
+		t.Fatal("writing an object left the packs' stamp as it was")
+	}
+	plan := noopPlan(2)
+	if st, err := e.noopProject(fsys, memoBinary, plan, noopPlanDigest).Status(context.Background()); err != nil || !certified(st, plan) {
+		t.Fatalf("status not served by the certificate (%v)", err)
+	}
+	if e.certificateOf(t, fsys, noopPlanDigest).stamps != old {
+		t.Fatal("a status pass renewed the stamps")
+	}
+	objects, err := e.store.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan = noopPlan(2)
+	if rep := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest); !certified(rep, plan) {
+		t.Fatal("the no-op was not served by the certificate")
+	}
+	renewed := e.certificateOf(t, fsys, noopPlanDigest).stamps
+	if renewed.Packs == old.Packs {
+		t.Fatal("the no-op did not renew the certificate's stamps")
+	}
+	// The renewal wrote no object (it rewrote the certificate's
+	// entry): every stamp it wrote still holds, so the next no-op
+	// has nothing to renew.
+	if after, err := e.store.Objects(); err != nil || len(after) != len(objects) {
+		t.Fatalf("the renewal wrote objects: %d before, %d after (%v)", len(objects), len(after), err)
+	}
+	now, err := e.store.StampDirs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range renewed.Fanout {
+		if st != (artifacts.DirStamp{}) && now.Fanout[i] != st {
+			t.Fatalf("fan-out directory %02x changed after its stamp was renewed", i)
+		}
+	}
+	if renewed.Packs != now.Packs {
+		t.Fatal("the packs changed after their stamp was renewed")
+	}
+	plan = noopPlan(2)
+	if rep := e.noopRepro(fsys, memoBinary, plan, noopPlanDigest); !certified(rep, plan) {
+		t.Fatal("the pass after the renewal was not served by the certificate")
+	}
+	e.servedThenRemoved(t, fsys, noopPlanDigest)
 }
 
 // TestNoopCertificateNotForVerification: a pass that honours no seal uses
@@ -423,26 +370,24 @@ func TestNoopCertificateForm(t *testing.T) {
 	c.stamps.Fanout[0] = artifacts.DirStamp{Dev: 1, Ino: 2, Ctime: 3}
 	c.stamps.Fanout[255] = artifacts.DirStamp{Dev: 1 << 63, Ino: 5, Ctime: -1}
 	c.stamps.Packs = artifacts.PackStamp{7, 8, 9}
-	c.dirs = artifacts.DirsOf(c.reads)
 	b, meta := c.encode()
 	got, err := decodeCertificate(b, meta)
-	if err != nil || !slices.Equal(got.reads, c.reads) || got.stamps != c.stamps || got.dirs != c.dirs {
+	if err != nil || !slices.Equal(got.reads, c.reads) || got.stamps != c.stamps {
 		t.Fatalf("round trip: %v %v", got, err)
 	}
-	st, dirs := meta["stamps"], meta["dirs"]
+	st := meta["stamps"]
 	for _, bad := range []struct {
-		object       []byte
-		stamps, dirs string
+		object []byte
+		stamps string
 	}{
-		{nil, st, dirs}, {[]byte(noopMagic), st, dirs}, {b[:len(b)-1], st, dirs}, {append(slices.Clone(b), 0), st, dirs},
-		{[]byte(noopMagic + "-1\n"), st, dirs},
-		{append([]byte("thv no-op v2\n"), b[len(noopMagic):]...), st, dirs}, // another layout
-		{b, "", dirs}, {b, st[:len(st)-4], dirs}, {b, st + "AAAA", dirs}, {b, st[:len(st)-1] + "!", dirs}, // the stamps missing, short, long, not base64
-		{b, st + "=", dirs},                                      // padded
-		{b, st, ""}, {b, st, dirs[1:]}, {b, st, dirs[:63] + "A"}, // the directories missing, short, not lowercase hex
+		{nil, st}, {[]byte(noopMagic), st}, {b[:len(b)-1], st}, {append(slices.Clone(b), 0), st},
+		{[]byte(noopMagic + "-1\n"), st},
+		{append([]byte("thv no-op v2\n"), b[len(noopMagic):]...), st}, // another layout
+		{b, ""}, {b, st[:len(st)-4]}, {b, st + "AAAA"}, {b, st[:len(st)-1] + "!"}, // the stamps missing, short, long, not base64
+		{b, st + "="}, // padded
 	} {
-		if _, err := decodeCertificate(bad.object, map[string]string{"stamps": bad.stamps, "dirs": bad.dirs}); err == nil {
-			t.Errorf("%q, %q, %q: accepted", bad.object, bad.stamps, bad.dirs)
+		if _, err := decodeCertificate(bad.object, map[string]string{"stamps": bad.stamps}); err == nil {
+			t.Errorf("%q, %q: accepted", bad.object, bad.stamps)
 		}
 	}
 }
@@ -483,91 +428,5 @@ func TestNoopCertificateSharedListing(t *testing.T) {
 	rep, err := p.Repro(context.Background(), Options{Jobs: 2})
 	if err != nil || certified(rep, plan) || !slices.Equal(ids(rep, Executed), []string{"after"}) {
 		t.Fatalf("after the quarantine: certified %v, executed %v (%v)", certified(rep, plan), ids(rep, Executed), err)
-	}
-}
-
-// TestNoopCheckCovers: the outputs picked out of a lock's bytes are used
-// only if they are exactly the parsed records' outputs.
-func TestNoopCheckCovers(t *testing.T) {
-	d := func(s string) artifacts.Digest { return artifacts.Sum([]byte(s)) }
-	l := &Lock{Version: lockVersion, Profile: "test", Code: map[string]string{}, Tasks: []Record{
-		// A parameter that looks like an outputs field comes before the
-		// real one.
-		{ID: "a", Kind: "k", Params: json.RawMessage(`{"a":1,"outputs":{"z":"` + d("decoy").String() + `"}}`), Outputs: OutputsOf(map[string]artifacts.Digest{"x": d("1"), "y": d("2")})},
-		{ID: "b", Kind: "k", Params: json.RawMessage(`{}`), Inputs: json.RawMessage(`{"in":"` + d("1").String() + `"}`), Outputs: OutputsOf(map[string]artifacts.Digest{"x": d("3")})},
-		{ID: "c", Kind: "k", Params: json.RawMessage(`{}`), Outputs: OutputsOf(map[string]artifacts.Digest{"p": d("4"), "q": d("4")})},
-	}}
-	b, err := l.encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	parsed, err := decodeLock(b, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	outs, ends, ok := scanOutputs(b)
-	want := []artifacts.Digest{d("1"), d("2"), d("3"), d("4"), d("4")}
-	if !ok || !slices.Equal(outs, want) || !slices.Equal(ends, []int{2, 3, 5}) {
-		t.Fatalf("scanOutputs: %v %v %v", ok, outs, ends)
-	}
-	c := &NoopCheck{outs: outs, ends: ends}
-	if !c.covers(parsed) {
-		t.Fatal("the lock's own outputs not covered")
-	}
-	for name, bad := range map[string]*NoopCheck{
-		"another digest":  {outs: []artifacts.Digest{d("1"), d("decoy"), d("3"), d("4"), d("4")}, ends: ends},
-		"one output less": {outs: []artifacts.Digest{d("1"), d("3"), d("4"), d("4")}, ends: []int{1, 2, 4}},
-		"a line less":     {outs: want[:3], ends: ends[:2]},
-		"one repeated":    {outs: []artifacts.Digest{d("1"), d("1"), d("3"), d("4"), d("4")}, ends: ends},
-		"lines shifted":   {outs: want, ends: []int{1, 3, 5}},
-	} {
-		if bad.covers(parsed) {
-			t.Errorf("%s: covered", name)
-		}
-	}
-	swapped := &NoopCheck{outs: []artifacts.Digest{d("2"), d("1"), d("3"), d("4"), d("4")}, ends: ends}
-	if !swapped.covers(parsed) {
-		t.Error("a line's outputs in another order: not covered")
-	}
-	// A record without outputs is never covered (the pass refuses it).
-	none := &Lock{Version: lockVersion, Profile: "test", Code: map[string]string{}, Tasks: []Record{
-		{ID: "a", Kind: "k", Params: json.RawMessage(`{}`), Outputs: OutputsOf(map[string]artifacts.Digest{})},
-	}}
-	if b, err := none.encode(); err != nil {
-		t.Fatal(err)
-	} else if outs, ends, ok := scanOutputs(b); !ok || len(outs) != 0 || (&NoopCheck{outs: outs, ends: ends}).covers(none) {
-		t.Errorf("a record without outputs: scanned %v %v %v, covered", ok, outs, ends)
-	}
-	// Not Write's layout: nothing picked out.
-	if _, _, ok := scanOutputs([]byte(`{"version": 2, "tasks": []}`)); ok {
-		t.Error("scanOutputs accepted a lock in another layout")
-	}
-}
-
-// TestNoopWaitsForEarlyChecks: a pass that the certificate cannot serve
-// (here: the seal broken) waits for the checks started early before it
-// goes on to the full pass, so that nothing they still do to the store (a
-// quarantine moves its object only after it breaks the seal) overlaps
-// the full pass's listing.
-func TestNoopWaitsForEarlyChecks(t *testing.T) {
-	e, fsys := warm(t)
-	e.quarantineAnother(t) // the seal no longer holds
-	p := e.noopProject(fsys, memoBinary, noopPlan(2), noopPlanDigest)
-	running := &NoopCheck{done: make(chan struct{}), scanned: make(chan struct{}), unlock: func() {}}
-	p.UseNoopCheck(running)
-	returned := make(chan bool)
-	go func() {
-		_, ok := p.fastNoop(false)
-		returned <- ok
-	}()
-	select {
-	case <-returned:
-		t.Fatal("the fast path returned while the early checks were still running")
-	case <-time.After(100 * time.Millisecond):
-	}
-	close(running.scanned)
-	close(running.done)
-	if ok := <-returned; ok {
-		t.Fatal("served by the certificate with the seal broken")
 	}
 }

@@ -44,7 +44,6 @@ type Project struct {
 	Shared *Listing
 
 	listing        <-chan map[artifacts.Digest]bool // the first pass's object listing, being read
-	early          *NoopCheck                       // the next pass's no-op checks, started early
 	recoveryLogged bool                             // the store's check after a restart was reported
 }
 
@@ -67,18 +66,6 @@ func PrefetchListing(store *artifacts.Store) <-chan map[artifacts.Digest]bool {
 		ch <- m
 	}()
 	return ch
-}
-
-// UseNoopCheck hands the checks of a no-op certificate started while the
-// lock was read (StartNoopCheck) to the next pass, which uses them if they
-// are for its certificate and its lock's outputs, and releases c.
-func (p *Project) UseNoopCheck(c *NoopCheck) { p.early = c }
-
-// DropNoopCheck releases the checks UseNoopCheck handed over, if no pass
-// used them (a command that fails before its pass).
-func (p *Project) DropNoopCheck() {
-	p.early.Release()
-	p.early = nil
 }
 
 // UseListing hands a prefetched listing to the next pass.

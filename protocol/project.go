@@ -46,15 +46,6 @@ type Options struct {
 	// ReadOnly are then not used.
 	Store   *artifacts.Store
 	Listing *pipeline.Listing
-	// EarlyNoopCheck starts the no-op certificate's store checks while the
-	// lock is parsed (pipeline.StartNoopCheck), holding the store shared
-	// until the project's next pass: for a command whose next step is a
-	// pass that honours certificates (thv repro), never before a gc.
-	EarlyNoopCheck bool
-	// BeforeLock, if set, is called with the results directory before
-	// the lock is read, for work that can overlap its reading (the
-	// export's early look at results/).
-	BeforeLock func(resultsDir string)
 }
 
 // Open loads and validates the protocol, plans the DAG, and opens the
@@ -227,27 +218,14 @@ func openLock(cfg *config.Config, opt Options, lockPath, readFrom string) (*Proj
 	// The plan is built when a pass needs it: a no-op certificate
 	// (pipeline/noop.go) serves a pass without one. Its digest is the
 	// configuration's: with the binary, all the plan is built from.
-	if opt.BeforeLock != nil {
-		opt.BeforeLock(resultsDir(cfg, lockPath))
-	}
 	pd := planDigest(cfg)
 	kinds, err := kindsOf(opt)
 	if err != nil {
 		return nil, err
 	}
 	kinds.StartFingerprint() // a no-op certificate is keyed by it (pipeline/noop.go)
-	var early *pipeline.NoopCheck
-	var start func([]byte, artifacts.Digest)
-	if opt.EarlyNoopCheck {
-		// The certificate's store checks start once the lock's bytes
-		// are hashed, while they are parsed (pipeline/noopearly.go).
-		start = func(b []byte, sum artifacts.Digest) {
-			early = pipeline.StartNoopCheck(store, kinds, pd, b, sum)
-		}
-	}
-	lock, err := pipeline.ReadLockEarly(readFrom, start)
+	lock, err := pipeline.ReadLock(readFrom)
 	if err != nil {
-		early.Release()
 		return nil, err
 	}
 	proj := &pipeline.Project{
@@ -257,7 +235,6 @@ func openLock(cfg *config.Config, opt Options, lockPath, readFrom string) (*Proj
 		Shared:     opt.Listing,
 		Kinds:      kinds, Store: store, Lock: lock, LockPath: lockPath, Profile: cfg.Profile,
 	}
-	proj.UseNoopCheck(early)
 	return &Project{Config: cfg, Project: proj}, nil
 }
 

@@ -119,13 +119,10 @@ completed, so the next repro resumes.`,
 // run brings the project up to date with the flags' executor and remote,
 // and reports the pass.
 func (r *reproFlags) run(cmd *cobra.Command) (err error) {
-	// Its next step is a pass: the no-op certificate's checks start
-	// while the lock is read.
-	proj, err := r.pf.openWith(protocol.Options{ReadOnly: r.dry, EarlyNoopCheck: !r.dry})
+	proj, err := r.pf.openWith(protocol.Options{ReadOnly: r.dry})
 	if err != nil {
 		return err
 	}
-	defer proj.DropNoopCheck()
 	if !r.dry {
 		if err := proj.CheckWritable(); err != nil {
 			return err

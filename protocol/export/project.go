@@ -23,23 +23,15 @@ type Project struct {
 	// shows the same results ("": the page being replaced): a bundle's
 	// export names the project's results/index.html.
 	PreviousReport string
-
-	seen *resultsSeen // results/ read early (results_early.go), or nil
 }
 
-// Open opens the project of opt (protocol.Open). With
-// opt.EarlyNoopCheck, results/ is read while the lock is (results_early.go).
+// Open opens the project of opt (protocol.Open).
 func Open(opt protocol.Options) (*Project, error) {
-	p := &Project{}
-	if opt.EarlyNoopCheck {
-		opt.BeforeLock = func(resultsDir string) { p.seen = seeResults(resultsDir) }
-	}
 	proj, err := protocol.Open(opt)
 	if err != nil {
 		return nil, err
 	}
-	p.Project = proj
-	return p, nil
+	return &Project{Project: proj}, nil
 }
 
 // Repro brings every task up to date, rewrites the lock and exports the

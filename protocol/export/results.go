@@ -36,12 +36,7 @@ func (p *Project) ExportResults(rep *pipeline.Report) ([]string, error) {
 		return nil, err
 	}
 	region := trace.StartRegion(context.Background(), "export: results/ checked")
-	seen := p.seen
-	p.seen = nil // seen before this pass: for its export only, and only if it changed nothing
-	if rep.Executed != 0 {
-		seen = nil
-	}
-	current := currentResults(root, files, seen)
+	current := currentResults(root, files)
 	region.End()
 	drawn, err := drawPNGs(p.Store, files, current)
 	if err != nil {
@@ -142,9 +137,8 @@ func drawPNGs(st *artifacts.Store, files []resultFile, current []bool) (drawn []
 // already: a copy that hashes to its output's digest (no need to read, and
 // verify, the store's copy), a PNG stamped with its curves and unedited
 // (figurePNG.current). The files are read on two goroutines, each into one
-// buffer it reuses: on a no-op export this is all the work. A file seen
-// early (results_early.go; seen may be nil) is judged on what was seen.
-func currentResults(root string, files []resultFile, seen *resultsSeen) []bool {
+// buffer it reuses: on a no-op export this is all the work.
+func currentResults(root string, files []resultFile) []bool {
 	current := make([]bool, len(files))
 	const workers = 2
 	var wg sync.WaitGroup
@@ -153,12 +147,6 @@ func currentResults(root string, files []resultFile, seen *resultsSeen) []bool {
 			var buf []byte
 			for i := w; i < len(files); i += workers {
 				f := &files[i]
-				if seen != nil {
-					if s, ok := seen.file(f.sub, f.name); ok {
-						current[i] = s.current(f)
-						continue
-					}
-				}
 				var err error
 				if buf, err = readFileInto(filepath.Join(root, f.sub, f.name), buf); err != nil {
 					continue
