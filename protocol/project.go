@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -51,6 +52,7 @@ type Options struct {
 // Open loads and validates the protocol, plans the DAG, and opens the
 // store and the lock file.
 func Open(opt Options) (*Project, error) {
+	ahead := readLockAhead(opt)
 	region := trace.StartRegion(context.Background(), "config")
 	cfg, err := config.Load(opt.LoadOptions)
 	region.End()
@@ -74,12 +76,47 @@ func Open(opt Options) (*Project, error) {
 		// 300") and to find cached outputs by, and writes its own.
 		readFrom = lockPath
 	}
-	p, err := openLock(cfg, opt, own, readFrom)
+	p, err := openLock(cfg, opt, own, ahead.take(readFrom))
 	if err != nil {
 		return nil, err
 	}
 	p.paper = opt.ParamsFile == "" && cfg.Profile == "paper" && len(opt.Set) == 0 && !envOverrides(os.Environ())
 	return p, nil
+}
+
+// lockAhead is the lock a project is likely to read, read on another
+// goroutine while the configuration loads: reading and parsing the lock
+// is the longest step before a pass, and a no-op's critical path.
+type lockAhead struct {
+	path string
+	done chan struct{}
+	lock *pipeline.Lock
+	err  error
+}
+
+// readLockAhead starts reading the lock opt names when the configuration
+// does not change its name: its params file's and profile's, without
+// overrides (which name the lock after the values they set).
+func readLockAhead(opt Options) *lockAhead {
+	dir, err := projectDir(opt)
+	if err != nil || len(opt.Set) > 0 || envOverrides(os.Environ()) {
+		return nil
+	}
+	a := &lockAhead{path: LockPath(dir, opt.ParamsFile, cmp.Or(opt.Profile, "paper")), done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		a.lock, a.err = pipeline.ReadLock(a.path)
+	}()
+	return a
+}
+
+// take returns the reader of the lock at path: the one read ahead if it
+// is that path's, else a fresh read.
+func (a *lockAhead) take(path string) func() (*pipeline.Lock, error) {
+	if a != nil && a.path == path {
+		return func() (*pipeline.Lock, error) { <-a.done; return a.lock, a.err }
+	}
+	return func() (*pipeline.Lock, error) { return pipeline.ReadLock(path) }
 }
 
 // Describe is p.Config.Describe, at no cost for the paper's own protocol:
@@ -194,12 +231,12 @@ func OpenStore(opt Options, dir string) (*artifacts.Store, error) {
 // open opens the store (unless opt has one) and the lock file; cfg's DAG
 // is planned when a pass needs it.
 func open(cfg *config.Config, opt Options, lockPath string) (*Project, error) {
-	return openLock(cfg, opt, lockPath, lockPath)
+	return openLock(cfg, opt, lockPath, (*lockAhead)(nil).take(lockPath))
 }
 
 // openLock is open with the lock read from readFrom (lockPath, or the lock
 // of the protocol an override changes) and written to lockPath.
-func openLock(cfg *config.Config, opt Options, lockPath, readFrom string) (*Project, error) {
+func openLock(cfg *config.Config, opt Options, lockPath string, readLock func() (*pipeline.Lock, error)) (*Project, error) {
 	store := opt.Store
 	if store == nil {
 		dir, err := projectDir(opt)
@@ -212,8 +249,9 @@ func openLock(cfg *config.Config, opt Options, lockPath, readFrom string) (*Proj
 	}
 	// Reading the lock is the longest step before a pass (a no-op's
 	// critical path): the rest starts on other goroutines first, and this
-	// one reads it. (A pass that no no-op certificate spares lists the
-	// store's objects while it plans.)
+	// one waits for it, usually read ahead (readLockAhead). (A pass that
+	// no no-op certificate spares lists the store's objects while it
+	// plans.)
 	//
 	// The plan is built when a pass needs it: a no-op certificate
 	// (pipeline/noop.go) serves a pass without one. Its digest is the
@@ -224,7 +262,7 @@ func openLock(cfg *config.Config, opt Options, lockPath, readFrom string) (*Proj
 		return nil, err
 	}
 	kinds.StartFingerprint() // a no-op certificate is keyed by it (pipeline/noop.go)
-	lock, err := pipeline.ReadLock(readFrom)
+	lock, err := readLock()
 	if err != nil {
 		return nil, err
 	}

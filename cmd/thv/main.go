@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,9 +15,7 @@ import (
 )
 
 func main() {
-	// thv allocates many short-lived objects and runs briefly: trading
-	// memory for fewer collections speeds up the no-op path noticeably.
-	debug.SetGCPercent(400)
+	collectLater()
 	root := &cobra.Command{
 		Use:   "thv",
 		Short: "Top-k Pareto bandits: exact hypervolume, THV-UCB and baselines, and the paper-reproduction pipeline",
@@ -61,4 +60,20 @@ partial check); 130 or 143 interrupted (SIGINT, SIGTERM).`,
 		stop()
 		os.Exit(code)
 	}
+}
+
+// collectLater starts the garbage collector only after the command's first
+// 100 ms (or at 512 MiB of heap, or GOMEMLIMIT if lower): a command that
+// ends sooner (a no-op repro, status) allocates tens of megabytes, and
+// collecting them is work, and pages touched, for nothing. From then on
+// thv, which allocates many short-lived objects, trades memory for fewer
+// collections.
+func collectLater() {
+	limit := debug.SetMemoryLimit(-1) // GOMEMLIMIT, or no limit
+	debug.SetMemoryLimit(min(limit, 512<<20))
+	debug.SetGCPercent(-1)
+	time.AfterFunc(100*time.Millisecond, func() {
+		debug.SetGCPercent(400)
+		debug.SetMemoryLimit(limit)
+	})
 }
