@@ -45,17 +45,15 @@ var ReadingsFiles = []string{ReadingsTable, ReadingsReport, AcrossFile}
 // page), when that page shows the same results; so is its date, which is
 // otherwise the lock file's modification time: the date of the pass that
 // first exported these results.
-func (p *Project) writeReport(rep *pipeline.Report, files []resultFile) (bool, error) {
-	path := filepath.Join(p.ResultsDir(), ReportName)
-	old, _ := os.ReadFile(path)
+//
+// page is checkPage's reading of the page there.
+func (p *Project) writeReport(rep *pipeline.Report, files []resultFile, page pageCheck) (bool, error) {
+	path, old := filepath.Join(p.ResultsDir(), ReportName), page.old
+	if page.current {
+		return false, nil
+	}
 	sources := ""
 	if p.PreviousReport == "" { // a bundle's page is always rendered
-		// The memo names the run block as written: p.Run, its empty
-		// fields the page's own (thv report after thv repro keeps the
-		// executor the page names, and its memo).
-		if pageCurrent(old, p.reportSources(rep, keptRun(p.Run, old))) {
-			return false, nil
-		}
 		sources = "-" // computed below, for the run block as written
 	}
 	pg, err := p.reportPage(rep, files)
@@ -96,6 +94,24 @@ func (p *Project) writeReport(rep *pipeline.Report, files []resultFile) (bool, e
 		return false, err
 	}
 	return true, nil
+}
+
+// pageCheck is the page results/ holds (nil: none) and whether it is
+// already the one writeReport would write.
+type pageCheck struct {
+	old     []byte
+	current bool
+}
+
+// checkPage reads the page of results/ and checks its memo against rep
+// (a bundle's page, rendered from p.PreviousReport, is never current).
+// The memo names the run block as written: p.Run, its empty fields the
+// page's own (thv report after thv repro keeps the executor the page
+// names, and its memo). It reads none of the files an export writes.
+func (p *Project) checkPage(rep *pipeline.Report) pageCheck {
+	old, _ := os.ReadFile(filepath.Join(p.ResultsDir(), ReportName))
+	current := p.PreviousReport == "" && pageCurrent(old, p.reportSources(rep, keptRun(p.Run, old)))
+	return pageCheck{old: old, current: current}
 }
 
 // keptRun is run with its empty fields (executor, thv, verify) taken from

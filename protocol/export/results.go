@@ -35,6 +35,10 @@ func (p *Project) ExportResults(rep *pipeline.Report) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The page's check reads none of the files the export writes: it
+	// runs while they are checked.
+	page := make(chan pageCheck, 1)
+	go func() { page <- p.checkPage(rep) }()
 	region := trace.StartRegion(context.Background(), "export: results/ checked")
 	current := currentResults(root, files)
 	region.End()
@@ -89,7 +93,7 @@ func (p *Project) ExportResults(rep *pipeline.Report) ([]string, error) {
 	// The page last: it reads the lock, the stored outputs and what thv
 	// readings left in results/.
 	defer trace.StartRegion(context.Background(), "export: report page").End()
-	if wrote, err := p.writeReport(rep, files); err != nil {
+	if wrote, err := p.writeReport(rep, files, <-page); err != nil {
 		return written, fmt.Errorf("results/%s: %w", ReportName, err)
 	} else if wrote {
 		written = append(written, filepath.Join(root, ReportName))
