@@ -107,11 +107,28 @@ func simulate(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64, shared *Sla
 		p.Observe(slate, rewards)
 		sorted := slates[(t-1)*k : t*k : t*k]
 		copy(sorted, slate)
-		slices.Sort(sorted)
+		sortSlate(sorted)
 		tr.Slates[t-1] = sorted
 		tr.HV[t-1] = hvOf(sorted)
 	}
 	return tr, nil
+}
+
+// sortSlate sorts a slate in increasing order: by insertion for the
+// paper's few arms, where slices.Sort's generic entry costs more than the
+// sort itself.
+func sortSlate(s []int) {
+	if len(s) > 12 {
+		slices.Sort(s)
+		return
+	}
+	for i := 1; i < len(s); i++ {
+		x, j := s[i], i
+		for ; j > 0 && s[j-1] > x; j-- {
+			s[j] = s[j-1]
+		}
+		s[j] = x
+	}
 }
 
 // fewestPulls fills slate with the arms of fewest pulls, lowest index first

@@ -2,6 +2,7 @@ package algos
 
 import (
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -75,6 +76,26 @@ func TestSlateHVsConcurrent(t *testing.T) {
 	for k := uint64(1); k <= 3000; k++ {
 		if v, ok := s.lookup(k); !ok || v != float64(k) {
 			t.Fatalf("lookup(%d) = %v, %v", k, v, ok)
+		}
+	}
+}
+
+// TestSortSlate checks sortSlate against slices.Sort on random slates of
+// every size up to past its insertion sort's limit.
+func TestSortSlate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := range 20 {
+		for range 200 {
+			s := make([]int, n)
+			for i := range s {
+				s[i] = rng.IntN(8)
+			}
+			want := slices.Clone(s)
+			slices.Sort(want)
+			sortSlate(s)
+			if !slices.Equal(s, want) {
+				t.Fatalf("sortSlate gave %v, want %v", s, want)
+			}
 		}
 	}
 }
