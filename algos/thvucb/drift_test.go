@@ -282,3 +282,27 @@ func TestAddBitIdentical(t *testing.T) {
 		}
 	}
 }
+
+// TestFacesBitIdentical: faces, each side computed once, equals facesLoop,
+// which computes them in place, to the bit, with sides ≤ 0 and ties.
+func TestFacesBitIdentical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	for trial := range 5000 {
+		d := 1 + trial%17
+		a, b, ref := make([]float64, d), make([]float64, d), make([]float64, d)
+		for c := range a {
+			a[c], b[c] = rng.Float64(), float64(rng.IntN(4))/4
+			if trial%2 == 0 {
+				ref[c] = rng.Float64() * 0.3
+			}
+		}
+		got, want := make([]float64, d), make([]float64, d)
+		faces(got, a, b, ref)
+		facesLoop(want, a, b, ref)
+		for c := range got {
+			if math.Float64bits(got[c]) != math.Float64bits(want[c]) {
+				t.Fatalf("trial %d (d=%d): face %d is %v, want %v", trial, d, c, got[c], want[c])
+			}
+		}
+	}
+}
