@@ -47,7 +47,7 @@ func iex2x3(pts []float64) float64 {
 	p01 := p[1]
 	p02 := p[2]
 	var acc0 float64
-	acc1 := p00 * p01 * p02
+	acc1 := float64(p00 * p01 * p02) // rounded: the loop keeps it in memory, so nothing fuses it with the first sum
 	m2_0 := p[3]
 	m2_1 := p[4]
 	m2_2 := p[5]
@@ -62,7 +62,7 @@ func iex3x3(pts []float64) float64 {
 	p01 := p[1]
 	p02 := p[2]
 	var acc0 float64
-	acc1 := p00 * p01 * p02
+	acc1 := float64(p00 * p01 * p02) // rounded: the loop keeps it in memory, so nothing fuses it with the first sum
 	m2_0 := p[3]
 	m2_1 := p[4]
 	m2_2 := p[5]
@@ -85,7 +85,7 @@ func iex4x3(pts []float64) float64 {
 	p01 := p[1]
 	p02 := p[2]
 	var acc0 float64
-	acc1 := p00 * p01 * p02
+	acc1 := float64(p00 * p01 * p02) // rounded: the loop keeps it in memory, so nothing fuses it with the first sum
 	m2_0 := p[3]
 	m2_1 := p[4]
 	m2_2 := p[5]
@@ -124,7 +124,7 @@ func iex5x3(pts []float64) float64 {
 	p01 := p[1]
 	p02 := p[2]
 	var acc0 float64
-	acc1 := p00 * p01 * p02
+	acc1 := float64(p00 * p01 * p02) // rounded: the loop keeps it in memory, so nothing fuses it with the first sum
 	m2_0 := p[3]
 	m2_1 := p[4]
 	m2_2 := p[5]
@@ -195,7 +195,7 @@ func iex6x3(pts []float64) float64 {
 	p01 := p[1]
 	p02 := p[2]
 	var acc0 float64
-	acc1 := p00 * p01 * p02
+	acc1 := float64(p00 * p01 * p02) // rounded: the loop keeps it in memory, so nothing fuses it with the first sum
 	m2_0 := p[3]
 	m2_1 := p[4]
 	m2_2 := p[5]
@@ -331,7 +331,7 @@ func iex2x4(pts []float64) float64 {
 	p02 := p[2]
 	p03 := p[3]
 	var acc0 float64
-	acc1 := p00 * p01 * p02 * p03
+	acc1 := float64(p00 * p01 * p02 * p03) // rounded: the loop keeps it in memory, so nothing fuses it with the first sum
 	m2_0 := p[4]
 	m2_1 := p[5]
 	m2_2 := p[6]
@@ -348,7 +348,7 @@ func iex3x4(pts []float64) float64 {
 	p02 := p[2]
 	p03 := p[3]
 	var acc0 float64
-	acc1 := p00 * p01 * p02 * p03
+	acc1 := float64(p00 * p01 * p02 * p03) // rounded: the loop keeps it in memory, so nothing fuses it with the first sum
 	m2_0 := p[4]
 	m2_1 := p[5]
 	m2_2 := p[6]
@@ -375,7 +375,7 @@ func iex4x4(pts []float64) float64 {
 	p02 := p[2]
 	p03 := p[3]
 	var acc0 float64
-	acc1 := p00 * p01 * p02 * p03
+	acc1 := float64(p00 * p01 * p02 * p03) // rounded: the loop keeps it in memory, so nothing fuses it with the first sum
 	m2_0 := p[4]
 	m2_1 := p[5]
 	m2_2 := p[6]
@@ -422,7 +422,7 @@ func iex5x4(pts []float64) float64 {
 	p02 := p[2]
 	p03 := p[3]
 	var acc0 float64
-	acc1 := p00 * p01 * p02 * p03
+	acc1 := float64(p00 * p01 * p02 * p03) // rounded: the loop keeps it in memory, so nothing fuses it with the first sum
 	m2_0 := p[4]
 	m2_1 := p[5]
 	m2_2 := p[6]
@@ -509,7 +509,7 @@ func iex6x4(pts []float64) float64 {
 	p02 := p[2]
 	p03 := p[3]
 	var acc0 float64
-	acc1 := p00 * p01 * p02 * p03
+	acc1 := float64(p00 * p01 * p02 * p03) // rounded: the loop keeps it in memory, so nothing fuses it with the first sum
 	m2_0 := p[4]
 	m2_1 := p[5]
 	m2_2 := p[6]
@@ -677,7 +677,7 @@ func iex2x5(pts []float64) float64 {
 	p03 := p[3]
 	p04 := p[4]
 	var acc0 float64
-	acc1 := p00 * p01 * p02 * p03 * p04
+	acc1 := float64(p00 * p01 * p02 * p03 * p04) // rounded: the loop keeps it in memory, so nothing fuses it with the first sum
 	m2_0 := p[5]
 	m2_1 := p[6]
 	m2_2 := p[7]
@@ -696,7 +696,7 @@ func iex3x5(pts []float64) float64 {
 	p03 := p[3]
 	p04 := p[4]
 	var acc0 float64
-	acc1 := p00 * p01 * p02 * p03 * p04
+	acc1 := float64(p00 * p01 * p02 * p03 * p04) // rounded: the loop keeps it in memory, so nothing fuses it with the first sum
 	m2_0 := p[5]
 	m2_1 := p[6]
 	m2_2 := p[7]
@@ -727,7 +727,7 @@ func iex4x5(pts []float64) float64 {
 	p03 := p[3]
 	p04 := p[4]
 	var acc0 float64
-	acc1 := p00 * p01 * p02 * p03 * p04
+	acc1 := float64(p00 * p01 * p02 * p03 * p04) // rounded: the loop keeps it in memory, so nothing fuses it with the first sum
 	m2_0 := p[5]
 	m2_1 := p[6]
 	m2_2 := p[7]
@@ -782,7 +782,7 @@ func iex5x5(pts []float64) float64 {
 	p03 := p[3]
 	p04 := p[4]
 	var acc0 float64
-	acc1 := p00 * p01 * p02 * p03 * p04
+	acc1 := float64(p00 * p01 * p02 * p03 * p04) // rounded: the loop keeps it in memory, so nothing fuses it with the first sum
 	m2_0 := p[5]
 	m2_1 := p[6]
 	m2_2 := p[7]
@@ -885,7 +885,7 @@ func iex6x5(pts []float64) float64 {
 	p03 := p[3]
 	p04 := p[4]
 	var acc0 float64
-	acc1 := p00 * p01 * p02 * p03 * p04
+	acc1 := float64(p00 * p01 * p02 * p03 * p04) // rounded: the loop keeps it in memory, so nothing fuses it with the first sum
 	m2_0 := p[5]
 	m2_1 := p[6]
 	m2_2 := p[7]

@@ -59,7 +59,7 @@ func generateIex() []byte {
 		for j := 0; j < d; j++ {
 			fmt.Fprintf(&b, "\tp0%d := p[%d]\n", j, j)
 		}
-		fmt.Fprintf(&b, "\tvar acc0 float64\n\tacc1 := %s\n", prod(func(j int) string { return fmt.Sprintf("p0%d", j) }))
+		fmt.Fprintf(&b, "\tvar acc0 float64\n\tacc1 := float64(%s) // rounded: the loop keeps it in memory, so nothing fuses it with the first sum\n", prod(func(j int) string { return fmt.Sprintf("p0%d", j) }))
 		for s := 2; s < 1<<n; s += 2 {
 			low, r := bits.TrailingZeros(uint(s)), s&(s-1)
 			m := func(j int) string { return fmt.Sprintf("m%d_%d", s, j) }
