@@ -107,11 +107,28 @@ func simulate(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64, shared *Sla
 		p.Observe(slate, rewards)
 		sorted := slates[(t-1)*k : t*k : t*k]
 		copy(sorted, slate)
-		slices.Sort(sorted)
+		sortSlate(sorted)
 		tr.Slates[t-1] = sorted
 		tr.HV[t-1] = hvOf(sorted)
 	}
 	return tr, nil
+}
+
+// sortSlate sorts a slate in increasing order: by insertion for the
+// paper's few arms, where slices.Sort's generic entry costs more than the
+// sort itself.
+func sortSlate(s []int) {
+	if len(s) > 12 {
+		slices.Sort(s)
+		return
+	}
+	for i := 1; i < len(s); i++ {
+		x, j := s[i], i
+		for ; j > 0 && s[j-1] > x; j-- {
+			s[j] = s[j-1]
+		}
+		s[j] = x
+	}
 }
 
 // fewestPulls fills slate with the arms of fewest pulls, lowest index first
@@ -162,12 +179,12 @@ func numpyFewestPulls(counts, slate []int) {
 // newSlateHV memoises HV of sorted slates: after learning, policies replay
 // the same few slates, and the hypervolume of a slate never changes. A
 // slate of at most 6 arms below 1024 (the paper's) is keyed by its arms
-// packed into 10-bit fields of an integer (packSlate), which the runtime's
-// map hashes without building a string; others by 3 bytes per arm. A
-// packed slate this run has not seen is looked up in shared, if given,
-// before its volume is computed.
+// packed into 10-bit fields of an integer (packSlate), kept in a table of
+// this run's own; others by 3 bytes per arm in a map. A packed slate this
+// run has not seen is looked up in shared, if given, before its volume is
+// computed.
 func newSlateHV(means [][]float64, ref []float64, shared *SlateHVs) func(sorted []int) float64 {
-	packed := map[uint64]float64{}
+	var packed slateTable
 	memo := map[string]float64{}
 	var calc hv.Calculator
 	pts := make([][]float64, 0, 8)
@@ -186,13 +203,13 @@ func newSlateHV(means [][]float64, ref []float64, shared *SlateHVs) func(sorted 
 			if k == lastKey { // most rounds replay the last slate
 				return lastHV
 			}
-			v, ok := packed[k]
+			v, ok := packed.get(k)
 			if !ok {
 				if v, ok = shared.lookup(k); !ok {
 					v = volume(sorted)
 					shared.store(k, v)
 				}
-				packed[k] = v
+				packed.put(k, v)
 			}
 			lastKey, lastHV = k, v
 			return v
@@ -212,9 +229,10 @@ func newSlateHV(means [][]float64, ref []float64, shared *SlateHVs) func(sorted 
 
 // packSlate packs a sorted slate of at most 6 arms of fewer than 1023 into
 // 10-bit fields, arm i as i+1 (so that slates of different sizes differ: a
-// field of 0 is no arm), and reports whether it could.
+// field of 0 is no arm), and reports whether it could. A packed slate is
+// never 0.
 func packSlate(sorted []int, n int) (uint64, bool) {
-	if len(sorted) > 6 || n > 1<<10-1 {
+	if len(sorted) == 0 || len(sorted) > 6 || n > 1<<10-1 {
 		return 0, false
 	}
 	var k uint64
@@ -224,24 +242,105 @@ func packSlate(sorted []int, n int) (uint64, bool) {
 	return k, true
 }
 
+// slateTable maps packed slates to volumes: an open-addressing hash table
+// with linear probing, key 0 marking an empty slot. A lookup touches one
+// slot (one cache line) where the runtime's map reads a control word and
+// then a slot; the memo looks up once per round that changes the slate.
+// The zero value is an empty table.
+type slateTable struct {
+	slots []slateSlot // a power of two of them, at most half full
+	n     int
+}
+
+type slateSlot struct {
+	key uint64
+	hv  float64
+}
+
+// hashSlate mixes every bit of a packed slate into every bit of its hash
+// (the finaliser of SplitMix64): the table's slot is the hash's low bits,
+// the shard of a SlateHVs its top ones.
+func hashSlate(key uint64) uint64 {
+	key ^= key >> 33
+	key *= 0xff51afd7ed558ccd
+	return key ^ key>>33
+}
+
+func (t *slateTable) get(key uint64) (float64, bool) {
+	if t.n == 0 {
+		return 0, false
+	}
+	mask := len(t.slots) - 1
+	for i := int(hashSlate(key)) & mask; ; i = (i + 1) & mask {
+		switch t.slots[i].key {
+		case key:
+			return t.slots[i].hv, true
+		case 0:
+			return 0, false
+		}
+	}
+}
+
+// put sets key's volume (key ≠ 0).
+func (t *slateTable) put(key uint64, hv float64) {
+	if 2*(t.n+1) > len(t.slots) {
+		t.grow()
+	}
+	mask := len(t.slots) - 1
+	for i := int(hashSlate(key)) & mask; ; i = (i + 1) & mask {
+		switch t.slots[i].key {
+		case key:
+			t.slots[i].hv = hv
+			return
+		case 0:
+			t.slots[i] = slateSlot{key, hv}
+			t.n++
+			return
+		}
+	}
+}
+
+func (t *slateTable) grow() {
+	old := t.slots
+	t.slots, t.n = make([]slateSlot, max(64, 2*len(old))), 0
+	for _, s := range old {
+		if s.key != 0 {
+			t.put(s.key, s.hv)
+		}
+	}
+}
+
 // SlateHVs is a memo of HV(S) on the true means of one instance, shared
 // by the runs on it (the thousands of runs of a pass visit the same good
 // slates), safe for concurrent use. It holds slates packSlate packs, at
-// most maxShared of them: past that it only serves what it has.
+// most maxShared of them: past that it only serves what it has. Its
+// tables are sharded by the slate's hash, each under its own lock, so that
+// concurrent runs seldom wait for one another.
 type SlateHVs struct {
-	means [][]float64
-	ref   []float64
-	mu    sync.Mutex
-	m     map[uint64]float64
+	means  [][]float64
+	ref    []float64
+	shards [slateShards]struct {
+		mu sync.Mutex
+		t  slateTable
+		_  [88]byte // apart, so that the shards' locks share no cache line
+	}
 }
 
-// maxShared bounds a SlateHVs: about 40 bytes an entry.
+const slateShardBits = 4
+
+const slateShards = 1 << slateShardBits
+
+// maxShared bounds a SlateHVs: at most 32 bytes an entry.
 const maxShared = 1 << 18
+
+// shardOf picks a key's shard by the top bits of its hash, which the
+// shard's table does not use until it holds 2^59 slots.
+func shardOf(key uint64) int { return int(hashSlate(key) >> (64 - slateShardBits)) }
 
 // NewSlateHVs returns an empty memo for the slates of means with reference
 // point ref (nil: the origin).
 func NewSlateHVs(means [][]float64, ref []float64) *SlateHVs {
-	return &SlateHVs{means: means, ref: ref, m: map[uint64]float64{}}
+	return &SlateHVs{means: means, ref: ref}
 }
 
 // serves reports whether the memo is for these means and reference point,
@@ -285,9 +384,10 @@ func (s *SlateHVs) lookup(k uint64) (float64, bool) {
 	if s == nil {
 		return 0, false
 	}
-	s.mu.Lock()
-	v, ok := s.m[k]
-	s.mu.Unlock()
+	sh := &s.shards[shardOf(k)]
+	sh.mu.Lock()
+	v, ok := sh.t.get(k)
+	sh.mu.Unlock()
 	return v, ok
 }
 
@@ -295,11 +395,12 @@ func (s *SlateHVs) store(k uint64, v float64) {
 	if s == nil {
 		return
 	}
-	s.mu.Lock()
-	if len(s.m) < maxShared {
-		s.m[k] = v
+	sh := &s.shards[shardOf(k)]
+	sh.mu.Lock()
+	if sh.t.n < maxShared/slateShards {
+		sh.t.put(k, v)
 	}
-	s.mu.Unlock()
+	sh.mu.Unlock()
 }
 
 // Alpha is the greedy approximation factor 1 − 1/e.

@@ -7,6 +7,14 @@ import "math/bits"
 // min T is computed from the corner of T without its lowest point, so each
 // of the 2^n − 1 terms costs d minimums and d products.
 func (c *Calculator) iex(pts []float64, n, d int) float64 {
+	if v, ok := iexUnrolled(pts, n, d); ok {
+		return v
+	}
+	return c.iexLoop(pts, n, d)
+}
+
+// iexLoop is iex by a loop over the subsets, for any n and d.
+func (c *Calculator) iexLoop(pts []float64, n, d int) float64 {
 	full := 1 << n
 	if cap(c.mins) < full*d {
 		c.mins = make([]float64, full*d)

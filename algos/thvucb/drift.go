@@ -16,7 +16,32 @@ import "math"
 // too small.
 
 // faces sets face[c] = Π_{l≠c} max(0, max(a_l, b_l) − r_l) without divisions.
+// Each side is computed once (up to 16 coordinates; the products are the
+// same either way, in the same order).
 func faces(face, a, b, ref []float64) {
+	var buf [16]float64
+	if len(a) > len(buf) {
+		facesLoop(face, a, b, ref)
+		return
+	}
+	side := buf[:len(a)]
+	for c := range side {
+		side[c] = max(0, max(a[c], b[c])-ref[c])
+	}
+	acc := 1.0
+	for c, x := range side {
+		face[c] = acc
+		acc *= x
+	}
+	acc = 1
+	for c := len(side) - 1; c >= 0; c-- {
+		face[c] *= acc
+		acc *= side[c]
+	}
+}
+
+// facesLoop is faces computing each side twice, for any dimension.
+func facesLoop(face, a, b, ref []float64) {
 	acc := 1.0
 	for c := range a {
 		face[c] = acc

@@ -218,3 +218,91 @@ func (r *recorder) Observe(slate []int, rewards [][]float64) {
 func TestSelectAllocFree(t *testing.T) {
 	algotest.CheckSelectAllocFree(t, []string{"THV-UCB"}, 0.01)
 }
+
+// TestAddBitIdentical: the corners and bit patterns add keeps (its d = 4, 5
+// fast path when every vector is above r, the loop otherwise) are those of
+// the textbook construction, min of the shifted vectors with the builtin
+// min, bit for bit, with ties (coordinates on a grid) and with vectors not
+// above r.
+func TestAddBitIdentical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for trial := range 4000 {
+		d := 4 + trial%2
+		ref := make([]float64, d)
+		if trial%3 == 0 {
+			for j := range ref {
+				ref[j] = rng.Float64() * 0.1
+			}
+		}
+		var ts terms
+		ts.init(d, ref)
+		var corners [][]float64
+		var signs []float64
+		for range 1 + rng.IntN(6) {
+			u := make([]float64, d)
+			for j := range u {
+				switch rng.IntN(3) {
+				case 0:
+					u[j] = float64(1+rng.IntN(4)) / 4 // ties
+				default:
+					u[j] = rng.Float64()
+				}
+				if trial%7 == 0 && rng.IntN(8) == 0 {
+					u[j] = ref[j] - 0.1*rng.Float64() // not above r: the loop
+				}
+			}
+			v := make([]float64, d)
+			for j := range v {
+				v[j] = u[j] - ref[j]
+			}
+			n := len(corners)
+			for k := range n {
+				c := make([]float64, d)
+				for j := range c {
+					c[j] = min(corners[k][j], v[j])
+				}
+				corners = append(corners, c)
+				signs = append(signs, -signs[k])
+			}
+			corners, signs = append(corners, v), append(signs, 1)
+			ts.add(u)
+		}
+		if len(ts.signs) != len(signs) || len(ts.corners) != len(signs)*d || len(ts.bits) != len(signs)*d {
+			t.Fatalf("trial %d: %d signs, %d corner values, %d bit patterns; want %d terms of %d", trial, len(ts.signs), len(ts.corners), len(ts.bits), len(signs), d)
+		}
+		for k, c := range corners {
+			if ts.signs[k] != signs[k] {
+				t.Fatalf("trial %d: term %d has sign %v, want %v", trial, k, ts.signs[k], signs[k])
+			}
+			for j, x := range c {
+				if got := ts.corners[k*d+j]; math.Float64bits(got) != math.Float64bits(x) || ts.bits[k*d+j] != math.Float64bits(x) {
+					t.Fatalf("trial %d: term %d coordinate %d is %v (bits %#x), want %v", trial, k, j, got, ts.bits[k*d+j], x)
+				}
+			}
+		}
+	}
+}
+
+// TestFacesBitIdentical: faces, each side computed once, equals facesLoop,
+// which computes them in place, to the bit, with sides ≤ 0 and ties.
+func TestFacesBitIdentical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	for trial := range 5000 {
+		d := 1 + trial%17
+		a, b, ref := make([]float64, d), make([]float64, d), make([]float64, d)
+		for c := range a {
+			a[c], b[c] = rng.Float64(), float64(rng.IntN(4))/4
+			if trial%2 == 0 {
+				ref[c] = rng.Float64() * 0.3
+			}
+		}
+		got, want := make([]float64, d), make([]float64, d)
+		faces(got, a, b, ref)
+		facesLoop(want, a, b, ref)
+		for c := range got {
+			if math.Float64bits(got[c]) != math.Float64bits(want[c]) {
+				t.Fatalf("trial %d (d=%d): face %d is %v, want %v", trial, d, c, got[c], want[c])
+			}
+		}
+	}
+}

@@ -57,6 +57,10 @@ func (ts *terms) add(u []float64) {
 	n := len(ts.signs)
 	corners := slices.Grow(ts.corners, (n+1)*d)[:(2*n+1)*d]
 	signs := slices.Grow(ts.signs, n+1)[:2*n+1]
+	if ts.positive && (d == 4 || d == 5) {
+		ts.addPositive(v, n, corners, signs)
+		return
+	}
 	for t := 0; t < n; t++ {
 		m := corners[t*d : (t+1)*d]
 		twin := corners[(n+t)*d : (n+t+1)*d]
@@ -75,6 +79,44 @@ func (ts *terms) add(u []float64) {
 		}
 		ts.bits = bits
 	}
+}
+
+// addPositive is add for d = 4, 5 when u and every corner are above r
+// (positive): each twin's minima taken on the bit patterns, which for
+// floats > 0 order as the values do, so the corners are add's to the
+// bit, written with their bit patterns in one pass (TestAddBitIdentical).
+func (ts *terms) addPositive(v []float64, n int, corners, signs []float64) {
+	d := ts.d
+	bits := slices.Grow(ts.bits, (n+1)*d)[:(2*n+1)*d]
+	if d == 5 {
+		v0, v1, v2, v3, v4 := math.Float64bits(v[0]), math.Float64bits(v[1]), math.Float64bits(v[2]), math.Float64bits(v[3]), math.Float64bits(v[4])
+		for t := 0; t < n; t++ {
+			m := bits[t*5 : t*5+5 : t*5+5]
+			o := (n + t) * 5
+			tw, c := bits[o:o+5:o+5], corners[o:o+5:o+5]
+			b0, b1, b2, b3, b4 := min(m[0], v0), min(m[1], v1), min(m[2], v2), min(m[3], v3), min(m[4], v4)
+			tw[0], tw[1], tw[2], tw[3], tw[4] = b0, b1, b2, b3, b4
+			c[0], c[1], c[2], c[3], c[4] = math.Float64frombits(b0), math.Float64frombits(b1), math.Float64frombits(b2), math.Float64frombits(b3), math.Float64frombits(b4)
+			signs[n+t] = -signs[t]
+		}
+	} else {
+		v0, v1, v2, v3 := math.Float64bits(v[0]), math.Float64bits(v[1]), math.Float64bits(v[2]), math.Float64bits(v[3])
+		for t := 0; t < n; t++ {
+			m := bits[t*4 : t*4+4 : t*4+4]
+			o := (n + t) * 4
+			tw, c := bits[o:o+4:o+4], corners[o:o+4:o+4]
+			b0, b1, b2, b3 := min(m[0], v0), min(m[1], v1), min(m[2], v2), min(m[3], v3)
+			tw[0], tw[1], tw[2], tw[3] = b0, b1, b2, b3
+			c[0], c[1], c[2], c[3] = math.Float64frombits(b0), math.Float64frombits(b1), math.Float64frombits(b2), math.Float64frombits(b3)
+			signs[n+t] = -signs[t]
+		}
+	}
+	copy(corners[2*n*d:], v)
+	for j, x := range v {
+		bits[2*n*d+j] = math.Float64bits(x)
+	}
+	signs[2*n] = 1
+	ts.corners, ts.signs, ts.bits = corners, signs, bits
 }
 
 // gain returns HV(S ∪ {u}) − HV(S) by inclusion–exclusion over the terms of

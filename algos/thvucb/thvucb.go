@@ -56,14 +56,17 @@ type Policy struct {
 	// R_i at that round. So boxes[i] + R_i(t) − riseAt[i] bounds
 	// box(u_i(t)), and lower[c*n+i] ≥ L_ic(t), as the radius only grows
 	// while the statistics stay.
-	upper  [][]float64
-	lower  []float64
-	boxes  []float64
-	at     []int
-	riseAt []float64
-	old    []float64 // scratch: a u_i before it is recomputed
-	t      int       // the round of the current (or last) Select, 0 before the first
-	c      float64   // its c_t
+	upper [][]float64
+	lower []float64
+	// lowerMax[c] ≥ every lower[c*n+j] (each value written is folded in):
+	// an arm whose u_ic exceeds it is dominated by no arm.
+	lowerMax []float64
+	boxes    []float64
+	at       []int
+	riseAt   []float64
+	old      []float64 // scratch: a u_i before it is recomputed
+	t        int       // the round of the current (or last) Select, 0 before the first
+	c        float64   // its c_t
 
 	fullBox float64 // box((1, …, 1)): with clipping, no box is larger
 
@@ -85,7 +88,7 @@ func New(cfg algos.Config) *Policy {
 		eta:   cfg.Eta,
 		delta: cfg.Params["delta"],
 		clip:  cfg.Params["clip"] != 0,
-		upper: matrix(n, d), lower: make([]float64, n*d),
+		upper: matrix(n, d), lower: make([]float64, n*d), lowerMax: make([]float64, d),
 		boxes: make([]float64, n), at: make([]int, n), riseAt: make([]float64, n),
 		old:    make([]float64, d),
 		pruned: make([]int8, n), lastDom: make([]int, n),
@@ -186,18 +189,23 @@ func (p *Policy) compute(i int) {
 	p.at[i] = p.t
 }
 
-// vectors writes u_i and L_i for width c into u and l (L_ic at l[c*stride])
-// and returns box(u_i), formed as u_i is.
+// vectors writes u_i and L_i for width c into u and l (L_ic at l[c*stride],
+// folded into lowerMax) and returns box(u_i), formed as u_i is.
 func (p *Policy) vectors(i int, c float64, u, l []float64, stride int) float64 {
 	ref := p.prob.Ref
 	mean := p.Mean[i]
 	b := radius(c, p.Count[i])
 	u = u[:len(mean)]
+	lowerMax := p.lowerMax[:len(mean)]
 	bx := 1.0
 	for j, m := range mean {
 		v := p.ucb(m, b)
 		u[j] = v
-		l[j*stride] = m - b
+		lo := m - b
+		l[j*stride] = lo
+		if lo > lowerMax[j] {
+			lowerMax[j] = lo
+		}
 		if v > ref[j] {
 			bx *= v - ref[j]
 		} else {
@@ -233,6 +241,10 @@ func (p *Policy) dominated(i int) bool {
 		}
 	}
 	uf, n := u[first], p.prob.N
+	if uf > p.lowerMax[first] { // no lower bound reaches u_i there
+		p.pruned[i] = 1
+		return false
+	}
 	for j, l := range p.lower[first*n : (first+1)*n] {
 		if uf <= l && j != i && p.below(u, j) {
 			if p.refresh(j); p.below(u, j) {

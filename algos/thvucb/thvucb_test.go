@@ -658,3 +658,33 @@ func TestEqualGainsByRoundingTieToLowestIndex(t *testing.T) {
 		return
 	}
 }
+
+// checkLowerMax wraps a Policy to check, after every Select, that
+// lowerMax bounds every lower bound stored: the domination test's
+// shortcut rests on it.
+type checkLowerMax struct {
+	*Policy
+	t *testing.T
+}
+
+func (c checkLowerMax) Select(t int, slate []int) {
+	c.Policy.Select(t, slate)
+	n := c.prob.N
+	for j, l := range c.lower {
+		if l > c.lowerMax[j/n] {
+			c.t.Fatalf("round %d: lower[%d] = %v above lowerMax[%d] = %v", t, j, l, j/n, c.lowerMax[j/n])
+		}
+	}
+}
+
+// TestLowerMaxBounds runs THV-UCB at small and large η (where most arms
+// are tested for domination) and checks lowerMax every round.
+func TestLowerMaxBounds(t *testing.T) {
+	for _, eta := range []float64{0.01, 1} {
+		in, _ := envs.Generate(envs.Linear, 3, 60, 1)
+		b, _ := envs.NewBandit(in, 0.035, 1)
+		if _, err := algos.Simulate(checkLowerMax{newPolicy(t, 60, 3, 4, 400, eta), t}, b, 4, 400, 2, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package algos
+
+import (
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+)
+
+// TestSlateTable checks the open-addressing table against a map, through
+// its growth, on packed slates that differ in one field (the case a weak
+// hash would pile into one slot) and on random ones.
+func TestSlateTable(t *testing.T) {
+	var tab slateTable
+	want := map[uint64]float64{}
+	rng := rand.New(rand.NewPCG(1, 2))
+	check := func() {
+		t.Helper()
+		for k, v := range want {
+			if got, ok := tab.get(k); !ok || got != v {
+				t.Fatalf("get(%#x) = %v, %v; want %v", k, got, ok, v)
+			}
+		}
+		if tab.n != len(want) {
+			t.Fatalf("n = %d, want %d", tab.n, len(want))
+		}
+	}
+	if _, ok := tab.get(1); ok {
+		t.Fatal("the empty table has a key")
+	}
+	for i := range 1000 {
+		slate := []int{i % 1000, 1001, 1002, 1003, 1004, 1005} // first field varies
+		if i%2 == 1 {
+			slate = []int{rng.IntN(1000), rng.IntN(1000), rng.IntN(1000)}
+		}
+		k, ok := packSlate(slate, 1022)
+		if !ok || k == 0 {
+			t.Fatalf("packSlate(%v) = %#x, %v", slate, k, ok)
+		}
+		v := rng.Float64()
+		tab.put(k, v)
+		want[k] = v
+		if i%97 == 0 {
+			check()
+		}
+	}
+	check()
+	for range 1000 {
+		k := rng.Uint64() | 1<<63 // not a packed slate: none is stored
+		if _, ok := tab.get(k); ok {
+			t.Fatalf("get(%#x) found a key never put", k)
+		}
+	}
+}
+
+// TestSlateHVsConcurrent stores and looks up from several goroutines (run
+// with -race) and checks every value served is the one stored.
+func TestSlateHVsConcurrent(t *testing.T) {
+	s := NewSlateHVs(nil, nil)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 5000 {
+				k := uint64(i%3000 + 1)
+				if v, ok := s.lookup(k); ok && v != float64(k) {
+					t.Errorf("goroutine %d: lookup(%d) = %v", g, k, v)
+					return
+				}
+				s.store(k, float64(k))
+			}
+		}()
+	}
+	wg.Wait()
+	for k := uint64(1); k <= 3000; k++ {
+		if v, ok := s.lookup(k); !ok || v != float64(k) {
+			t.Fatalf("lookup(%d) = %v, %v", k, v, ok)
+		}
+	}
+}
+
+// TestSortSlate checks sortSlate against slices.Sort on random slates of
+// every size up to past its insertion sort's limit.
+func TestSortSlate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := range 20 {
+		for range 200 {
+			s := make([]int, n)
+			for i := range s {
+				s[i] = rng.IntN(8)
+			}
+			want := slices.Clone(s)
+			slices.Sort(want)
+			sortSlate(s)
+			if !slices.Equal(s, want) {
+				t.Fatalf("sortSlate gave %v, want %v", s, want)
+			}
+		}
+	}
+}
