@@ -2,8 +2,10 @@ package config
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Readings is the readings sweep of params.yaml (thv readings,
@@ -37,25 +39,12 @@ func (v Reading) ForInstance(s uint64) Reading {
 	return v
 }
 
-// isReadingName reports whether s may be a reading's name, which names
-// its lock file: ^[a-z0-9][a-z0-9._+-]{0,63}$, tested by hand because the
-// regular expression's {0,63} compiles to some 800 allocations and 12
-// million instructions, half the cost of loading params.yaml.
-func isReadingName(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
-		case i > 0 && (c == '.' || c == '_' || c == '+' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return true
-}
+// readingName is what a reading's name may be: it names its lock file.
+// Compiled on first use: its {0,63} expands to some 800 allocations,
+// which every thv command would pay at start (thv hv included).
+var readingName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[a-z0-9][a-z0-9._+-]{0,63}$`)
+})
 
 // check validates the section against the protocol: names unique and
 // usable as file names, settings known, overrides of the form key=value
@@ -74,7 +63,7 @@ func (r *Readings) check(c *Config) error {
 	seen := map[string]bool{}
 	for i, v := range r.Variants {
 		switch {
-		case !isReadingName(v.Name):
+		case !readingName().MatchString(v.Name):
 			return fmt.Errorf("readings.variants[%d].name = %q: want lower-case letters, digits, '.', '_', '+', '-' (it names a lock file)", i, v.Name)
 		case seen[v.Name]:
 			return fmt.Errorf("readings.variants[%d].name = %q: given twice", i, v.Name)

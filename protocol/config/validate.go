@@ -249,13 +249,13 @@ func checkSeeds(key string, seeds []uint64) error {
 // A protocol is untrusted input (a bundle's is someone else's): the names
 // it gives to settings and profiles become task IDs, file names, Markdown
 // headings and table cells and terminal text, so they are checked when it
-// is loaded, as reading names are (isReadingName): letters, digits and
+// is loaded, as reading names are (readingName): letters, digits and
 // ". _ + -" only, so that neither a terminal nor a Markdown file ever
 // receives a control character or markup from one.
 
-// checkName refuses a name of section that is not of isReadingName's form.
+// checkName refuses a name of section that is not of readingName's form.
 func checkName(section, name string) error {
-	if !isReadingName(name) {
+	if !readingName().MatchString(name) {
 		return fmt.Errorf("%s: the name %q: want lower-case letters, digits, '.', '_', '+', '-', at most 64, starting with a letter or digit (a name becomes a task ID, a file name and text in Markdown and on a terminal)", section, clipN(name, 80))
 	}
 	return nil
