@@ -334,13 +334,12 @@ func (f *FrontTracker) settle(points [][]float64) int {
 		// The filter passes every pair when it is off: with h = 0 both
 		// tests read 0 == 0.
 		sc, pc := f.q.sig[c], points[c]
-		for a := 0; a < len(f.list); {
+		for a := 0; ; {
+			if a = f.related(sc, a); a == len(f.list) {
+				break
+			}
 			sm := f.lsig[a]
 			below, above := ((sc|h)-sm)&h == h, ((sm|h)-sc)&h == h
-			if !below && !above { // the common case: neither may dominate
-				a++
-				continue
-			}
 			m := f.list[a]
 			if below && Dominates(pc, points[m]) {
 				f.nd[m], f.wit[m] = false, c
@@ -363,6 +362,23 @@ func (f *FrontTracker) settle(points [][]float64) int {
 		f.moved[c] = false
 	}
 	return len(f.list)
+}
+
+// related returns the index of the first member from a on whose
+// signature allows it to dominate, or be dominated by, the vector of
+// signature sc (len(f.list) if none): the common case, neither, is this
+// tight loop over the signatures alone.
+func (f *FrontTracker) related(sc uint64, a int) int {
+	h := f.q.high
+	lsig := f.lsig[:len(f.list)]
+	below := sc | h
+	for ; a < len(lsig); a++ {
+		sm := lsig[a]
+		if (below-sm)&h == h || ((sm|h)-sc)&h == h {
+			return a
+		}
+	}
+	return a
 }
 
 // change records that vector i moved from old to p.
