@@ -136,7 +136,14 @@ func (q *quantiser) pack(p []float64) uint64 {
 	var sg uint64
 	for j, x := range p[:q.dimension] {
 		v := (x - q.lo[j]) * q.scale[j]
-		v = min(q.top, max(0, v))
+		// The clamp written as comparisons, cheaper than min and max: the
+		// same value for every v (a NaN stays NaN, −0 converts as +0).
+		if v < 0 {
+			v = 0
+		}
+		if v > q.top {
+			v = q.top
+		}
 		sg |= uint64(int64(v)) << (q.w * j)
 	}
 	return sg
