@@ -49,6 +49,7 @@ type Policy struct {
 	d      int
 	varNum float64 // N_i·σ_i²: σ_obs² (ParetoTS) or σ_prior² + σ_obs² (ParetoTS+)
 	rng    *rand.Rand
+	src    *rand.PCG // rng's generator, for the normals, when the config gives it
 
 	theta  [][]float64
 	flat   []float64 // θ_i = flat[d·i : d·i+d], the backing of theta
@@ -61,7 +62,7 @@ type Policy struct {
 func New(cfg algos.Config, plus bool, sigmaPrior float64) *Policy {
 	n, d := cfg.N, cfg.D
 	p := &Policy{
-		Stats: algos.NewStats(n, d), plus: plus, d: d, rng: cfg.Rand,
+		Stats: algos.NewStats(n, d), plus: plus, d: d, rng: cfg.Rand, src: cfg.Source,
 		varNum: cfg.Sigma * cfg.Sigma,
 		theta:  make([][]float64, n),
 		sum:    make([]float64, n),
@@ -70,7 +71,8 @@ func New(cfg algos.Config, plus bool, sigmaPrior float64) *Policy {
 		p.varNum += float64(sigmaPrior * sigmaPrior)
 	}
 	if p.rng == nil {
-		p.rng = rand.New(rand.NewPCG(0, 0))
+		p.src = rand.NewPCG(0, 0)
+		p.rng = rand.New(p.src)
 	}
 	p.flat = make([]float64, n*d)
 	for i := range p.theta {
@@ -100,8 +102,12 @@ func (p *Policy) Select(t int, slate []int) {
 				th[j] = x
 				s += x
 			}
+		} else if sd := p.StdDev(i); p.src != nil { // the same draws, without the Source interface
+			for j, x := range m {
+				th[j] = x + float64(sd*fmath.NormFloat64PCG(p.src))
+				s += th[j]
+			}
 		} else {
-			sd := p.StdDev(i)
 			for j, x := range m {
 				th[j] = x + float64(sd*fmath.NormFloat64(p.rng))
 				s += th[j]
