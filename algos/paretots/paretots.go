@@ -93,27 +93,44 @@ func (p *Policy) StdDev(i int) float64 {
 // θ = μ̂), takes whole Pareto layers of θ while they fit and resolves the
 // overflowing layer.
 func (p *Policy) Select(t int, slate []int) {
-	point := p.varNum == 0
-	for i, m := range p.Mean {
-		th := p.theta[i][:len(m)]
-		s := 0.0
-		if point {
+	switch {
+	case p.varNum == 0: // a point mass: θ = μ̂
+		for i, m := range p.Mean {
+			th := p.theta[i][:len(m)]
+			s := 0.0
 			for j, x := range m {
 				th[j] = x
 				s += x
 			}
-		} else if sd := p.StdDev(i); p.src != nil { // the same draws, without the Source interface
-			for j, x := range m {
-				th[j] = x + float64(sd*fmath.NormFloat64PCG(p.src))
+			p.sum[i] = s
+		}
+	case p.src != nil:
+		// The same draws in the same order, taken from the generator in
+		// one batch into θ's backing, then θ_ij = μ̂_ij + σ_i·z_ij.
+		d := p.d
+		z := p.flat[:d*len(p.Mean)]
+		fmath.NormFloat64sPCG(p.src, z)
+		for i, m := range p.Mean {
+			sd := p.StdDev(i)
+			th := z[d*i : d*i+d : d*i+d]
+			s := 0.0
+			for j, x := range m[:d] {
+				th[j] = x + float64(sd*th[j])
 				s += th[j]
 			}
-		} else {
+			p.sum[i] = s
+		}
+	default:
+		for i, m := range p.Mean {
+			th := p.theta[i][:len(m)]
+			sd := p.StdDev(i)
+			s := 0.0
 			for j, x := range m {
 				th[j] = x + float64(sd*fmath.NormFloat64(p.rng))
 				s += th[j]
 			}
+			p.sum[i] = s
 		}
-		p.sum[i] = s
 	}
 	if p.plus { // Peel + PickLargestSum on Σ θ, found early
 		// Σ_j |θ_ij|, the scale of a sum's rounding error, is taken for
