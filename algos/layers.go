@@ -192,18 +192,21 @@ func (l *Layers) above(x, y int) bool {
 // sortOrder repairs the previous visiting order by insertion sort, and
 // falls back to a full sort when too many arms moved.
 func (l *Layers) sortOrder() {
-	order := l.order
+	order, sum := l.order, l.sum
 	budget := 16 * len(order)
 	for a := 1; a < len(order); a++ {
 		x := order[a]
+		sx := sum[x]
 		b := a
-		for b > 0 && l.above(x, order[b-1]) {
-			order[b] = order[b-1]
-			b--
+		for ; b > 0; b-- {
+			y := order[b-1]
+			if sy := sum[y]; !(sx > sy || sx == sy && x < y) { // !above(x, y)
+				break
+			}
+			order[b] = y
 		}
 		order[b] = x
 		if budget -= a - b; budget < 0 {
-			sum := l.sum
 			slices.SortFunc(order, func(x, y int) int {
 				if c := cmp.Compare(sum[y], sum[x]); c != 0 {
 					return c
