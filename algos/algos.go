@@ -57,6 +57,11 @@ type Config struct {
 	Eta    float64            // confidence parameter η; unused by algorithms without η
 	Params map[string]float64 // fixed parameters, every Spec.Params entry present
 	Rand   *rand.Rand         // the policy's own random stream
+	// Source is the generator under Rand when NewPolicyOn was given it
+	// (nil otherwise): a hot loop may draw from it directly, the same
+	// numbers as through Rand, without a call through the Source
+	// interface per draw (fmath.NormFloat64PCG).
+	Source *rand.PCG
 }
 
 // Param documents a fixed (not grid-searched) parameter of an algorithm.
@@ -206,6 +211,17 @@ func Lookup(name string) (Spec, error) {
 // policy: η must be positive for algorithms that use it, unknown fixed
 // parameters are rejected and missing ones take their defaults.
 func (s Spec) NewPolicy(prob Problem, eta float64, params map[string]float64, rng *rand.Rand) (Policy, error) {
+	return s.newPolicy(prob, eta, params, rng, nil)
+}
+
+// NewPolicyOn is NewPolicy with the random stream rand.New(src), whose
+// generator the policy may also draw from directly (Config.Source): the
+// same policy, drawing the same numbers, as NewPolicy's on that stream.
+func (s Spec) NewPolicyOn(prob Problem, eta float64, params map[string]float64, src *rand.PCG) (Policy, error) {
+	return s.newPolicy(prob, eta, params, rand.New(src), src)
+}
+
+func (s Spec) newPolicy(prob Problem, eta float64, params map[string]float64, rng *rand.Rand, src *rand.PCG) (Policy, error) {
 	if s.UsesEta && !(eta > 0) {
 		return nil, fmt.Errorf("%s: η = %v, must be > 0", s.Name, eta)
 	}
@@ -227,7 +243,7 @@ func (s Spec) NewPolicy(prob Problem, eta float64, params map[string]float64, rn
 		}
 		full[k] = params[k]
 	}
-	return s.New(Config{Problem: prob, Eta: eta, Params: full, Rand: rng}), nil
+	return s.New(Config{Problem: prob, Eta: eta, Params: full, Rand: rng, Source: src}), nil
 }
 
 func (s Spec) paramNames() string {

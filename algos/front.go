@@ -136,7 +136,14 @@ func (q *quantiser) pack(p []float64) uint64 {
 	var sg uint64
 	for j, x := range p[:q.dimension] {
 		v := (x - q.lo[j]) * q.scale[j]
-		v = min(q.top, max(0, v))
+		// The clamp written as comparisons, cheaper than min and max: the
+		// same value for every v (a NaN stays NaN, −0 converts as +0).
+		if v < 0 {
+			v = 0
+		}
+		if v > q.top {
+			v = q.top
+		}
 		sg |= uint64(int64(v)) << (q.w * j)
 	}
 	return sg
@@ -334,13 +341,12 @@ func (f *FrontTracker) settle(points [][]float64) int {
 		// The filter passes every pair when it is off: with h = 0 both
 		// tests read 0 == 0.
 		sc, pc := f.q.sig[c], points[c]
-		for a := 0; a < len(f.list); {
+		for a := 0; ; {
+			if a = f.related(sc, a); a == len(f.list) {
+				break
+			}
 			sm := f.lsig[a]
 			below, above := ((sc|h)-sm)&h == h, ((sm|h)-sc)&h == h
-			if !below && !above { // the common case: neither may dominate
-				a++
-				continue
-			}
 			m := f.list[a]
 			if below && Dominates(pc, points[m]) {
 				f.nd[m], f.wit[m] = false, c
@@ -363,6 +369,23 @@ func (f *FrontTracker) settle(points [][]float64) int {
 		f.moved[c] = false
 	}
 	return len(f.list)
+}
+
+// related returns the index of the first member from a on whose
+// signature allows it to dominate, or be dominated by, the vector of
+// signature sc (len(f.list) if none): the common case, neither, is this
+// tight loop over the signatures alone.
+func (f *FrontTracker) related(sc uint64, a int) int {
+	h := f.q.high
+	lsig := f.lsig[:len(f.list)]
+	below := sc | h
+	for ; a < len(lsig); a++ {
+		sm := lsig[a]
+		if (below-sm)&h == h || ((sm|h)-sc)&h == h {
+			return a
+		}
+	}
+	return a
 }
 
 // change records that vector i moved from old to p.

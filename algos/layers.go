@@ -62,6 +62,10 @@ type Layers struct {
 	lo, hi  [8]float64 // coordinate ranges of the current points
 	high    uint64     // the guard bit of every field; 0: filter off
 	sigDone bool       // signatures computed for the current call
+	// sigLast: the last archive pass of Peel computed signatures; the next
+	// computes them before its first test, so that every test is filtered
+	// (the layers change little in size from one call to the next).
+	sigLast bool
 
 	layer    []int    // the layer being built, in visiting order
 	layerSig []uint64 // layerSig[a] = sig[layer[a]] once sigDone
@@ -192,18 +196,21 @@ func (l *Layers) above(x, y int) bool {
 // sortOrder repairs the previous visiting order by insertion sort, and
 // falls back to a full sort when too many arms moved.
 func (l *Layers) sortOrder() {
-	order := l.order
+	order, sum := l.order, l.sum
 	budget := 16 * len(order)
 	for a := 1; a < len(order); a++ {
 		x := order[a]
+		sx := sum[x]
 		b := a
-		for b > 0 && l.above(x, order[b-1]) {
-			order[b] = order[b-1]
-			b--
+		for ; b > 0; b-- {
+			y := order[b-1]
+			if sy := sum[y]; !(sx > sy || sx == sy && x < y) { // !above(x, y)
+				break
+			}
+			order[b] = y
 		}
 		order[b] = x
 		if budget -= a - b; budget < 0 {
-			sum := l.sum
 			slices.SortFunc(order, func(x, y int) int {
 				if c := cmp.Compare(sum[y], sum[x]); c != 0 {
 					return c
@@ -388,7 +395,12 @@ func (l *Layers) Peel(points [][]float64, k int) (full, overflow []int) {
 	}
 	l.prepare(points)
 	l.sortOrder()
-	return l.peel(points, byArchive, 0, k)
+	if l.sigLast { // the last pass needed them: this one takes them at once
+		l.signatures(points)
+	}
+	full, overflow = l.peel(points, byArchive, 0, k)
+	l.sigLast = l.sigDone
+	return full, overflow
 }
 
 // PeelFlat is Peel for the n = len(coords)/d points of d ≥ 1 coordinates

@@ -82,17 +82,27 @@ func (o *SumOrder) Before(i, j int) bool {
 // it is skipped (as it comes after the first too), so Before runs only on
 // the arms whose sums lie near the largest.
 func (o *SumOrder) First(arms []int) int {
-	top := 0
+	sums := o.Sums
+	top, ts := 0, sums[arms[0]]
 	for c, i := range arms {
-		if o.Sums[i] > o.Sums[arms[top]] {
-			top = c
+		if s := sums[i]; s > ts {
+			top, ts = c, s
 		}
 	}
 	t, best := arms[top], -1
-	for c, i := range arms {
-		if o.Abs != nil && o.Sums[t]-o.Sums[i] > 0x1p-40*(o.Abs[t]+o.Abs[i]) { // Before(t, i), as it tests
-			continue
+	if abs := o.Abs; abs != nil {
+		at := abs[t]
+		for c, i := range arms {
+			if ts-sums[i] > 0x1p-40*(at+abs[i]) { // Before(t, i), as it tests
+				continue
+			}
+			if best < 0 || o.Before(i, arms[best]) {
+				best = c
+			}
 		}
+		return best
+	}
+	for c, i := range arms {
 		if best < 0 || o.Before(i, arms[best]) {
 			best = c
 		}

@@ -175,14 +175,12 @@ func (r *rankSets) repair(coords []float64, d, j int, key []float64, ord []int32
 	budget := 16 * len(key)
 	top := coords[int(ord[0])*d+j] // the largest key of the sorted prefix, its last
 	key[0] = top
-	for a := 1; a < len(key); a++ {
-		i := ord[a]
-		x := coords[int(i)*d+j]
-		key[a] = x
-		if x > top { // in place: most arms, most rounds
-			top = x
-			continue
+	for a := 1; ; a++ {
+		// In place: most arms, most rounds.
+		if a, top = ascending(coords, d, j, key, ord, a, top); a == len(key) {
+			break
 		}
+		i, x := ord[a], key[a]
 		if !(x < top) { // in place too: equal (or NaN, which keys are not)
 			tied = tied || x == top
 			top = x
@@ -210,6 +208,24 @@ func (r *rankSets) repair(coords []float64, d, j int, key []float64, ord []int32
 		}
 	}
 	return true, tied
+}
+
+// ascending is repair's common case as a tight loop: from position a on,
+// it reads the keys of the arms of ord while each is above the one before
+// (top, the largest key so far), and returns the position of the first
+// that is not (len(key) if none), its key read too, and the largest key
+// before it.
+func ascending(coords []float64, d, j int, key []float64, ord []int32, a int, top float64) (int, float64) {
+	ord = ord[:len(key)]
+	for ; a < len(key); a++ {
+		x := coords[int(ord[a])*d+j]
+		key[a] = x
+		if !(x > top) {
+			return a, top
+		}
+		top = x
+	}
+	return a, top
 }
 
 // ties calls move(b, a) for every pair of arms a before b in a group of
@@ -286,6 +302,15 @@ func (l *Layers) maximalRanks(points [][]float64) []int {
 	r := &l.ranks
 	w := r.words
 	taken := r.taken[:w]
+	if r.none && r.distinct { // the first layer of distinct keys: every arm of geq dominates
+		for i, size := range r.geqSize[:r.n] {
+			if size == 0 {
+				layer = append(layer, i)
+			}
+		}
+		l.layer = layer
+		return layer
+	}
 	if r.none { // the first layer, the common case: an empty geq is in it
 		for i, size := range r.geqSize[:r.n] {
 			if size == 0 || !r.dominated(points, i) {

@@ -99,7 +99,7 @@ func Run(spec RunSpec, bench Benchmarks) (*Trace, Summary, error) {
 		return nil, Summary{}, fmt.Errorf("benchmark %q: want one of %v", spec.BenchmarkD3, BenchmarkRules)
 	}
 	prob := Problem{N: inst.N(), D: inst.D(), K: spec.K, T: spec.T, Sigma: spec.Sigma, Ref: spec.Ref}
-	pol, err := algo.NewPolicy(prob, spec.Eta, spec.Params, envs.NewStream(spec.Seed, "policy/"+algo.Name))
+	pol, err := algo.NewPolicyOn(prob, spec.Eta, spec.Params, envs.NewPCG(spec.Seed, "policy/"+algo.Name)) // envs.NewStream's generator
 	if err != nil {
 		return nil, Summary{}, err
 	}

@@ -49,6 +49,7 @@ type Policy struct {
 	d      int
 	varNum float64 // N_i·σ_i²: σ_obs² (ParetoTS) or σ_prior² + σ_obs² (ParetoTS+)
 	rng    *rand.Rand
+	src    *rand.PCG // rng's generator, for the normals, when the config gives it
 
 	theta  [][]float64
 	flat   []float64 // θ_i = flat[d·i : d·i+d], the backing of theta
@@ -61,7 +62,7 @@ type Policy struct {
 func New(cfg algos.Config, plus bool, sigmaPrior float64) *Policy {
 	n, d := cfg.N, cfg.D
 	p := &Policy{
-		Stats: algos.NewStats(n, d), plus: plus, d: d, rng: cfg.Rand,
+		Stats: algos.NewStats(n, d), plus: plus, d: d, rng: cfg.Rand, src: cfg.Source,
 		varNum: cfg.Sigma * cfg.Sigma,
 		theta:  make([][]float64, n),
 		sum:    make([]float64, n),
@@ -70,7 +71,8 @@ func New(cfg algos.Config, plus bool, sigmaPrior float64) *Policy {
 		p.varNum += float64(sigmaPrior * sigmaPrior)
 	}
 	if p.rng == nil {
-		p.rng = rand.New(rand.NewPCG(0, 0))
+		p.src = rand.NewPCG(0, 0)
+		p.rng = rand.New(p.src)
 	}
 	p.flat = make([]float64, n*d)
 	for i := range p.theta {
@@ -91,23 +93,44 @@ func (p *Policy) StdDev(i int) float64 {
 // θ = μ̂), takes whole Pareto layers of θ while they fit and resolves the
 // overflowing layer.
 func (p *Policy) Select(t int, slate []int) {
-	point := p.varNum == 0
-	for i, m := range p.Mean {
-		th := p.theta[i][:len(m)]
-		s := 0.0
-		if point {
+	switch {
+	case p.varNum == 0: // a point mass: θ = μ̂
+		for i, m := range p.Mean {
+			th := p.theta[i][:len(m)]
+			s := 0.0
 			for j, x := range m {
 				th[j] = x
 				s += x
 			}
-		} else {
+			p.sum[i] = s
+		}
+	case p.src != nil:
+		// The same draws in the same order, taken from the generator in
+		// one batch into θ's backing, then θ_ij = μ̂_ij + σ_i·z_ij.
+		d := p.d
+		z := p.flat[:d*len(p.Mean)]
+		fmath.NormFloat64sPCG(p.src, z)
+		for i, m := range p.Mean {
 			sd := p.StdDev(i)
+			th := z[d*i : d*i+d : d*i+d]
+			s := 0.0
+			for j, x := range m[:d] {
+				th[j] = x + float64(sd*th[j])
+				s += th[j]
+			}
+			p.sum[i] = s
+		}
+	default:
+		for i, m := range p.Mean {
+			th := p.theta[i][:len(m)]
+			sd := p.StdDev(i)
+			s := 0.0
 			for j, x := range m {
 				th[j] = x + float64(sd*fmath.NormFloat64(p.rng))
 				s += th[j]
 			}
+			p.sum[i] = s
 		}
-		p.sum[i] = s
 	}
 	if p.plus { // Peel + PickLargestSum on Σ θ, found early
 		// Σ_j |θ_ij|, the scale of a sum's rounding error, is taken for

@@ -384,3 +384,47 @@ func TestEqualSumsByRoundingTieToLowestIndex(t *testing.T) {
 		return
 	}
 }
+
+// TestDirectSourceDrawsTheSame: a policy given the generator itself
+// (NewPolicyOn, whose normals skip the Source interface) chooses the same
+// slates, samples the same θ to the bit and leaves the stream where one
+// given only the *rand.Rand over that generator (NewPolicy) does.
+func TestDirectSourceDrawsTheSame(t *testing.T) {
+	in, err := envs.Generate(envs.Linear, 4, 60, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prob := algos.Problem{N: 60, D: 4, K: 5, T: 1000, Sigma: 0.05}
+	for _, name := range family {
+		spec, _ := algos.Lookup(name)
+		srcA, srcB := rand.NewPCG(7, 8), rand.NewPCG(7, 8)
+		viaRand, err := spec.NewPolicy(prob, 0, nil, rand.New(srcA))
+		if err != nil {
+			t.Fatal(err)
+		}
+		direct, err := spec.NewPolicyOn(prob, 0, nil, srcB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := viaRand.(*Policy), direct.(*Policy)
+		if a.src != nil || b.src != srcB {
+			t.Fatalf("%s: the generator was not passed as meant", name)
+		}
+		for i, m := range in.Means {
+			copy(a.Mean[i], m)
+			copy(b.Mean[i], m)
+			a.Count[i], b.Count[i] = 1+i%7, 1+i%7
+		}
+		sa, sb := make([]int, 5), make([]int, 5)
+		for round := range 200 {
+			a.Select(100+round, sa)
+			b.Select(100+round, sb)
+			if !slices.Equal(sa, sb) || !slices.Equal(a.flat, b.flat) {
+				t.Fatalf("%s round %d: slates %v and %v (or θ) differ", name, round, sa, sb)
+			}
+		}
+		if srcA.Uint64() != srcB.Uint64() {
+			t.Errorf("%s: the streams ended in different states", name)
+		}
+	}
+}

@@ -384,6 +384,33 @@ func TestNormFloat64PCG(t *testing.T) {
 	}
 }
 
+// TestNormFloat64sPCG: NormFloat64sPCG gives the values of as many
+// NormFloat64PCG calls, and leaves the generator where they do, in batches
+// of every size (enough draws to reach the tails and the wedges).
+func TestNormFloat64sPCG(t *testing.T) {
+	p, q := rand.NewPCG(11, 12), rand.NewPCG(11, 12)
+	buf := make([]float64, 1000)
+	drawn, tails := 0, 0
+	for size := 0; drawn < 2000000; size = (size + 1) % len(buf) {
+		NormFloat64sPCG(p, buf[:size])
+		for k, x := range buf[:size] {
+			if y := NormFloat64PCG(q); math.Float64bits(x) != math.Float64bits(y) {
+				t.Fatalf("draw %d: %v, NormFloat64PCG gives %v", drawn+k, x, y)
+			}
+			if math.Abs(x) > rn {
+				tails++
+			}
+		}
+		drawn += size
+		if p.Uint64() != q.Uint64() {
+			t.Fatalf("generators out of step after %d draws", drawn)
+		}
+	}
+	if tails == 0 {
+		t.Fatal("no sample from the base strip's tail: the test did not reach it")
+	}
+}
+
 // TestSameBitsEverywhere pins a digest of many results of every function.
 // The digests were computed on amd64; CI runs this test cross-compiled for
 // arm64 under qemu (make crossarch), where the standard library's functions

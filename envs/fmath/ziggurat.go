@@ -65,23 +65,57 @@ func NormFloat64PCG(p *rand.PCG) float64 {
 		if absInt32(j) < kn[i] {
 			return x
 		}
-		if i == 0 {
-			for {
-				x = float64(-Log(pcgFloat64(p)) * (1.0 / rn))
-				y := -Log(pcgFloat64(p))
-				if y+y >= float64(x*x) {
-					break
-				}
-			}
-			if j > 0 {
-				return rn + x
-			}
-			return -rn - x
-		}
-		if fn[i]+float32(float32(pcgFloat64(p))*(fn[i-1]-fn[i])) < float32(Exp(float64(-.5*x*x))) {
+		if x, ok := normOutside(p, j, i, x); ok {
 			return x
 		}
 	}
+}
+
+// NormFloat64sPCG fills dst with standard normal samples from p: the
+// values, and uses of p, of len(dst) calls of NormFloat64PCG in turn
+// (TestNormFloat64sPCG). The common case of the ziggurat is written in
+// the loop, with p's step inlined, instead of a call per sample.
+func NormFloat64sPCG(p *rand.PCG, dst []float64) {
+	for k := range dst {
+		for {
+			u := p.Uint64()
+			j := int32(u) // possibly negative
+			i := u >> 32 & 0x7F
+			x := float64(j) * float64(wn[i])
+			if absInt32(j) < kn[i] {
+				dst[k] = x
+				break
+			}
+			if x, ok := normOutside(p, j, i, x); ok {
+				dst[k] = x
+				break
+			}
+		}
+	}
+}
+
+// normOutside is the rest of one try of NormFloat64PCG's ziggurat when
+// the draw j (in strip i, x = j·wn[i]) falls outside the strip's
+// rectangle: the base strip's tail, or the wedge test. It reports whether
+// the try gives a sample (else the next try draws again).
+func normOutside(p *rand.PCG, j int32, i uint64, x float64) (float64, bool) {
+	if i == 0 {
+		for {
+			x = float64(-Log(pcgFloat64(p)) * (1.0 / rn))
+			y := -Log(pcgFloat64(p))
+			if y+y >= float64(x*x) {
+				break
+			}
+		}
+		if j > 0 {
+			return rn + x, true
+		}
+		return -rn - x, true
+	}
+	if fn[i]+float32(float32(pcgFloat64(p))*(fn[i-1]-fn[i])) < float32(Exp(float64(-.5*x*x))) {
+		return x, true
+	}
+	return 0, false
 }
 
 // pcgFloat64 is rand.Rand.Float64 on p.
