@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,5 +49,29 @@ func TestOverridesNameTheLock(t *testing.T) {
 	t.Setenv("THV_SEEDS", "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]") // the paper's own
 	if got := lock(config.LoadOptions{}); got != "thv.lock" {
 		t.Errorf("THV_SEEDS as the paper's: %s", got)
+	}
+}
+
+// TestLockReadAheadServesItsPathOnly: the lock read while the configuration
+// loads serves only the path it was read from; another path is read
+// afresh, and overrides (which rename the lock) read nothing ahead.
+func TestLockReadAheadServesItsPathOnly(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "thv.quick.lock")
+	if err := os.WriteFile(bad, []byte("not a lock"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ahead := readLockAhead(Options{Dir: dir}) // thv.lock: absent, an empty lock
+	if ahead == nil || ahead.path != filepath.Join(dir, "thv.lock") {
+		t.Fatalf("read ahead %+v, want thv.lock in %s", ahead, dir)
+	}
+	if l, err := ahead.take(filepath.Join(dir, "thv.lock"))(); err != nil || len(l.Tasks) != 0 {
+		t.Errorf("the lock read ahead: %v, %v; want an empty lock", l, err)
+	}
+	if _, err := ahead.take(bad)(); err == nil {
+		t.Errorf("another path was served the lock read ahead; want %s read, and refused", bad)
+	}
+	if a := readLockAhead(Options{Dir: dir, LoadOptions: config.LoadOptions{Set: []string{"seeds=[0]"}}}); a != nil {
+		t.Errorf("an override read %s ahead; want nothing read ahead", a.path)
 	}
 }
