@@ -63,11 +63,11 @@ partial check); 130 or 143 interrupted (SIGINT, SIGTERM).`,
 }
 
 // collectLater starts the garbage collector only after the command's first
-// 100 ms (or at 512 MiB of heap, or GOMEMLIMIT if lower): a command that
-// ends sooner (a no-op repro, status) allocates tens of megabytes, and
-// collecting them is work, and pages touched, for nothing. From then on
-// thv, which allocates many short-lived objects, trades memory for fewer
-// collections.
+// 100 ms, or sooner once the runtime holds 512 MiB (GOMEMLIMIT if lower):
+// a command that ends within them (a no-op repro, status) allocates tens
+// of megabytes, and collecting them is work, and pages touched, for
+// nothing. From then on thv, which allocates many short-lived objects,
+// trades memory for fewer collections.
 func collectLater() {
 	limit := debug.SetMemoryLimit(-1) // GOMEMLIMIT, or no limit
 	debug.SetMemoryLimit(min(limit, 512<<20))
