@@ -15,28 +15,14 @@ import (
 	"github.com/spf13/viper"
 )
 
-// maxInt bounds every integer parameter, so that no product of two of
-// them (n·min_pulls, …) can overflow.
-const maxInt = math.MaxInt32
-
-// decode is viper's one Unmarshal of the layered tree into a Config:
-// unknown keys refused (ErrorUnused), no weak typing, every value through
-// strictHook. Of several errors it returns the first by key. The tree
-// goes in one key at a time: MergeConfigMap would cost the square of a
-// mapping's width.
+// decode is viper's one strict Unmarshal of the layered tree, every value
+// through strictHook; of several errors, the first by key. The tree goes in
+// as defaults: MergeConfigMap costs the square of a mapping's width.
 func decode(tree map[string]any) (*Config, error) {
 	v := viper.New()
-	var setDefaults func(prefix string, m map[string]any)
-	setDefaults = func(prefix string, m map[string]any) {
-		for k, x := range m {
-			if sub, ok := x.(map[string]any); ok {
-				setDefaults(prefix+k+".", sub)
-			} else {
-				v.SetDefault(prefix+k, x)
-			}
-		}
+	for k, x := range tree {
+		v.SetDefault(k, x)
 	}
-	setDefaults("", tree)
 	var c Config
 	err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.DecodeHookFuncValue(strictHook)), func(dc *mapstructure.DecoderConfig) {
 		dc.WeaklyTypedInput = false
@@ -115,9 +101,8 @@ func strictHook(from, to reflect.Value) (any, error) {
 	return nil, badValue(in, "", "want "+want(k)+", got "+kindOf(in))
 }
 
-// knownKeys refuses a key of m that is no field of struct t (mapstructure's
-// ErrorUnused would too, but naming neither the key's path nor the known
-// keys).
+// knownKeys refuses a key of m that is no field of struct t, naming the
+// key's path and the known keys (mapstructure's ErrorUnused names neither).
 func knownKeys(m map[string]any, t reflect.Type) error {
 	var known []string
 	for i := range t.NumField() {

@@ -94,8 +94,8 @@ func TestNamesAreChecked(t *testing.T) {
 	tiny := tinyYAML(t)
 	for _, c := range []struct{ yaml, want string }{
 		{strings.Replace(tiny, "  d2: {d: 2,", "  \"d2\\e[2K\\rok\": {d: 2,", 1), `x1b[2k`},
-		{strings.Replace(tiny, "  d2: {d: 2,", "  \"<b>d2</b>\": {d: 2,", 1), `settings: the name "\"<b>d2</b>\""`},
-		{strings.Replace(tiny, "  short:", "  \"sh|ort\":", 1), `profiles: the name "\"sh|ort\""`},
+		{strings.Replace(tiny, "  d2: {d: 2,", "  \"<b>d2</b>\": {d: 2,", 1), `settings: the name "<b>d2</b>":`},
+		{strings.Replace(tiny, "  short:", "  \"sh|ort\":", 1), `profiles: the name "sh|ort":`},
 		{tiny + "readings:\n  settings: [d2]\n  variants:\n    - {name: x, why: \"a\\u202eb\"}\n", `u202eb`},
 		{tiny + "readings:\n  settings: [d2]\n  variants:\n    - {name: x, set: [\"min_pulls=`1`\"]}\n", "holds a control character or a backtick"},
 	} {

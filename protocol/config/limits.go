@@ -8,6 +8,31 @@ import (
 	"thv/algos"
 )
 
+// Limits on what Load reads, checked on the YAML node tree before viper
+// sees anything: a params file, a --set value or a THV_* variable larger
+// or deeper than this is refused.
+const (
+	MaxParamsBytes = 1 << 20 // bytes of a params file (1 MiB)
+	MaxParamsDepth = 32      // nesting levels: the top-level mapping is level 1
+	// maxParamsValues bounds the values once YAML aliases are expanded
+	// (an alias bomb fits in a few hundred bytes).
+	maxParamsValues = 1 << 18
+	// maxKeyBytes bounds a key, so that an error naming a key stays short.
+	maxKeyBytes = 100
+	// maxParamsKeys and maxKeyDepth bound viper's keys, the paths of
+	// mapping keys to a value (settings.d3.T is 3 levels deep): viper's
+	// work grows with their number times the square of their depth, to
+	// about half a second at these limits (TestViperKeyLimits).
+	maxParamsKeys = 1 << 14
+	maxKeyDepth   = 16
+)
+
+const sizeLimit = "1 MiB (1048576 bytes)"
+
+// maxInt bounds every integer parameter, so that no product of two of
+// them (n·min_pulls, …) can overflow.
+const maxInt = math.MaxInt32
+
 // The protocol's ceilings: how much work a protocol may ask for. A
 // params.yaml, a profile, a THV_* variable or --set is checked against them
 // when it is loaded (normalize), and thv run's flags against the same

@@ -24,10 +24,9 @@ type LoadOptions struct {
 	Environ []string
 }
 
-// Load reads params.yaml (embedded or a file) and validates it: the file,
-// its profile, THV_* variables and --set overrides, layered in that order
-// (layered), decoded strictly by viper and validated. Keys are
-// case-insensitive; every error names the key and the value as written.
+// Load reads params.yaml (embedded or a file), layers its profile, THV_*
+// variables and --set overrides on it in that order, decodes the result
+// strictly and validates it. Keys are case-insensitive.
 func Load(opt LoadOptions) (*Config, error) {
 	src, name := thv.DefaultParams, "embedded params.yaml"
 	if opt.ParamsFile != "" {
@@ -55,20 +54,9 @@ func load(src []byte, name string, opt LoadOptions) (*Config, error) {
 	return c, nil
 }
 
-// layered is the Config of a params file, its profile, THV_* variables
-// and --set overrides, before validation. The layers are merged on the
-// file's tree, then viper decodes the result in one UnmarshalExact
-// (decode). Viper's own layers cannot hold what the protocol says:
-//   - a --set may replace a mapping by a value and then by a mapping again,
-//     which drops the file's keys below it: a layer of viper's cannot
-//     delete the keys of the layers under it;
-//   - a --set reaches into lists (algorithms.THV-UCB.eta, seeds.0): viper's
-//     keys stop at lists;
-//   - MergeConfigMap silently ignores a value given for a mapping, which a
-//     profile must be refused for, and costs the square of a mapping's width;
-//   - AutomaticEnv reads the process's environment, not opt.Environ (the
-//     paper's protocol ignores the process's), and hands a variable over
-//     as a string, unchecked by the file's limits, without its name.
+// layered is the Config of a params file and its layers, before
+// validation: the layers are merged on the file's tree (doc.go says why
+// not by viper), then decoded in one UnmarshalExact.
 func layered(src []byte, name string, opt LoadOptions) (*Config, error) {
 	tree, err := parseTree(src, 1, "", true)
 	if err != nil {
@@ -160,11 +148,11 @@ var envReplacer = strings.NewReplacer(".", "_", "-", "_", "+", "PLUS")
 // prefix THV and envReplacer.
 func envName(k string) string { return envReplacer.Replace(strings.ToUpper("THV_" + k)) }
 
-// mergeEnv merges THV_* variables into the tree: THV_<KEY> replaces a
-// key whose value is no mapping (THV_SETTINGS_D3_T=300) with YAML read
-// under the file's limits (a list may drop its brackets: THV_SEEDS=0,1,2);
-// an empty one, or one without a YAML value, changes nothing. A variable
-// naming no key (a typo, THV_SETTINGS_D3_TT) is refused, not ignored.
+// mergeEnv merges THV_* variables into the tree: THV_<KEY> replaces a key
+// that is no mapping (THV_SETTINGS_D3_T=300) with YAML read under the
+// file's limits (a list may drop its brackets: THV_SEEDS=0,1,2); an empty
+// one, or one without a YAML value, changes nothing. A variable naming no
+// key (a typo, THV_SETTINGS_D3_TT) is refused, not ignored.
 func mergeEnv(root map[string]any, env []string) error {
 	vars := map[string]string{}
 	for _, kv := range env {
@@ -172,19 +160,19 @@ func mergeEnv(root map[string]any, env []string) error {
 			vars[name] = val // the last of repeated names, as getenv
 		}
 	}
-	leaves := map[string]any{}
+	leaves := map[string]map[string]any{}
 	collectLeaves(root, "", leaves)
 	keys := slices.Sorted(maps.Keys(leaves))
 	if err := unknownEnv(vars, keys); err != nil {
 		return err
 	}
 	for _, k := range keys {
-		name := envName(k)
+		name, m, last := envName(k), leaves[k], k[strings.LastIndexByte(k, '.')+1:]
 		val, ok := vars[name]
-		if !ok || isMapping(leaves[k]) {
+		if !ok || isMapping(m[last]) {
 			continue
 		}
-		if _, list := leaves[k].([]any); list && !strings.HasPrefix(strings.TrimSpace(val), "[") {
+		if _, list := m[last].([]any); list && !strings.HasPrefix(strings.TrimSpace(val), "[") {
 			val = "[" + val + "]"
 		}
 		n, err := parseTree([]byte(val), strings.Count(k, ".")+2, name, true)
@@ -192,24 +180,20 @@ func mergeEnv(root map[string]any, env []string) error {
 			return fmt.Errorf("environment %s: %v", name, err)
 		}
 		if n != nil {
-			m, path := root, strings.Split(k, ".")
-			for _, seg := range path[:len(path)-1] {
-				m = m[seg].(map[string]any)
-			}
-			m[path[len(path)-1]] = n
+			m[last] = n
 		}
 	}
 	return nil
 }
 
 // collectLeaves adds to out each key of m (a.b for m[a][b]) whose value is
-// no mapping, or {}.
-func collectLeaves(m map[string]any, prefix string, out map[string]any) {
+// no mapping, or {}, with the mapping that holds it.
+func collectLeaves(m map[string]any, prefix string, out map[string]map[string]any) {
 	for k, x := range m {
 		if sub, ok := x.(map[string]any); ok {
 			collectLeaves(sub, prefix+k+".", out)
 		} else {
-			out[prefix+k] = x
+			out[prefix+k] = m
 		}
 	}
 }
@@ -225,12 +209,7 @@ func unknownEnv(vars map[string]string, keys []string) error {
 	for _, name := range OtherVariables {
 		known[name] = true
 	}
-	var unknown []string
-	for _, name := range slices.Sorted(maps.Keys(vars)) {
-		if !known[name] {
-			unknown = append(unknown, name)
-		}
-	}
+	unknown := slices.DeleteFunc(slices.Sorted(maps.Keys(vars)), func(name string) bool { return known[name] })
 	if len(unknown) == 0 {
 		return nil
 	}

@@ -70,17 +70,17 @@ func (r *Readings) check(c *Config) error {
 		}
 		seen[v.Name] = true
 		if hasControl(v.Why) {
-			return fmt.Errorf("readings.variants[%d].why = %q: holds a control character; write plain text", i, clipN(v.Why, 80))
+			return fmt.Errorf("readings.variants[%d].why = %s: holds a control character; write plain text", i, clipN(v.Why, 80))
 		}
 		for j, kv := range v.Set {
 			if hasControl(kv) || strings.Contains(kv, "`") {
-				return fmt.Errorf("readings.variants[%d].set[%d] = %q: holds a control character or a backtick (it is shown as code in readings.md)", i, j, clipN(kv, 80))
+				return fmt.Errorf("readings.variants[%d].set[%d] = %s: holds a control character or a backtick (it is shown as code in readings.md)", i, j, clipN(kv, 80))
 			}
 			if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-				return fmt.Errorf("readings.variants[%d].set[%d] = %q: want key=value, e.g. instances.mode=fixed", i, j, clipN(kv, 80))
+				return fmt.Errorf("readings.variants[%d].set[%d] = %s: want key=value, e.g. instances.mode=fixed", i, j, clipN(kv, 80))
 			}
 			if strings.HasPrefix(strings.ToLower(kv), "readings.") {
-				return fmt.Errorf("readings.variants[%d].set[%d] = %q: a reading cannot change the sweep", i, j, clipN(kv, 80))
+				return fmt.Errorf("readings.variants[%d].set[%d] = %s: a reading cannot change the sweep", i, j, clipN(kv, 80))
 			}
 		}
 	}

@@ -1,41 +1,18 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// Limits on what Load reads, checked on the YAML node tree before viper
-// sees anything: a params file, a --set value or a THV_* variable larger
-// or deeper than this is refused.
-const (
-	MaxParamsBytes = 1 << 20 // bytes of a params file (1 MiB)
-	MaxParamsDepth = 32      // nesting levels: the top-level mapping is level 1
-	// maxParamsValues bounds the values once YAML aliases are expanded
-	// (an alias bomb fits in a few hundred bytes).
-	maxParamsValues = 1 << 18
-	// maxKeyBytes bounds a key, so that an error naming a key stays short.
-	maxKeyBytes = 100
-	// maxParamsKeys and maxKeyDepth bound viper's keys, the paths of
-	// mapping keys to a value (settings.d3.T is 3 levels deep): viper's
-	// work grows with their number times the square of their depth, to
-	// about half a second at these limits (TestViperKeyLimits).
-	maxParamsKeys = 1 << 14
-	maxKeyDepth   = 16
-)
-
-const sizeLimit = "1 MiB (1048576 bytes)"
-
-// The tree the loader layers and viper decodes: a mapping is a map[string]any (keys
-// lower-cased: keys are case-insensitive), a list an []any, a scalar a
-// *scalar. A scalar keeps what was written and where, so that an error
-// can quote it (.nan, 1e20) and name its origin, and the decode hook
-// (decode.go) can refuse what a plain YAML value would hide (a string
-// where a number is wanted, a null).
+// The tree the loader layers and viper decodes: a mapping is a
+// map[string]any (keys lower-cased), a list an []any, a scalar a *scalar,
+// which keeps what was written and where: an error quotes it (.nan, 1e20)
+// and names its origin, and strictHook refuses what a plain YAML value
+// would hide (a string where a number is wanted, a null).
 type scalar struct {
 	tag  string // !!str, !!int, !!float, !!bool or !!null
 	text string // as written
@@ -43,18 +20,16 @@ type scalar struct {
 	from string // "--set k=v" or "THV_K" for an override; "" for the file
 }
 
-// emptyMapping is a mapping written with no key ({}) where the protocol
-// layers keys: viper would drop an empty map, and with it the key, which
-// must still be refused if unknown and found by --set. It holds no value
-// (holdsNoValue).
+// emptyMapping is {} where the protocol layers keys: viper would drop an
+// empty map, and with it the key, which must still be refused if unknown
+// and found by --set. It holds no value (holdsNoValue).
 type emptyMapping struct{}
 
 // parseTree parses YAML whose top node is at nesting level `level` into
-// the values above, within the limits: bytes, depth, values (aliases
-// expanded), viper's keys (reached through mappings only: byKey), keys
-// that are plain strings (no dots, no duplicates in any case, no merge
-// keys), and the core tags only. An empty document gives nil. Inside a
-// list (byKey false) an empty mapping is a value, an empty map.
+// the tree above, within the limits (limits.go): keys are plain strings
+// (no dots, no duplicates in any case, no merge keys), tags the core ones.
+// An empty document gives nil. Below a list (byKey false) viper's key
+// limits do not apply and an empty mapping is a value, an empty map.
 func parseTree(src []byte, level int, from string, byKey bool) (any, error) {
 	if len(src) > MaxParamsBytes {
 		return nil, fmt.Errorf("larger than %s, the limit on a params file", sizeLimit)
@@ -83,7 +58,6 @@ type treeParser struct {
 	values, keys       int
 	deepLine, manyLine int // the first key deeper than maxKeyDepth, the key over maxParamsKeys
 	from               string
-	scalars            map[*yaml.Node]*scalar // decoded once, however often aliased
 }
 
 func (p *treeParser) node(n *yaml.Node, level int, byKey bool) (any, error) {
@@ -154,9 +128,6 @@ func (p *treeParser) node(n *yaml.Node, level int, byKey bool) (any, error) {
 // scalar is n as YAML resolves and decodes it, refusing tags other than
 // the core ones (a timestamp, a binary).
 func (p *treeParser) scalar(n *yaml.Node) (*scalar, error) {
-	if s, ok := p.scalars[n]; ok {
-		return s, nil
-	}
 	tag := n.ShortTag()
 	switch tag {
 	case "!!str", "!!int", "!!float", "!!bool", "!!null":
@@ -167,25 +138,17 @@ func (p *treeParser) scalar(n *yaml.Node) (*scalar, error) {
 	if err := n.Decode(&s.val); err != nil {
 		return nil, fmt.Errorf("line %d: %v", n.Line, err)
 	}
-	if p.scalars == nil {
-		p.scalars = map[*yaml.Node]*scalar{}
-	}
-	p.scalars[n] = s
 	return s, nil
 }
 
 // isMapping reports whether v is a mapping, empty or not.
 func isMapping(v any) bool {
-	switch v.(type) {
-	case map[string]any, emptyMapping:
-		return true
-	}
-	return false
+	_, m := v.(map[string]any)
+	return m || v == emptyMapping{}
 }
 
-// holdsNoValue reports whether v is {} or a non-empty map of them: a
-// mapping that holds no value is as if absent. (An empty map is an empty
-// mapping inside a list: a value.)
+// holdsNoValue reports whether v is {} or a non-empty map of them, as if
+// absent. (An empty map is an empty mapping inside a list: a value.)
 func holdsNoValue(v any) bool {
 	switch v := v.(type) {
 	case emptyMapping:
@@ -221,6 +184,9 @@ func deepCopy(v any) any {
 	return v
 }
 
+// scalarKinds names a scalar's kind by its tag, for an error (any other: a number).
+var scalarKinds = map[string]string{"!!null": "no value (null)", "!!bool": "a boolean", "!!str": "a string"}
+
 // kindOf names the kind of a value for an error.
 func kindOf(v any) string {
 	switch v := v.(type) {
@@ -229,38 +195,7 @@ func kindOf(v any) string {
 	case []any:
 		return "a list"
 	case *scalar:
-		switch v.tag {
-		case "!!null":
-			return "no value (null)"
-		case "!!bool":
-			return "a boolean"
-		case "!!str":
-			return "a string"
-		}
-		return "a number"
+		return cmp.Or(scalarKinds[v.tag], "a number")
 	}
 	return fmt.Sprintf("a %T", v)
-}
-
-// clip quotes what a user wrote for an error, cut to 40 bytes; clipN to
-// max.
-func clip(s string) string { return clipN(s, 40) }
-
-func clipN(s string, max int) string {
-	if c := cut(s, max); c != s {
-		return strconv.Quote(strings.TrimSuffix(c, "…")) + "…"
-	}
-	return strconv.Quote(s)
-}
-
-// cut cuts s to at most max bytes at a rune boundary, marking a cut
-// with …
-func cut(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	for max > 0 && !utf8.RuneStart(s[max]) {
-		max--
-	}
-	return s[:max] + "…"
 }

@@ -256,7 +256,7 @@ func checkSeeds(key string, seeds []uint64) error {
 // checkName refuses a name of section that is not of readingName's form.
 func checkName(section, name string) error {
 	if !readingName().MatchString(name) {
-		return fmt.Errorf("%s: the name %q: want lower-case letters, digits, '.', '_', '+', '-', at most 64, starting with a letter or digit (a name becomes a task ID, a file name and text in Markdown and on a terminal)", section, clipN(name, 80))
+		return fmt.Errorf("%s: the name %s: want lower-case letters, digits, '.', '_', '+', '-', at most 64, starting with a letter or digit (a name becomes a task ID, a file name and text in Markdown and on a terminal)", section, clipN(name, 80))
 	}
 	return nil
 }
