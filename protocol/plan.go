@@ -106,7 +106,7 @@ func (p *planner) addCompare(reference []byte, summaries map[string]*pipeline.Ta
 		params.Settings = append(params.Settings, s.Name)
 		t.Deps = append(t.Deps, dep(compare.CellsInputName(s.Name), summaries[s.Name], summarize.Cells))
 	}
-	for _, c := range ref.Cells {
+	for _, c := range ref.Rows {
 		if from, ok := p.plan.Task(CollectID(c.Setting, c.Geometry, c.Algorithm)); ok {
 			t.Deps = append(t.Deps, dep(compare.FinalInputName(c.Setting, c.Geometry, c.Algorithm), from, collect.Final))
 		}

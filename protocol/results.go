@@ -52,7 +52,7 @@ func (p *Project) CompareWith(rep *pipeline.Report, ref *compare.Reference, prot
 		return nil, nil, err
 	}
 	finals := map[string][]formats.Summary{}
-	for _, c := range ref.Cells {
+	for _, c := range ref.Rows {
 		b, ok, err := p.Output(rep, CollectID(c.Setting, c.Geometry, c.Algorithm), collect.Final)
 		if err != nil {
 			return nil, nil, err

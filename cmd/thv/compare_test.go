@@ -78,7 +78,7 @@ func TestCompareQuick(t *testing.T) {
 	if !strings.Contains(out, "protocol: a modified protocol: grid_seeds 3 (paper 10)") || !strings.Contains(out, "\nverdict: A modified protocol") || strings.Contains(out, "values agree") {
 		t.Fatalf("thv compare --fail-on none:\n%s", out)
 	}
-	for _, gate := range []string{"cells", "claims"} {
+	for _, gate := range []string{"values", "claims"} {
 		cmd := exec.Command(bin, "compare", "--profile", "quick", "--fail-on", gate)
 		cmd.Dir = dir
 		out, err := cmd.CombinedOutput()
@@ -113,14 +113,14 @@ func TestCompareQuick(t *testing.T) {
 	}
 	for _, shifted := range []bool{false, true} {
 		var y strings.Builder
-		y.WriteString("source: our own quick run\ntolerance: {relative: 0.01, percentile: [0, 100], applies: ci}\ncells:\n")
+		y.WriteString("source: our own quick run\ntolerance: {relative: 0.01, percentile: [0, 100], applies: ci}\nrows:\n")
 		for _, c := range cells {
 			fmt.Fprintf(&y, "  - {setting: d2, geometry: %s, algorithm: %s, hv_last100: {value: %v, ci: 0}, final_regret: {value: %v, ci: 0}}\n",
 				c.Geometry, c.Algo, off(c.HVLast, shifted), off(c.RegretPos, shifted))
 		}
 		ref := filepath.Join(t.TempDir(), "ours.yaml")
 		os.WriteFile(ref, []byte(y.String()), 0o644)
-		cmd := exec.Command(bin, "compare", "--profile", "quick", "--reference", ref, "--fail-on", "cells")
+		cmd := exec.Command(bin, "compare", "--profile", "quick", "--reference", ref, "--fail-on", "values")
 		cmd.Dir = dir
 		out, err := cmd.CombinedOutput()
 		want := fmt.Sprintf("%d of %d published values agree", 2*len(cells), 2*len(cells))
@@ -135,7 +135,7 @@ func TestCompareQuick(t *testing.T) {
 	}
 	// A malformed reference names its line, and is a wrong input (2).
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
-	os.WriteFile(bad, []byte("source: x\ntolerance: {relative: 0.05, percentile: [2.5, 97.5], applies: ci}\ncells:\n  - {setting: d2, geometry: linear, algorithm: Nope, hv_last100: {value: 1, ci: 0}}\n"), 0o644)
+	os.WriteFile(bad, []byte("source: x\ntolerance: {relative: 0.05, percentile: [2.5, 97.5], applies: ci}\nrows:\n  - {setting: d2, geometry: linear, algorithm: Nope, hv_last100: {value: 1, ci: 0}}\n"), 0o644)
 	cmd = exec.Command(bin, "compare", "--profile", "quick", "--reference", bad)
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); exitCode(err) != exitUsage || !strings.Contains(string(out), `reference line 4: unknown algorithm "Nope"`) {

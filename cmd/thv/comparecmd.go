@@ -28,7 +28,7 @@ type compareFlags struct {
 func newCompareCommand() *cobra.Command {
 	c := &compareFlags{}
 	cmd := &cobra.Command{
-		Use:   "compare [--reference FILE] [--fail-on cells|claims|none]",
+		Use:   "compare [--reference FILE] [--fail-on values|claims|none]",
 		Short: "Compare the results with the paper's published values and claims, within stated tolerances",
 		Long: `Compare our results with a reference file of published values and claims
 (default: the paper's, reference/paper.yaml, embedded in thv; format in
@@ -51,7 +51,7 @@ instances when thv readings computed it, with this run's as detail. With
 --reference it compares the same results with another file (-o writes its
 report).
 
-The exit status is what CI gates on: with --fail-on cells (the default), 1
+The exit status is what CI gates on: with --fail-on values (the default), 1
 if any value judged differs or is missing, else 3 if some value is not
 comparable (not checked), else 0; with claims, 1 if any claim judged
 fails, else 3 if some claim is not judged, else 0; with none, 0. 2: a
@@ -66,7 +66,7 @@ wrong command line or an unreadable reference.`,
 	}
 	c.pf.register(cmd)
 	cmd.Flags().StringVar(&c.reference, "reference", "", "a reference file of published values and claims (default: the paper's, from the last thv repro)")
-	cmd.Flags().StringVar(&c.failOn, "fail-on", gateCells, "exit 1 when: cells (a value differs or is missing), claims (a claim fails) or none")
+	cmd.Flags().StringVar(&c.failOn, "fail-on", gateValues, "exit 1 when: values (a published value differs or is missing), claims (a claim fails) or none")
 	cmd.Flags().StringVarP(&c.output, "output", "o", "", "also write the Markdown report to this file")
 	cmd.Flags().BoolVar(&c.all, "all", false, "list every value, not only the differing ones")
 	cmd.Flags().BoolVar(&c.markdown, "markdown", false, "print the Markdown report (as results/compare.md, after the headline verdict when that is another) instead of the text table: for $GITHUB_STEP_SUMMARY")
@@ -74,10 +74,10 @@ wrong command line or an unreadable reference.`,
 	return cmd
 }
 
-// The gates of --fail-on: on the reference's published values (cells),
+// The gates of --fail-on: on the reference's published values,
 // on its claims, or none.
 const (
-	gateCells  = "cells"
+	gateValues = "values"
 	gateClaims = "claims"
 	gateNone   = "none"
 )
@@ -85,8 +85,8 @@ const (
 // run judges the results against the reference, prints the judgement and
 // ends with the gate's exit status.
 func (c *compareFlags) run(cmd *cobra.Command) error {
-	if c.failOn != gateCells && c.failOn != gateClaims && c.failOn != gateNone {
-		return usageError(fmt.Errorf("--fail-on %q: want %s, %s or %s", c.failOn, gateCells, gateClaims, gateNone))
+	if c.failOn != gateValues && c.failOn != gateClaims && c.failOn != gateNone {
+		return usageError(fmt.Errorf("--fail-on %q: want %s, %s or %s", c.failOn, gateValues, gateClaims, gateNone))
 	}
 	if c.markdown && c.jsonOut {
 		return usageError(fmt.Errorf("--markdown and --json: choose one"))
@@ -142,13 +142,13 @@ func (c *compareFlags) gate(j *export.Judgement) error {
 	n := compare.Count(j.Rows, j.Claims)
 	switch gateOutcome(c.failOn, n) {
 	case exitRejected:
-		if c.failOn == gateCells {
-			return rejected(fmt.Errorf("%d of the %d published values judged differ or are missing (--fail-on cells)", n.Differ()+n.Missing, n.Judged+n.Missing))
+		if c.failOn == gateValues {
+			return rejected(fmt.Errorf("%d of the %d published values judged differ or are missing (--fail-on values)", n.Differ()+n.Missing, n.Judged+n.Missing))
 		}
 		return rejected(fmt.Errorf("%d of the %d claims judged fail (--fail-on claims)", n.ClaimsJudged-n.Hold, n.ClaimsJudged))
 	case exitNotChecked:
-		if c.failOn == gateCells {
-			return notChecked(fmt.Errorf("%d published values are not comparable with this protocol, so not checked (--fail-on cells): %s", n.NotComparable, j.Verdict.Protocol.Incomparability()))
+		if c.failOn == gateValues {
+			return notChecked(fmt.Errorf("%d published values are not comparable with this protocol, so not checked (--fail-on values): %s", n.NotComparable, j.Verdict.Protocol.Incomparability()))
 		}
 		return notChecked(fmt.Errorf("%d claims are not judged with this protocol (--fail-on claims)", n.Claims-n.ClaimsJudged))
 	}
@@ -158,7 +158,7 @@ func (c *compareFlags) gate(j *export.Judgement) error {
 // gateOutcome is the exit status --fail-on gives counts n.
 func gateOutcome(failOn string, n compare.Counts) int {
 	switch failOn {
-	case gateCells:
+	case gateValues:
 		switch {
 		case n.Differ()+n.Missing > 0:
 			return exitRejected

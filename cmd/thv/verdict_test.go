@@ -110,7 +110,7 @@ func TestModifiedProtocolIsNamed(t *testing.T) {
 		cmd.Dir = project
 		out, err := cmd.CombinedOutput()
 		// 1: most published values are missing from the tiny protocol
-		// (--fail-on cells fails on a missing value); none is judged.
+		// (--fail-on values fails on a missing value); none is judged.
 		if exitCode(err) != exitRejected || !strings.Contains(string(out), "verdict: A modified protocol: ") || !strings.Contains(string(out), "no agreement is counted") ||
 			strings.Contains(string(out), "values agree") {
 			t.Errorf("thv compare on the tiny protocol: exit %d\n%s", exitCode(err), out)

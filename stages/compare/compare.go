@@ -92,7 +92,7 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 		res[s] = cells
 	}
 	finals := map[string][]formats.Summary{}
-	for _, c := range p.Reference.Cells {
+	for _, c := range p.Reference.Rows {
 		role := FinalInputName(c.Setting, c.Geometry, c.Algorithm)
 		if _, ok := in[role]; !ok {
 			continue // not in our protocol: reported as missing
@@ -132,15 +132,15 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 // FinalInputName; regret is our metric the reference's final_regret is
 // read as (formats.RegretMetrics).
 func Compare(ref *Reference, proto Protocol, res Results, finals map[string][]formats.Summary, regret string) []formats.Comparison {
-	return judge(ref, proto, regret, func(c RefCell, metric string) (Ours, bool) { return oursFor(res, finals, c, metric) })
+	return judge(ref, proto, regret, func(c RefRow, metric string) (Ours, bool) { return oursFor(res, finals, c, metric) })
 }
 
 // judge compares every value of the reference with ours(cell, our metric
 // column), under the reference's tolerance; a value ours has nothing for
 // is missing, and one proto cannot reproduce is not judged.
-func judge(ref *Reference, proto Protocol, regret string, ours func(RefCell, string) (Ours, bool)) []formats.Comparison {
+func judge(ref *Reference, proto Protocol, regret string, ours func(RefRow, string) (Ours, bool)) []formats.Comparison {
 	var rows []formats.Comparison
-	for _, c := range ref.Cells {
+	for _, c := range ref.Rows {
 		for _, m := range []struct {
 			name string
 			v    *Value
@@ -178,7 +178,7 @@ func ourMetric(refMetric, regret string) string {
 
 // oursFor finds our estimate and per-instance outcomes for a reference
 // cell's metric, named by its column of ours (ourMetric).
-func oursFor(res Results, finals map[string][]formats.Summary, c RefCell, metric string) (Ours, bool) {
+func oursFor(res Results, finals map[string][]formats.Summary, c RefRow, metric string) (Ours, bool) {
 	est, ok := cellEstimate(res, c, metric)
 	if !ok {
 		return Ours{}, false

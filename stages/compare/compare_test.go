@@ -32,7 +32,7 @@ const goodRef = `source: test
 tolerance: {relative: 0.05, percentile: [2.5, 97.5], applies: ci}
 claims:
   - {id: best, text: t, kind: best, algorithm: THV-UCB, metric: hv_last100}
-cells:
+rows:
   - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: 0.5, ci: 0.01}}
 `
 
@@ -53,19 +53,19 @@ func TestParseReferenceErrorsNameTheLine(t *testing.T) {
 		{"unknown field", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last: {value: 0.5}}"), "line 6: unknown field hv_last (known: setting, geometry"},
 		{"bad geometry", cell("  - {setting: d2, geometry: flat, algorithm: THV-UCB, hv_last100: {value: 0.5, ci: 0.01}}"), `line 6: geometry "flat"`},
 		{"bad setting", cell("  - {setting: two, geometry: linear, algorithm: THV-UCB, hv_last100: {value: 0.5, ci: 0.01}}"), `line 6: setting "two"`},
-		{"negative ci", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: 0.5, ci: -1}}"), "reference line 6: cells[0].hv_last100.ci = -1: want a finite number ≥ 0 (the 95% CI's half-width)"},
+		{"negative ci", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: 0.5, ci: -1}}"), "reference line 6: rows[0].hv_last100.ci = -1: want a finite number ≥ 0 (the 95% CI's half-width)"},
 		// Non-finite numbers: refused with the key path and the value.
-		{"value .inf", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: .inf, ci: 0.01}}"), "reference line 6: cells[0].hv_last100.value = +Inf: want a finite number"},
-		{"value -.inf", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, final_regret: {value: -.inf, ci: 0.01}}"), "reference line 6: cells[0].final_regret.value = -Inf: want a finite number"},
-		{"value .nan", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: .nan, ci: 0.01}}"), "reference line 6: cells[0].hv_last100.value = NaN: want a finite number"},
-		{"ci .inf", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: 0.5, ci: .inf}}"), "reference line 6: cells[0].hv_last100.ci = +Inf: want a finite number ≥ 0 (the 95% CI's half-width)"},
-		{"ci .nan", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: 0.5, ci: .NaN}}"), "reference line 6: cells[0].hv_last100.ci = NaN: want a finite number ≥ 0 (the 95% CI's half-width)"},
+		{"value .inf", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: .inf, ci: 0.01}}"), "reference line 6: rows[0].hv_last100.value = +Inf: want a finite number"},
+		{"value -.inf", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, final_regret: {value: -.inf, ci: 0.01}}"), "reference line 6: rows[0].final_regret.value = -Inf: want a finite number"},
+		{"value .nan", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: .nan, ci: 0.01}}"), "reference line 6: rows[0].hv_last100.value = NaN: want a finite number"},
+		{"ci .inf", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: 0.5, ci: .inf}}"), "reference line 6: rows[0].hv_last100.ci = +Inf: want a finite number ≥ 0 (the 95% CI's half-width)"},
+		{"ci .nan", cell("  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: 0.5, ci: .NaN}}"), "reference line 6: rows[0].hv_last100.ci = NaN: want a finite number ≥ 0 (the 95% CI's half-width)"},
 		{"claim value .inf", strings.Replace(goodRef, "metric: hv_last100}", "metric: hv_last100, value: .inf}", 1), "reference line 4: claims[0].value = +Inf (claim best): want a finite number"},
 		{"eta_star value .inf", strings.Replace(goodRef, "kind: best, algorithm: THV-UCB, metric: hv_last100}", "kind: eta_star, algorithm: THV-UCB, value: .Inf}", 1), "reference line 4: claims[0].value = +Inf (claim best): want a finite number"},
 		{"claim value .nan", strings.Replace(goodRef, "metric: hv_last100}", "metric: hv_last100, value: .nan}", 1), "reference line 4: claims[0].value = NaN (claim best): want a finite number"},
 		{"tolerance .inf", strings.Replace(goodRef, "relative: 0.05", "relative: .inf", 1), "tolerance.relative +Inf: want a fraction in [0, 1)"},
 		{"percentile .nan", strings.Replace(goodRef, "[2.5, 97.5]", "[.nan, 97.5]", 1), "tolerance.percentile [NaN 97.5]"},
-		{"duplicate", goodRef + "  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: 0.6, ci: 0.01}}\n", "line 7: cell d2/linear/THV-UCB repeats line 6"},
+		{"duplicate", goodRef + "  - {setting: d2, geometry: linear, algorithm: THV-UCB, hv_last100: {value: 0.6, ci: 0.01}}\n", "line 7: row d2/linear/THV-UCB repeats line 6"},
 		{"claim kind", strings.Replace(goodRef, "kind: best", "kind: wins", 1), `line 4: claim best: kind "wins"`},
 		{"claim metric", strings.Replace(goodRef, "metric: hv_last100}", "metric: speed}", 1), `line 4: claim best: metric "speed"`},
 		{"tolerance", strings.Replace(goodRef, "applies: ci", "applies: vibes", 1), `tolerance.applies "vibes"`},
@@ -93,8 +93,8 @@ func TestPaperReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ref.Cells) != 2*14*4 {
-		t.Fatalf("%d cells, want 2 settings × 14 algorithms × 4 geometries", len(ref.Cells))
+	if len(ref.Rows) != 2*14*4 {
+		t.Fatalf("%d cells, want 2 settings × 14 algorithms × 4 geometries", len(ref.Rows))
 	}
 	// What a reader sees cites the paper, not a file or a history they do
 	// not have; the claims are the paper's (its Results' first paragraph).
@@ -125,7 +125,7 @@ func TestPaperReference(t *testing.T) {
 		testenv.Missing(t, "the paper's source is not beside the repository (%v): set THV_PAPER=path/to/paper.tex to cross-check the reference with it", err)
 	}
 	lines := strings.Split(string(paper), "\n")
-	for _, c := range ref.Cells {
+	for _, c := range ref.Rows {
 		if c.Line < 1 || c.Line > len(lines) {
 			t.Fatalf("%s/%s/%s: line %d out of range", c.Setting, c.Geometry, c.Algorithm, c.Line)
 		}

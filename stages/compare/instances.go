@@ -13,7 +13,7 @@ import "thv/stages/formats"
 // (what one instance's seeds give, as the paper's CI is), which tolerance
 // (a) uses.
 func AcrossInstances(ref *Reference, proto Protocol, perInstance []Results, regret string) []formats.Comparison {
-	return judge(ref, proto, regret, func(c RefCell, metric string) (Ours, bool) {
+	return judge(ref, proto, regret, func(c RefRow, metric string) (Ours, bool) {
 		var means, halves []float64
 		for _, res := range perInstance {
 			est, ok := cellEstimate(res, c, metric)
@@ -35,7 +35,7 @@ func AcrossInstances(ref *Reference, proto Protocol, perInstance []Results, regr
 }
 
 // cellEstimate is our estimate of one of our metrics for a reference cell.
-func cellEstimate(res Results, c RefCell, metric string) (formats.Estimate, bool) {
+func cellEstimate(res Results, c RefRow, metric string) (formats.Estimate, bool) {
 	for i := range res[c.Setting] {
 		if x := &res[c.Setting][i]; x.Geometry == c.Geometry && x.Algo == c.Algorithm {
 			return x.Metric(metric)

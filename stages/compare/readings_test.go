@@ -14,7 +14,7 @@ func TestFinalRegretReading(t *testing.T) {
 	ref := &Reference{Tolerance: Tolerance{Relative: 0.05, Percentile: [2]float64{2.5, 97.5}, Applies: "ci"},
 		Claims: []Claim{{ID: "best-regret", Kind: "best", Algorithm: "THV-UCB", Metric: MetricRegret}}}
 	v := 5.0
-	ref.Cells = []RefCell{{Setting: "d2", Geometry: "linear", Algorithm: "THV-UCB", FinalRegret: &Value{Value: &v, CI: 0.1}}}
+	ref.Rows = []RefRow{{Setting: "d2", Geometry: "linear", Algorithm: "THV-UCB", FinalRegret: &Value{Value: &v, CI: 0.1}}}
 	res := Results{"d2": {
 		{Geometry: "linear", Algo: "THV-UCB", RegretPos: formats.Estimate{Mean: 5}, RegretAlpha: formats.Estimate{Mean: -400}, RegretExact: formats.Estimate{Mean: 20}},
 		{Geometry: "linear", Algo: "RandomK", RegretPos: formats.Estimate{Mean: 300}, RegretAlpha: formats.Estimate{Mean: -500}, RegretExact: formats.Estimate{Mean: 400}},
@@ -68,7 +68,7 @@ func TestReadingSummarize(t *testing.T) {
 func TestAcrossInstances(t *testing.T) {
 	pub := 0.62
 	ref := &Reference{Tolerance: Tolerance{Relative: 0.001, Percentile: [2]float64{2.5, 97.5}, Applies: "percentile"},
-		Cells: []RefCell{{Setting: "d2", Geometry: "linear", Algorithm: "THV-UCB", HVLast100: &Value{Value: &pub, CI: 0.002}}}}
+		Rows: []RefRow{{Setting: "d2", Geometry: "linear", Algorithm: "THV-UCB", HVLast100: &Value{Value: &pub, CI: 0.002}}}}
 	var per []Results
 	for i := range 20 { // means 0.50, 0.51, …, 0.69; half-widths 0.001 … 0.020
 		per = append(per, Results{"d2": {{Geometry: "linear", Algo: "THV-UCB",

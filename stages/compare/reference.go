@@ -21,7 +21,7 @@ type Reference struct {
 	Source    string    `yaml:"source" json:"source"`
 	Tolerance Tolerance `yaml:"tolerance" json:"tolerance"`
 	Claims    []Claim   `yaml:"claims" json:"claims"`
-	Cells     []RefCell `yaml:"cells" json:"cells"`
+	Rows      []RefRow  `yaml:"rows" json:"rows"`
 
 	oneInstance bool // judged for a one-instance protocol (OneInstance)
 }
@@ -47,8 +47,8 @@ type Tolerance struct {
 	Applies string `yaml:"applies" json:"applies"`
 }
 
-// RefCell is one published row of a table for one geometry.
-type RefCell struct {
+// RefRow is one published row of a table for one geometry.
+type RefRow struct {
 	Setting     string `yaml:"setting" json:"setting"` // e.g. "d2"
 	Geometry    string `yaml:"geometry" json:"geometry"`
 	Algorithm   string `yaml:"algorithm" json:"algorithm"`
@@ -102,7 +102,7 @@ var settingName = regexp.MustCompile(`^d[1-9][0-9]?$`)
 
 // ParseReference reads a reference file strictly: unknown fields, wrong
 // types, missing values, algorithms or geometries that v does not name,
-// unknown metrics or claim kinds, and duplicate cells are errors naming
+// unknown metrics or claim kinds, and duplicate rows are errors naming
 // the line.
 func ParseReference(b []byte, v Vocabulary) (*Reference, error) {
 	if len(b) > MaxReferenceBytes {
@@ -123,9 +123,9 @@ func ParseReference(b []byte, v Vocabulary) (*Reference, error) {
 	return &ref, ref.validate(v)
 }
 
-// UnmarshalYAML decodes a cell strictly and records its line.
-func (c *RefCell) UnmarshalYAML(n *yaml.Node) error {
-	type plain RefCell
+// UnmarshalYAML decodes a row strictly and records its line.
+func (c *RefRow) UnmarshalYAML(n *yaml.Node) error {
+	type plain RefRow
 	c.at = n.Line
 	return strictDecode(n, (*plain)(c))
 }
@@ -177,12 +177,12 @@ func (r *Reference) validate(v Vocabulary) error {
 	if t.Applies != "ci" && t.Applies != "percentile" {
 		return fmt.Errorf("reference: tolerance.applies %q: want ci (within the union of the CIs or the relative tolerance) or percentile (within the band of our per-instance outcomes)", t.Applies)
 	}
-	if len(r.Cells) == 0 {
-		return errors.New("reference: no cells")
+	if len(r.Rows) == 0 {
+		return errors.New("reference: no rows")
 	}
 	seen := map[string]int{}
-	for i := range r.Cells {
-		c := &r.Cells[i]
+	for i := range r.Rows {
+		c := &r.Rows[i]
 		at := lineOf(c.at)
 		if !settingName.MatchString(c.Setting) {
 			return fmt.Errorf("%s: setting %q: want d<dimension>, e.g. d2", at, c.Setting)
@@ -207,7 +207,7 @@ func (r *Reference) validate(v Vocabulary) error {
 			if v.Value == nil {
 				return fmt.Errorf("%s: %s has no value", at, m.name)
 			}
-			key := fmt.Sprintf("cells[%d].%s", i, m.name)
+			key := fmt.Sprintf("rows[%d].%s", i, m.name)
 			if math.IsNaN(*v.Value) || math.IsInf(*v.Value, 0) {
 				return fmt.Errorf("%s: %s.value = %v: want a finite number", at, key, *v.Value)
 			}
@@ -217,7 +217,7 @@ func (r *Reference) validate(v Vocabulary) error {
 		}
 		id := c.Setting + "/" + c.Geometry + "/" + c.Algorithm
 		if prev, dup := seen[id]; dup {
-			return fmt.Errorf("%s: cell %s repeats line %d", at, id, prev)
+			return fmt.Errorf("%s: row %s repeats line %d", at, id, prev)
 		}
 		seen[id] = c.at
 	}
@@ -256,7 +256,7 @@ func (r *Reference) validate(v Vocabulary) error {
 	return nil
 }
 
-// lineOf is where in the reference file a cell or claim is.
+// lineOf is where in the reference file a row or claim is.
 func lineOf(at int) string {
 	if at == 0 {
 		return "reference"
@@ -284,7 +284,7 @@ func (v Vocabulary) checkGeometry(g string) error {
 func (r *Reference) Settings() []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, c := range r.Cells {
+	for _, c := range r.Rows {
 		if !seen[c.Setting] {
 			seen[c.Setting] = true
 			out = append(out, c.Setting)

@@ -71,7 +71,7 @@ func TestNotComparable(t *testing.T) {
 		Claims: []Claim{{ID: "best-hv", Kind: "best", Algorithm: "THV-UCB", Metric: MetricHV}}}
 	v := 0.5
 	for _, s := range []string{"d2", "d3"} {
-		ref.Cells = append(ref.Cells, RefCell{Setting: s, Geometry: "linear", Algorithm: "THV-UCB", HVLast100: &Value{Value: &v, CI: 0.01}})
+		ref.Rows = append(ref.Rows, RefRow{Setting: s, Geometry: "linear", Algorithm: "THV-UCB", HVLast100: &Value{Value: &v, CI: 0.01}})
 	}
 	res := Results{
 		"d2": {{Geometry: "linear", Algo: "THV-UCB", HVLast: formats.Estimate{Mean: 0.5, HalfWidth: 0.01}}},
@@ -166,7 +166,7 @@ func TestBand(t *testing.T) {
 func TestMarkdownEscapesText(t *testing.T) {
 	v := 1.0
 	ref := &Reference{Source: "<script>x</script> | *y*", Tolerance: Tolerance{Relative: 0.05, Percentile: [2]float64{2.5, 97.5}, Applies: "ci"},
-		Cells: []RefCell{{Setting: "d2", Geometry: "linear", Algorithm: "THV-UCB", HVLast100: &Value{Value: &v}}}}
+		Rows: []RefRow{{Setting: "d2", Geometry: "linear", Algorithm: "THV-UCB", HVLast100: &Value{Value: &v}}}}
 	claims := []formats.ClaimCheck{{ID: "c", Text: "a <b>bold</b> claim `x`", Detail: "[link](http://x)"}}
 	md := Markdown(ref, Protocol{}, nil, claims)
 	for _, bad := range []string{"<script>", "<b>", "`x`", "[link]("} {
