@@ -116,3 +116,52 @@ func TopK(scores []float64, slate []int) {
 func better(s float64, i int, t float64, j int) bool {
 	return s > t || s == t && i < j || t != t && (s == s || i < j)
 }
+
+// Candidates are the arms a policy ranks in a round, by increasing index
+// (positions keep TopKExact's rule, the lowest index first on exact ties),
+// with their computed scores: every arm but those proven out of the top k.
+// Their CompareExact compares positions a and b as X compares the arms.
+type Candidates struct {
+	Arms   []int
+	Scores []float64
+	X      ExactScores
+}
+
+// Reset empties c, keeping its storage.
+func (c *Candidates) Reset() { c.Arms, c.Scores = c.Arms[:0], c.Scores[:0] }
+
+// Add appends arm i of score s; arms must come by increasing index.
+func (c *Candidates) Add(i int, s float64) {
+	c.Arms, c.Scores = append(c.Arms, i), append(c.Scores, s)
+}
+
+// CompareExact compares candidates a and b (positions in Arms) exactly.
+func (c *Candidates) CompareExact(a, b int) int { return c.X.CompareExact(c.Arms[a], c.Arms[b]) }
+
+// InsertDecreasing inserts v into top, decreasing, if it is among its k
+// largest values; once it holds k values, its last bounds the k-th
+// largest inserted from below.
+func InsertDecreasing(top []float64, k int, v float64) []float64 {
+	if len(top) == k && !(v > top[k-1]) {
+		return top
+	}
+	if len(top) < k {
+		top = append(top, v)
+	}
+	j := len(top) - 1
+	for ; j > 0 && top[j-1] < v; j-- {
+		top[j] = top[j-1]
+	}
+	top[j] = v
+	return top
+}
+
+// BelowBar returns a number under which a computed value v, within abs
+// of its exact value, is below the exact value of a computed bar within
+// abs of its own, whatever the roundings: under bar − 2·abs, less the
+// margins 2⁻⁵⁰·|·| and 2⁻¹⁰⁰⁰ that cover this bound's own roundings (as
+// TopKExact's). NaN (nothing is under it) when bar or abs is not finite.
+func BelowBar(bar, abs float64) float64 {
+	b := bar - float64(2*abs)
+	return b - float64(0x1p-50*math.Abs(b)) - 0x1p-1000
+}

@@ -75,7 +75,7 @@ type Policy struct {
 	byLambda []int
 	prove    bool
 	top      []float64 // HVScalarUCB: the round's largest achievements (scoreCandidates)
-	cand     candidates
+	cand     algos.Candidates
 	last     []int // HVScalarUCB: the last round's slate
 
 	// origin: r = 0, where the achievements' rounding errors are relative
@@ -117,7 +117,7 @@ func newPolicy(cfg algos.Config, plus bool) *Policy {
 		top:     make([]float64, 0, cfg.K),
 		last:    make([]int, 0, cfg.K),
 	}
-	p.cand = candidates{p: p, arms: make([]int, 0, n), scores: make([]float64, 0, n)}
+	p.cand = algos.Candidates{Arms: make([]int, 0, n), Scores: make([]float64, 0, n), X: p}
 	p.byLambda = make([]int, d)
 	for l := range p.byLambda {
 		p.byLambda[l] = l
@@ -182,24 +182,12 @@ func (p *Policy) Select(t int, slate []int) {
 	// arithmetic, without the power's roundings, which can make unequal
 	// scores equal.
 	p.scoreCandidates(len(slate))
-	algos.TopKExact(p.cand.scores, achievementError, p.errorFloor(), slate, &p.cand)
+	algos.TopKExact(p.cand.Scores, achievementError, p.errorFloor(), slate, &p.cand)
 	for j, c := range slate {
-		slate[j] = p.cand.arms[c]
+		slate[j] = p.cand.Arms[c]
 	}
 	p.last = append(p.last[:0], slate...)
 }
-
-// candidates are the arms HVScalarUCB ranks in a round, by increasing
-// index (the lowest wins exact ties, as among all arms), with their
-// scores max(0, achievement).
-type candidates struct {
-	p      *Policy
-	arms   []int
-	scores []float64
-}
-
-// CompareExact compares candidates a and b (positions in arms) exactly.
-func (c *candidates) CompareExact(a, b int) int { return c.p.CompareExact(c.arms[a], c.arms[b]) }
 
 // scoreCandidates collects the round's candidates: every arm but those
 // that ruledOut proves below k arms scored before them, which are in no
@@ -212,7 +200,7 @@ func (p *Policy) scoreCandidates(k int) {
 		p.orderByLambda()
 	}
 	c := &p.cand
-	c.arms, c.scores = c.arms[:0], c.scores[:0]
+	c.Reset()
 	top := p.top[:0]
 	// Arms whose gap in the coordinate of largest λ (column first) is at
 	// most thr0 are ruled out there (ruledOut's first test; NaN: none is).
@@ -222,7 +210,7 @@ func (p *Policy) scoreCandidates(k int) {
 	// the first bar; its arms (marked taken) enter top once.
 	p.stamp++
 	for _, i := range p.last {
-		top = insertDecreasing(top, k, p.achievement(i))
+		top = algos.InsertDecreasing(top, k, p.achievement(i))
 		p.taken[i] = p.stamp
 	}
 	if len(top) == k && p.origin {
@@ -239,11 +227,11 @@ func (p *Policy) scoreCandidates(k int) {
 			continue
 		}
 		v := p.achievement(i)
-		c.arms, c.scores = append(c.arms, i), append(c.scores, max(0, v))
+		c.Add(i, max(0, v)) // HVScalarUCB's score
 		if p.taken[i] == p.stamp || len(top) == k && !(v > top[k-1]) {
 			continue
 		}
-		top = insertDecreasing(top, k, v)
+		top = algos.InsertDecreasing(top, k, v)
 		if len(top) == k && p.origin {
 			p.thresholds(top[k-1])
 			thr0 = math.NaN()
@@ -253,24 +241,6 @@ func (p *Policy) scoreCandidates(k int) {
 		}
 	}
 	p.top = top
-}
-
-// insertDecreasing inserts v into top, decreasing, if it is among its k
-// largest values; once it holds k values, its last bounds the k-th
-// largest inserted from below.
-func insertDecreasing(top []float64, k int, v float64) []float64 {
-	if len(top) == k && !(v > top[k-1]) {
-		return top
-	}
-	if len(top) < k {
-		top = append(top, v)
-	}
-	j := len(top) - 1
-	for ; j > 0 && top[j-1] < v; j-- {
-		top[j] = top[j-1]
-	}
-	top[j] = v
-	return top
 }
 
 // nextAbove returns the first i from i on with column[i] not at most thr

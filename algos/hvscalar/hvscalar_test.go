@@ -443,32 +443,10 @@ func TestSelectRuledOutExact(t *testing.T) {
 			}
 		}
 		for round := range 6 {
-			for i := range n {
-				if round > 0 && rng.IntN(3) != 0 {
-					continue
-				}
-				p.Count[i]++
-				for l := range d {
-					if rng.IntN(3) == 0 {
-						p.Mean[i][l] = float64(rng.IntN(4)) / 4
-					} else {
-						p.Mean[i][l] = rng.Float64()
-					}
-				}
-				if i > 0 && rng.IntN(4) == 0 { // a twin of an earlier arm, or one ulp from it
-					j := rng.IntN(i)
-					copy(p.Mean[i], p.Mean[j])
-					p.Count[i] = p.Count[j]
-					if rng.IntN(2) == 0 {
-						l := rng.IntN(d)
-						p.Mean[i][l] = math.Nextafter(p.Mean[i][l], float64(rng.IntN(2)*2-1))
-					}
-				}
-				p.Touch(i)
-			}
+			algotest.MoveArms(rng, &p.Stats, round)
 			slate := make([]int, k)
 			p.Select(1+round, slate)
-			ruled += n - len(p.cand.arms)
+			ruled += n - len(p.cand.Arms)
 			exact := make([]*big.Rat, n)
 			for i := range n {
 				b := math.Sqrt(p.c / float64(max(1, p.Count[i])))
