@@ -85,7 +85,14 @@ type Policy struct {
 	lastLen     []int
 	first       []uint8 // slot·n…
 	taken       []int   // taken[i] == stamp: arm i is in the slot's last slate
-	stamp       int
+
+	// ChebyshevUCB+ (fixed weights and bonus numerator): per arm, its
+	// term of coordinate first[i], kept while its statistics and z do not
+	// change (firstZ: the z they were computed for; valid: once they are).
+	firstTerm []float64
+	firstZ    []float64
+	valid     bool
+	stamp     int
 
 	exp        algos.Expansion // scratch of CompareExact
 	ratA, ratB big.Rat
@@ -133,6 +140,8 @@ func newPolicy(cfg algos.Config, weights [][]float64) *Policy {
 	p.last = make([]int, p.slots*p.k)
 	p.lastLen = make([]int, p.slots)
 	p.first = make([]uint8, p.slots*n)
+	p.firstTerm = make([]float64, n)
+	p.firstZ = make([]float64, d)
 	p.cand = algos.Candidates{Arms: make([]int, 0, n), Scores: make([]float64, 0, n), X: p}
 	p.front.Reserve(n, d)
 	return p
@@ -196,6 +205,9 @@ func (p *Policy) Select(t int, slate []int) {
 	}
 	kw := float64(algos.ErrorBound(3, 1) * wmax)
 	abs := float64(kw * (p.meanMax + math.Sqrt(c) + zmax))
+	if !p.ucb1 {
+		p.keepFirstTerms(moved, all)
+	}
 	p.scoreCandidates(len(slate), abs)
 	algos.TopKExact(p.cand.Scores, 0, abs, slate, &p.cand)
 	for j, a := range slate {
@@ -227,9 +239,15 @@ func (p *Policy) scoreCandidates(k int, abs float64) {
 	}
 	d := p.d
 	w, z := p.w[:d], p.nadir[:d]
+	first := p.first[p.slot*len(p.Mean) : (p.slot+1)*len(p.Mean)]
 	for i := 0; ; i++ {
 		var s float64
-		if i, s = nextCandidate(p.Mean, p.Count, p.first[p.slot*len(p.Mean):(p.slot+1)*len(p.Mean)], w, z, p.cNow, lim, i); i == len(p.Mean) {
+		if p.ucb1 {
+			i, s = nextCandidate(p.Mean, p.Count, first, w, z, p.cNow, lim, i)
+		} else {
+			i, s = nextCandidateKept(p.Mean, p.Count, first, p.firstTerm, w, z, p.cNow, lim, i)
+		}
+		if i == len(p.Mean) {
 			break
 		}
 		c.Add(i, s)
@@ -292,6 +310,66 @@ arms:
 		return i, s
 	}
 	return i, math.NaN()
+}
+
+// nextCandidateKept is nextCandidate with the terms of coordinates
+// first[i] kept in firstTerm (keepFirstTerms), and kept up to date when
+// another coordinate's term rules an arm out.
+//
+//go:noinline
+func nextCandidateKept(means [][]float64, count []int, first []uint8, firstTerm, w, z []float64, c, lim float64, i int) (int, float64) {
+	d := len(w)
+	z = z[:d]
+	count, first, firstTerm = count[:len(means)], first[:len(means)], firstTerm[:len(means)]
+arms:
+	for ; i < len(means); i++ {
+		if firstTerm[i] < lim {
+			continue
+		}
+		b := math.Sqrt(c / float64(max(1, count[i])))
+		s := math.Inf(1)
+		for l, mu := range means[i][:d] {
+			t := w[l] * ((mu + b) - z[l])
+			if t < lim {
+				first[i], firstTerm[i] = uint8(l), t
+				continue arms
+			}
+			s = min(s, t)
+		}
+		return i, s
+	}
+	return i, math.NaN()
+}
+
+// keepFirstTerms brings firstTerm up to date for ChebyshevUCB+'s Select:
+// the arms of moved (all, if all) changed, and every arm's term changes
+// with z (compared bit for bit: −0 and +0 differ in x − z).
+func (p *Policy) keepFirstTerms(moved []int, all bool) {
+	same := p.valid && !all
+	for l, v := range p.nadir {
+		same = same && math.Float64bits(v) == math.Float64bits(p.firstZ[l])
+	}
+	if !same {
+		p.valid = true
+		copy(p.firstZ, p.nadir)
+		for i := range p.Mean {
+			p.firstTerm[i] = p.term(i, int(p.first[i]))
+		}
+		return
+	}
+	for _, i := range moved {
+		p.firstTerm[i] = p.term(i, int(p.first[i]))
+	}
+}
+
+// term returns arm i's term of coordinate l, w_ℓ·((μ̂_iℓ + β_i) − z_ℓ),
+// for the current Select (NaN for l outside the coordinates).
+func (p *Policy) term(i, l int) float64 {
+	if l >= p.d {
+		return math.NaN()
+	}
+	b := math.Sqrt(p.cNow / float64(max(1, p.Count[i])))
+	return p.w[l] * ((p.Mean[i][l] + b) - p.nadir[l])
 }
 
 // trackMeans keeps meanMax ≥ every |μ̂_iℓ|: the arms of moved (all, if
