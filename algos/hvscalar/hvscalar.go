@@ -61,11 +61,6 @@ type Policy struct {
 	taken    []int     // taken[i] == stamp: arm i is already in this round's slate
 	stamp    int
 
-	// HVScalarUCB+: per arm, a bound on its achievement for every
-	// direction (reach), and the arms by decreasing bound (byReach).
-	reach   []float64
-	byReach []int
-
 	// HVScalarUCB+: an arm provably below the best of a slot is not
 	// scored: thr[m] (valid when prove) bounds the gaps in coordinate
 	// byLambda[m] that prove it (thresholds, ruledOut). The coordinates
@@ -76,10 +71,10 @@ type Policy struct {
 	prove    bool
 	top      []float64 // HVScalarUCB: the round's largest achievements (scoreCandidates)
 	cand     algos.Candidates
-	last     []int // HVScalarUCB: the last round's slate
+	last     []int // the last round's slate
 
 	// origin: r = 0, where the achievements' rounding errors are relative
-	// to them and the proofs of ruledOut and of the early stop hold; floor
+	// to them and the proofs of ruledOut hold; floor
 	// is errorFloor for the current λ.
 	origin bool
 	floor  float64
@@ -100,30 +95,25 @@ func newPolicy(cfg algos.Config, plus bool) *Policy {
 	ref := make([]float64, d)
 	copy(ref, cfg.Ref) // nil Ref: the origin
 	p := &Policy{
-		Stats:   algos.NewStats(n, d),
-		n:       n,
-		d:       d,
-		plus:    plus,
-		c:       cfg.Eta * fmath.Log(float64(n)*float64(d)*T*T) / 2,
-		ref:     ref,
-		rng:     cfg.Rand,
-		lambda:  make([]float64, d),
-		gap:     make([]float64, n*d),
-		gapT:    make([]float64, n*d),
-		taken:   make([]int, n),
-		reach:   make([]float64, n),
-		byReach: make([]int, n),
-		thr:     make([]float64, d),
-		top:     make([]float64, 0, cfg.K),
-		last:    make([]int, 0, cfg.K),
+		Stats:  algos.NewStats(n, d),
+		n:      n,
+		d:      d,
+		plus:   plus,
+		c:      cfg.Eta * fmath.Log(float64(n)*float64(d)*T*T) / 2,
+		ref:    ref,
+		rng:    cfg.Rand,
+		lambda: make([]float64, d),
+		gap:    make([]float64, n*d),
+		gapT:   make([]float64, n*d),
+		taken:  make([]int, n),
+		thr:    make([]float64, d),
+		top:    make([]float64, 0, cfg.K),
+		last:   make([]int, 0, cfg.K),
 	}
 	p.cand = algos.Candidates{Arms: make([]int, 0, n), Scores: make([]float64, 0, n), X: p}
 	p.byLambda = make([]int, d)
 	for l := range p.byLambda {
 		p.byLambda[l] = l
-	}
-	for i := range p.byReach {
-		p.byReach[i] = i
 	}
 	return p
 }
@@ -172,7 +162,6 @@ func (p *Policy) Select(t int, slate []int) {
 		}
 	}
 	if p.plus {
-		sortByReach(p.byReach, p.reach)
 		p.selectPlus(slate)
 		return
 	}
@@ -257,8 +246,8 @@ func nextAbove(column []float64, i int, thr float64) int {
 	return i
 }
 
-// computeGap sets arm i's gaps U_iℓ − r_ℓ (and its reach and column
-// entries) from its statistics.
+// computeGap sets arm i's gaps U_iℓ − r_ℓ (and its column entries) from
+// its statistics.
 func (p *Policy) computeGap(i int) {
 	d := p.d
 	b := math.Sqrt(p.c / float64(max(1, p.Count[i])))
@@ -269,9 +258,6 @@ func (p *Policy) computeGap(i int) {
 	}
 	for l, x := range g {
 		p.gapT[l*p.n+i] = x
-	}
-	if p.plus {
-		p.reach[i] = reach(g)
 	}
 }
 
@@ -462,12 +448,13 @@ func (p *Policy) beats(i int, v float64, best int, bestV float64) bool {
 
 // selectPlus assigns one arm per direction: slot j takes the arm of highest
 // min_ℓ (U_iℓ − r_ℓ)/λ^(j)_ℓ among those not yet chosen, lowest index first
-// on ties. Arms are visited by decreasing reach, a bound on that minimum for
-// every direction, and the visit stops at the first arm whose reach is
-// below the best found: it and the arms after it cannot equal it.
+// on ties. The last round's slate, likely near the top for this λ too, is
+// tried first: the thresholds of the best of it rule most arms out by the
+// column of largest λ alone. Every comparison is exact (beats) and every
+// arm ruled out is below the best in exact arithmetic, so the order of the
+// visit does not change the choice.
 func (p *Policy) selectPlus(slate []int) {
 	p.stamp++
-	order := p.byReach
 	for j := range slate {
 		Direction(p.rng, p.lambda)
 		p.floor = p.errorFloor()
@@ -476,20 +463,30 @@ func (p *Policy) selectPlus(slate []int) {
 		}
 		best, bestV := -1, 0.0
 		p.prove = false
-		// The visit ends at the first arm of reach below stop: below
-		// bestV by more than any rounding of it (origin, bestV > 0 only).
+		for _, i := range p.last {
+			if p.taken[i] != p.stamp {
+				if v := p.achievement(i); best < 0 || p.beats(i, v, best, bestV) {
+					best, bestV = i, v
+				}
+			}
+		}
+		if best >= 0 {
+			p.thresholds(bestV)
+		}
 		// Arms whose gap in the coordinate of largest λ (column first) is
 		// at most thr0 are ruled out there (ruledOut's first test; NaN:
 		// none is).
-		stop, thr0 := math.Inf(-1), math.NaN()
+		thr0 := math.NaN()
+		if p.prove {
+			thr0 = p.thr[0]
+		}
 		l0 := p.byLambda[0]
 		first := p.gapT[l0*p.n : (l0+1)*p.n]
-		for pos := 0; ; pos++ {
-			if pos = nextCandidate(order, pos, p.reach, stop, first, thr0); pos == len(order) {
+		for i := 0; ; i++ {
+			if i = nextAbove(first, i, thr0); i == len(first) {
 				break
 			}
-			i := order[pos]
-			if p.taken[i] == p.stamp || p.ruledOut(i) { // ruled out: below bestV, exactly too
+			if i == best || p.taken[i] == p.stamp || p.ruledOut(i) { // ruled out: below bestV, exactly too
 				continue
 			}
 			if v := p.achievement(i); best < 0 || p.beats(i, v, best, bestV) {
@@ -497,10 +494,7 @@ func (p *Policy) selectPlus(slate []int) {
 					p.thresholds(v)
 				}
 				best, bestV = i, v
-				stop, thr0 = math.Inf(-1), math.NaN()
-				if p.origin && bestV > 0 {
-					stop = float64(bestV * (1 - 0x1p-40))
-				}
+				thr0 = math.NaN()
 				if p.prove {
 					thr0 = p.thr[0]
 				}
@@ -509,70 +503,7 @@ func (p *Policy) selectPlus(slate []int) {
 		slate[j] = best
 		p.taken[best] = p.stamp
 	}
-}
-
-// nextCandidate returns the first position from pos on in order whose arm
-// has a reach at least stop and a gap in first above thr0, or len(order)
-// if the arms of reach below stop come first (order is by decreasing
-// reach: all after them are too). Apart from selectPlus, whose calls
-// would keep this loop's values out of registers.
-//
-//go:noinline
-func nextCandidate(order []int, pos int, reach []float64, stop float64, first []float64, thr0 float64) int {
-	for ; pos < len(order); pos++ {
-		i := order[pos]
-		if reach[i] < stop {
-			return len(order)
-		}
-		if !(first[i] <= thr0) {
-			return pos
-		}
-	}
-	return pos
-}
-
-// reach bounds, for every direction λ the policy can draw, the computed
-// achievement min_ℓ fl(g_ℓ/λ_ℓ) of the gap g from above, by 10⁻⁹ more than
-// its Euclidean norm. A minimum s > 0 has s·λ_ℓ ≤ g_ℓ for every ℓ, so
-// s ≤ ‖g‖/‖λ‖; λ's computed norm is 1 and the quotients' and the norm's
-// rounding (scaled by the largest |g_ℓ|, so that no square underflows) are
-// a few 10⁻¹⁶ relative, far inside the margin; a minimum ≤ 0 is below any
-// reach. A gap that is not finite gets +Inf, which bounds everything.
-func reach(g []float64) float64 {
-	m := 0.0
-	for _, x := range g {
-		m = max(m, math.Abs(x))
-	}
-	if !(m <= math.MaxFloat64) {
-		return math.Inf(1)
-	}
-	if m == 0 {
-		return 0
-	}
-	ss := 0.0
-	for _, x := range g {
-		y := x / m
-		ss += float64(y * y) // rounded: no fused multiply-add (TestNoFusedMultiplyAdd)
-	}
-	return m * math.Sqrt(ss) * (1 + 1e-9)
-}
-
-// sortByReach repairs order (all arms) to decreasing reach, the lower index
-// first on ties, by insertion sort: between rounds only the observed arms'
-// reaches move.
-func sortByReach(order []int, reach []float64) {
-	for a := 1; a < len(order); a++ {
-		x := order[a]
-		b := a
-		for ; b > 0; b-- {
-			y := order[b-1]
-			if reach[y] > reach[x] || reach[y] == reach[x] && y < x {
-				break
-			}
-			order[b] = y
-		}
-		order[b] = x
-	}
+	p.last = append(p.last[:0], slate...)
 }
 
 // achievement returns min_ℓ (U_iℓ − r_ℓ)/λ_ℓ for the current λ.
