@@ -238,6 +238,19 @@ func (p *Policy) scoreCandidates(k int) {
 //
 //go:noinline
 func nextAbove(column []float64, i int, thr float64) int {
+	for ; i+4 <= len(column); i += 4 { // four at a time: fewer loop tests
+		c := column[i : i+4 : i+4]
+		switch {
+		case !(c[0] <= thr):
+			return i
+		case !(c[1] <= thr):
+			return i + 1
+		case !(c[2] <= thr):
+			return i + 2
+		case !(c[3] <= thr):
+			return i + 3
+		}
+	}
 	for ; i < len(column); i++ {
 		if !(column[i] <= thr) {
 			return i
@@ -394,11 +407,12 @@ func (p *Policy) thresholds(bar float64) {
 	if !p.prove {
 		return
 	}
+	thr, lambda := p.thr[:len(p.byLambda)], p.lambda // locals: no reloads through p
 	for m, l := range p.byLambda {
 		// g_l ≤ fl(fl(bar·λ_l)·(1 − 2⁻⁴⁰)) gives g_l/λ_l < bar·(1 − 2⁻⁴¹):
 		// below bar, and below the exact value bar was computed for,
 		// whatever the roundings of either (achievementError).
-		p.thr[m] = float64(float64(bar*p.lambda[l]) * (1 - 0x1p-40))
+		thr[m] = float64(float64(bar*lambda[l]) * (1 - 0x1p-40))
 	}
 }
 

@@ -459,3 +459,26 @@ func TestSelectRuledOutExact(t *testing.T) {
 		t.Fatalf("%d arms ruled out: the test does not exercise it", ruled)
 	}
 }
+
+// TestNextAbove: the scan four at a time finds what the plain loop finds,
+// from every start, thresholds NaN and ±0 and values NaN and ±0 included.
+func TestNextAbove(t *testing.T) {
+	rng := rand.New(rand.NewPCG(81, 82))
+	values := []float64{math.NaN(), 0, math.Copysign(0, -1), 0.25, 0.5, 1, math.Inf(1), math.Inf(-1)}
+	for trial := range 2000 {
+		column := make([]float64, rng.IntN(20))
+		for i := range column {
+			column[i] = values[rng.IntN(len(values))]
+		}
+		thr := values[rng.IntN(len(values))]
+		for start := 0; start <= len(column); start++ {
+			want := start
+			for want < len(column) && column[want] <= thr {
+				want++
+			}
+			if got := nextAbove(column, start, thr); got != want {
+				t.Fatalf("trial %d: nextAbove(%v, %d, %v) = %d, want %d", trial, column, start, thr, got, want)
+			}
+		}
+	}
+}
