@@ -458,8 +458,34 @@ func (p *Policy) exactScore(i int, s *big.Rat) *big.Rat {
 // arms of moved (all, if all is set) can have changed since.
 func nadir(f *algos.FrontTracker, means [][]float64, moved []int, all bool, z []float64) {
 	f.SizeAfter(means, moved, all)
-	// min is exact and ignores the order (−0 below +0, NaN kept).
-	if len(z) == 5 { // written out, the minima in registers
+	// min is exact and ignores the order (−0 below +0, NaN kept). Written
+	// out for d = 2–5, the minima in registers.
+	switch len(z) {
+	case 2:
+		z0, z1 := math.Inf(1), math.Inf(1)
+		for _, i := range f.Front() {
+			m := means[i][:2]
+			z0, z1 = min(z0, m[0]), min(z1, m[1])
+		}
+		z[0], z[1] = z0, z1
+		return
+	case 3:
+		z0, z1, z2 := math.Inf(1), math.Inf(1), math.Inf(1)
+		for _, i := range f.Front() {
+			m := means[i][:3]
+			z0, z1, z2 = min(z0, m[0]), min(z1, m[1]), min(z2, m[2])
+		}
+		z[0], z[1], z[2] = z0, z1, z2
+		return
+	case 4:
+		z0, z1, z2, z3 := math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)
+		for _, i := range f.Front() {
+			m := means[i][:4]
+			z0, z1, z2, z3 = min(z0, m[0]), min(z1, m[1]), min(z2, m[2]), min(z3, m[3])
+		}
+		z[0], z[1], z[2], z[3] = z0, z1, z2, z3
+		return
+	case 5:
 		z0, z1, z2, z3, z4 := math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)
 		for _, i := range f.Front() {
 			m := means[i][:5]
