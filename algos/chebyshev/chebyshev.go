@@ -209,7 +209,11 @@ func (p *Policy) Select(t int, slate []int) {
 		p.keepFirstTerms(moved, all)
 	}
 	p.scoreCandidates(len(slate), abs)
-	algos.TopKExact(p.cand.Scores, 0, abs, slate, &p.cand)
+	bar := math.Inf(-1) // k candidates reach top's last
+	if len(p.top) == len(slate) && len(slate) > 0 {
+		bar = p.top[len(slate)-1]
+	}
+	algos.TopKExactAbove(p.cand.Scores, 0, abs, bar, slate, &p.cand)
 	for j, a := range slate {
 		slate[j] = p.cand.Arms[a]
 	}

@@ -171,7 +171,11 @@ func (p *Policy) Select(t int, slate []int) {
 	// arithmetic, without the power's roundings, which can make unequal
 	// scores equal.
 	p.scoreCandidates(len(slate))
-	algos.TopKExact(p.cand.Scores, achievementError, p.errorFloor(), slate, &p.cand)
+	bar := math.Inf(-1) // k candidates reach max(0, top's last), their score
+	if k := len(slate); len(p.top) == k && k > 0 {
+		bar = max(0, p.top[k-1])
+	}
+	algos.TopKExactAbove(p.cand.Scores, achievementError, p.errorFloor(), bar, slate, &p.cand)
 	for j, c := range slate {
 		slate[j] = p.cand.Arms[c]
 	}
