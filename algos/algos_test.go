@@ -275,6 +275,29 @@ func TestTopKExact(t *testing.T) {
 		if !slices.Equal(plain, got) {
 			differ++
 		}
+		// Told a bar that k scores reach (the k-th largest, or below it),
+		// TopKExactAbove chooses the same; so it does with an absolute
+		// error instead of the relative one.
+		sorted := slices.Sorted(slices.Values(scores))
+		bar := sorted[n-k]
+		for _, b := range []float64{bar, bar - math.Abs(bar)*rng.Float64(), math.Inf(-1)} {
+			above := make([]int, k)
+			TopKExactAbove(scores, rel, 0, b, above, exact)
+			if !slices.Equal(above, idx[:k]) {
+				t.Fatalf("trial %d: TopKExactAbove(bar %v) %v, by exact values %v (scores %v)", trial, b, above, idx[:k], scores)
+			}
+		}
+		const abs = 0x1p-40
+		for i := range n {
+			v, _ := exact[i].Float64()
+			scores[i] = v + abs/4*(2*rng.Float64()-1)
+		}
+		sorted = slices.Sorted(slices.Values(scores))
+		above := make([]int, k)
+		TopKExactAbove(scores, 0, abs, sorted[n-k], above, exact)
+		if !slices.Equal(above, idx[:k]) {
+			t.Fatalf("trial %d: TopKExactAbove with abs %v, by exact values %v (scores %v)", trial, above, idx[:k], scores)
+		}
 	}
 	if differ < 100 {
 		t.Fatalf("TopK on the computed scores differed in %d trials only: the test draws too few ties", differ)

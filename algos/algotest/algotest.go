@@ -4,6 +4,7 @@ package algotest
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -188,4 +189,35 @@ func FirstCallMallocs(attempts int, prepare func() func()) uint64 {
 		}
 	}
 	return fewest
+}
+
+// MoveArms changes the statistics of s as a test of exact decisions
+// wants them: in round 0 every arm, later about a third of them, each
+// observed once more with means on a grid of quarters or uniform, and
+// some made a twin of an earlier arm or one ulp from it (exact ties and
+// near ties); every changed arm is declared by Touch.
+func MoveArms(rng *rand.Rand, s *algos.Stats, round int) {
+	for i := range s.Mean {
+		if round > 0 && rng.IntN(3) != 0 {
+			continue
+		}
+		s.Count[i]++
+		for l := range s.Mean[i] {
+			if rng.IntN(3) == 0 {
+				s.Mean[i][l] = float64(rng.IntN(4)) / 4
+			} else {
+				s.Mean[i][l] = rng.Float64()
+			}
+		}
+		if i > 0 && rng.IntN(4) == 0 {
+			j := rng.IntN(i)
+			copy(s.Mean[i], s.Mean[j])
+			s.Count[i] = s.Count[j]
+			if rng.IntN(2) == 0 {
+				l := rng.IntN(len(s.Mean[i]))
+				s.Mean[i][l] = math.Nextafter(s.Mean[i][l], float64(rng.IntN(2)*2-1))
+			}
+		}
+		s.Touch(i)
+	}
 }

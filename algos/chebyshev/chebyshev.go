@@ -52,6 +52,10 @@ func init() {
 	})
 }
 
+// maxSlots bounds the memo slots of a lattice's weights (Policy.last):
+// a large lattice's weights share them.
+const maxSlots = 1024
+
 // Policy is a ChebyshevUCB or ChebyshevUCB+ learner.
 type Policy struct {
 	algos.Stats
@@ -62,14 +66,34 @@ type Policy struct {
 	weights [][]float64 // the scalarizations: the lattice, or the single w = 1/d
 	rng     *rand.Rand
 
-	scores  []float64
 	meanMax float64 // at least every |μ̂_iℓ| (trackMeans)
 	tracked bool
 	nadir   []float64
 	front   algos.FrontTracker // the empirical Pareto front, kept between rounds
 
-	w          []float64 // the current Select's weights and bonus numerator
-	cNow       float64
+	w    []float64 // the current Select's weights and bonus numerator
+	cNow float64
+	cand algos.Candidates // the current Select's arms not ruled out
+	top  []float64        // scratch of scoreCandidates
+	// Per memo slot (weights[wi] has slot wi % slots), the slate of the
+	// last round whose weights had it, and per arm the coordinate whose
+	// term last ruled the arm out then: guesses that make most arms
+	// cheap to rule out (scoreCandidates), right or wrong.
+	slot, slots int
+	k           int
+	last        []int // slot·k…: the slate, lastLen[slot] arms
+	lastLen     []int
+	first       []uint8 // slot·n…
+	taken       []int   // taken[i] == stamp: arm i is in the slot's last slate
+
+	// ChebyshevUCB+ (fixed weights and bonus numerator): per arm, its
+	// term of coordinate first[i], kept while its statistics and z do not
+	// change (firstZ: the z they were computed for; valid: once they are).
+	firstTerm []float64
+	firstZ    []float64
+	valid     bool
+	stamp     int
+
 	exp        algos.Expansion // scratch of CompareExact
 	ratA, ratB big.Rat
 }
@@ -107,9 +131,18 @@ func newPolicy(cfg algos.Config, weights [][]float64) *Policy {
 		c:       cfg.Eta * fmath.Log(float64(n)*float64(d)*T*T) / 2,
 		weights: weights,
 		rng:     cfg.Rand,
-		scores:  make([]float64, n),
 		nadir:   make([]float64, d),
+		top:     make([]float64, 0, cfg.K),
+		slots:   min(len(weights), maxSlots),
+		k:       cfg.K,
+		taken:   make([]int, n),
 	}
+	p.last = make([]int, p.slots*p.k)
+	p.lastLen = make([]int, p.slots)
+	p.first = make([]uint8, p.slots*n)
+	p.firstTerm = make([]float64, n)
+	p.firstZ = make([]float64, d)
+	p.cand = algos.Candidates{Arms: make([]int, 0, n), Scores: make([]float64, 0, n), X: p}
 	p.front.Reserve(n, d)
 	return p
 }
@@ -149,17 +182,17 @@ func Lattice(d, h int) [][]float64 {
 // scores at most w_ℓ·β_i there, exactly w_ℓ·β_i when that is its minimum:
 // such arms of equal counts tie, however U_i = μ̂_i + β_i was rounded.
 func (p *Policy) Select(t int, slate []int) {
-	w := p.weights[0]
-	c := p.c
+	wi, c := 0, p.c
 	if p.ucb1 {
-		w = p.weights[p.rng.IntN(len(p.weights))]
+		wi = p.rng.IntN(len(p.weights))
 		c = 2 * p.eta * fmath.Log(float64(t))
 	}
+	w := p.weights[wi]
+	p.slot = wi % p.slots
 	p.w, p.cNow = w, c
 	z := p.nadir
 	moved, all := p.Observed()
 	nadir(&p.front, p.Mean, moved, all, z)
-	count, scores := p.Count[:len(p.Mean)], p.scores[:len(p.Mean)]
 	// Each computed score is within kw·(|U_i|∞ + |z|∞) of the exact one: a
 	// term w_ℓ·((μ̂_ℓ + β) − z_ℓ) is formed by three roundings, the first
 	// two of values at most |U_ℓ| + |z_ℓ|, and the minimum of values each
@@ -172,60 +205,175 @@ func (p *Policy) Select(t int, slate []int) {
 	}
 	kw := float64(algos.ErrorBound(3, 1) * wmax)
 	abs := float64(kw * (p.meanMax + math.Sqrt(c) + zmax))
-	// Written out for d = 2–5: the loop's operations in its order.
-	switch p.d {
-	case 2:
-		w, z := w[:2], z[:2]
-		for i, m := range p.Mean {
-			b := math.Sqrt(c / float64(max(1, count[i])))
-			m := m[:2]
-			s := min(math.Inf(1), w[0]*((m[0]+b)-z[0]))
-			scores[i] = min(s, w[1]*((m[1]+b)-z[1]))
+	if !p.ucb1 {
+		p.keepFirstTerms(moved, all)
+	}
+	p.scoreCandidates(len(slate), abs)
+	bar := math.Inf(-1) // k candidates reach top's last
+	if len(p.top) == len(slate) && len(slate) > 0 {
+		bar = p.top[len(slate)-1]
+	}
+	algos.TopKExactAbove(p.cand.Scores, 0, abs, bar, slate, &p.cand)
+	for j, a := range slate {
+		slate[j] = p.cand.Arms[a]
+	}
+	p.lastLen[p.slot] = copy(p.last[p.slot*p.k:(p.slot+1)*p.k], slate)
+}
+
+// scoreCandidates collects the round's candidates, in p.cand: every arm
+// but those whose score one term proves below k arms scored before them,
+// which are in no top k, in exact arithmetic too; the minimum's other
+// terms are not computed. A term is within abs of its exact value as the
+// score is (the score is one of them), and the score is at most each.
+// top holds the k largest scores so far; the slate of the last round with
+// these weights, likely near the top again, sets the first bar.
+func (p *Policy) scoreCandidates(k int, abs float64) {
+	c := &p.cand
+	c.Reset()
+	top := p.top[:0]
+	p.stamp++
+	for _, i := range p.last[p.slot*p.k : p.slot*p.k+p.lastLen[p.slot]] {
+		s := p.score(i)
+		p.taken[i] = p.stamp
+		top = algos.InsertDecreasing(top, k, s)
+	}
+	lim := math.NaN() // a term below lim rules its arm out (NaN: none does)
+	if len(top) == k {
+		lim = algos.BelowBar(top[k-1], abs)
+	}
+	d := p.d
+	w, z := p.w[:d], p.nadir[:d]
+	first := p.first[p.slot*len(p.Mean) : (p.slot+1)*len(p.Mean)]
+	for i := 0; ; i++ {
+		var s float64
+		if p.ucb1 {
+			i, s = nextCandidate(p.Mean, p.Count, first, w, z, p.cNow, lim, i)
+		} else {
+			i, s = nextCandidateKept(p.Mean, p.Count, first, p.firstTerm, w, z, p.cNow, lim, i)
 		}
-	case 3:
-		w, z := w[:3], z[:3]
-		for i, m := range p.Mean {
-			b := math.Sqrt(c / float64(max(1, count[i])))
-			m := m[:3]
-			s := min(math.Inf(1), w[0]*((m[0]+b)-z[0]))
-			s = min(s, w[1]*((m[1]+b)-z[1]))
-			scores[i] = min(s, w[2]*((m[2]+b)-z[2]))
+		if i == len(p.Mean) {
+			break
 		}
-	case 4:
-		w, z := w[:4], z[:4]
-		for i, m := range p.Mean {
-			b := math.Sqrt(c / float64(max(1, count[i])))
-			m := m[:4]
-			s := min(math.Inf(1), w[0]*((m[0]+b)-z[0]))
-			s = min(s, w[1]*((m[1]+b)-z[1]))
-			s = min(s, w[2]*((m[2]+b)-z[2]))
-			scores[i] = min(s, w[3]*((m[3]+b)-z[3]))
+		c.Add(i, s)
+		if p.taken[i] == p.stamp {
+			continue // in top already
 		}
-	case 5:
-		w, z := w[:5], z[:5]
-		for i, m := range p.Mean {
-			b := math.Sqrt(c / float64(max(1, count[i])))
-			m := m[:5]
-			s := min(math.Inf(1), w[0]*((m[0]+b)-z[0]))
-			s = min(s, w[1]*((m[1]+b)-z[1]))
-			s = min(s, w[2]*((m[2]+b)-z[2]))
-			s = min(s, w[3]*((m[3]+b)-z[3]))
-			scores[i] = min(s, w[4]*((m[4]+b)-z[4]))
-		}
-	default:
-		d := p.d
-		w, z := w[:d], z[:d]
-		for i, m := range p.Mean {
-			b := math.Sqrt(c / float64(max(1, count[i])))
-			s := math.Inf(1)
-			for l, mu := range m[:d] {
-				u := mu + b
-				s = min(s, w[l]*(u-z[l]))
+		if len(top) < k || s > top[k-1] {
+			top = algos.InsertDecreasing(top, k, s)
+			if len(top) == k {
+				lim = algos.BelowBar(top[k-1], abs)
 			}
-			scores[i] = s
 		}
 	}
-	algos.TopKExact(p.scores, 0, abs, slate, p)
+	p.top = top
+}
+
+// score returns arm i's score min_ℓ w_ℓ·((μ̂_iℓ + β_i) − z_ℓ), from +Inf
+// in coordinate order, for the current Select's w, bonus and z.
+func (p *Policy) score(i int) float64 {
+	d := p.d
+	w, z, m := p.w[:d], p.nadir[:d], p.Mean[i][:d]
+	b := math.Sqrt(p.cNow / float64(max(1, p.Count[i])))
+	s := math.Inf(1)
+	for l, mu := range m {
+		s = min(s, w[l]*((mu+b)-z[l]))
+	}
+	return s
+}
+
+// nextCandidate returns the first arm from i on that has no term
+// w_ℓ·((μ̂_iℓ + β_i) − z_ℓ) below lim, with its score, or len(means) (and
+// NaN). The term of coordinate first[i], which ruled arm i out last, is
+// tried first, and first[i] is kept the coordinate of the term that does.
+// The minimum of the terms does not depend on their order (min is exact,
+// −0 below +0, NaN kept): the score is score's bit for bit. Apart from
+// scoreCandidates, whose calls would keep this loop's values out of
+// registers.
+//
+//go:noinline
+func nextCandidate(means [][]float64, count []int, first []uint8, w, z []float64, c, lim float64, i int) (int, float64) {
+	d := len(w)
+	z = z[:d]
+	count, first = count[:len(means)], first[:len(means)]
+arms:
+	for ; i < len(means); i++ {
+		b := math.Sqrt(c / float64(max(1, count[i])))
+		m := means[i][:d]
+		if f := int(first[i]); f < d && w[f]*((m[f]+b)-z[f]) < lim {
+			continue
+		}
+		s := math.Inf(1)
+		for l, mu := range m {
+			t := w[l] * ((mu + b) - z[l])
+			if t < lim {
+				first[i] = uint8(l)
+				continue arms
+			}
+			s = min(s, t)
+		}
+		return i, s
+	}
+	return i, math.NaN()
+}
+
+// nextCandidateKept is nextCandidate with the terms of coordinates
+// first[i] kept in firstTerm (keepFirstTerms), and kept up to date when
+// another coordinate's term rules an arm out.
+//
+//go:noinline
+func nextCandidateKept(means [][]float64, count []int, first []uint8, firstTerm, w, z []float64, c, lim float64, i int) (int, float64) {
+	d := len(w)
+	z = z[:d]
+	count, first, firstTerm = count[:len(means)], first[:len(means)], firstTerm[:len(means)]
+arms:
+	for ; i < len(means); i++ {
+		if firstTerm[i] < lim {
+			continue
+		}
+		b := math.Sqrt(c / float64(max(1, count[i])))
+		s := math.Inf(1)
+		for l, mu := range means[i][:d] {
+			t := w[l] * ((mu + b) - z[l])
+			if t < lim {
+				first[i], firstTerm[i] = uint8(l), t
+				continue arms
+			}
+			s = min(s, t)
+		}
+		return i, s
+	}
+	return i, math.NaN()
+}
+
+// keepFirstTerms brings firstTerm up to date for ChebyshevUCB+'s Select:
+// the arms of moved (all, if all) changed, and every arm's term changes
+// with z (compared bit for bit: −0 and +0 differ in x − z).
+func (p *Policy) keepFirstTerms(moved []int, all bool) {
+	same := p.valid && !all
+	for l, v := range p.nadir {
+		same = same && math.Float64bits(v) == math.Float64bits(p.firstZ[l])
+	}
+	if !same {
+		p.valid = true
+		copy(p.firstZ, p.nadir)
+		for i := range p.Mean {
+			p.firstTerm[i] = p.term(i, int(p.first[i]))
+		}
+		return
+	}
+	for _, i := range moved {
+		p.firstTerm[i] = p.term(i, int(p.first[i]))
+	}
+}
+
+// term returns arm i's term of coordinate l, w_ℓ·((μ̂_iℓ + β_i) − z_ℓ),
+// for the current Select (NaN for l outside the coordinates).
+func (p *Policy) term(i, l int) float64 {
+	if l >= p.d {
+		return math.NaN()
+	}
+	b := math.Sqrt(p.cNow / float64(max(1, p.Count[i])))
+	return p.w[l] * ((p.Mean[i][l] + b) - p.nadir[l])
 }
 
 // trackMeans keeps meanMax ≥ every |μ̂_iℓ|: the arms of moved (all, if
@@ -314,8 +462,34 @@ func (p *Policy) exactScore(i int, s *big.Rat) *big.Rat {
 // arms of moved (all, if all is set) can have changed since.
 func nadir(f *algos.FrontTracker, means [][]float64, moved []int, all bool, z []float64) {
 	f.SizeAfter(means, moved, all)
-	// min is exact and ignores the order (−0 below +0, NaN kept).
-	if len(z) == 5 { // written out, the minima in registers
+	// min is exact and ignores the order (−0 below +0, NaN kept). Written
+	// out for d = 2–5, the minima in registers.
+	switch len(z) {
+	case 2:
+		z0, z1 := math.Inf(1), math.Inf(1)
+		for _, i := range f.Front() {
+			m := means[i][:2]
+			z0, z1 = min(z0, m[0]), min(z1, m[1])
+		}
+		z[0], z[1] = z0, z1
+		return
+	case 3:
+		z0, z1, z2 := math.Inf(1), math.Inf(1), math.Inf(1)
+		for _, i := range f.Front() {
+			m := means[i][:3]
+			z0, z1, z2 = min(z0, m[0]), min(z1, m[1]), min(z2, m[2])
+		}
+		z[0], z[1], z[2] = z0, z1, z2
+		return
+	case 4:
+		z0, z1, z2, z3 := math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)
+		for _, i := range f.Front() {
+			m := means[i][:4]
+			z0, z1, z2, z3 = min(z0, m[0]), min(z1, m[1]), min(z2, m[2]), min(z3, m[3])
+		}
+		z[0], z[1], z[2], z[3] = z0, z1, z2, z3
+		return
+	case 5:
 		z0, z1, z2, z3, z4 := math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)
 		for _, i := range f.Front() {
 			m := means[i][:5]

@@ -195,8 +195,8 @@ func TestChebyshevUCBPlusByHand(t *testing.T) {
 		t.Fatalf("nadir %v, want [0.2 0.1]", p.nadir)
 	}
 	for i, w := range want {
-		if math.Abs(p.scores[i]-w) > 1e-12 {
-			t.Errorf("score of arm %d = %v, want %v", i, p.scores[i], w)
+		if math.Abs(p.score(i)-w) > 1e-12 {
+			t.Errorf("score of arm %d = %v, want %v", i, p.score(i), w)
 		}
 	}
 	// The standard bonus does not depend on t.
@@ -260,8 +260,8 @@ func TestChebyshevUCBBonusGrowsWithT(t *testing.T) {
 			t.Errorf("t = %d: chose %d, want %d", c.t, slate[0], c.want)
 		}
 		b := math.Sqrt(math.Log(float64(c.t)) / 25)
-		if want := min(0.3+b-0.1, 0.3+b-0.1) / 2; math.Abs(p.scores[5]-want) > 1e-12 {
-			t.Errorf("t = %d: score of Q = %v, want %v", c.t, p.scores[5], want)
+		if want := min(0.3+b-0.1, 0.3+b-0.1) / 2; math.Abs(p.score(5)-want) > 1e-12 {
+			t.Errorf("t = %d: score of Q = %v, want %v", c.t, p.score(5), want)
 		}
 	}
 }
@@ -315,9 +315,10 @@ func TestSelectDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// TestScoresBitIdentical: Select's scores, written out for d = 2–5, are
-// the loop's min_l w_l·((μ̂_il + β_i) − z_l) from +Inf bit for bit, −0 and
-// zero counts included, for both algorithms and d = 2 to 6.
+// TestScoresBitIdentical: Select's scores (score, and the candidates'
+// scores, their terms taken in another order) are the loop's
+// min_l w_l·((μ̂_il + β_i) − z_l) from +Inf bit for bit, −0 and zero counts
+// included, for both algorithms and d = 2 to 6.
 func TestScoresBitIdentical(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 5))
 	for trial := range 600 {
@@ -349,6 +350,7 @@ func TestScoresBitIdentical(t *testing.T) {
 			c = 2 * p.eta * fmath.Log(float64(tt))
 		}
 		p.Select(tt, make([]int, 1))
+		want := make([]float64, n)
 		for i, m := range p.Mean {
 			b := math.Sqrt(c / float64(max(1, p.Count[i])))
 			s := math.Inf(1)
@@ -356,8 +358,14 @@ func TestScoresBitIdentical(t *testing.T) {
 				u := mu + b
 				s = min(s, w[l]*(u-p.nadir[l]))
 			}
-			if math.Float64bits(p.scores[i]) != math.Float64bits(s) {
-				t.Fatalf("trial %d (d = %d): score %d = %v, want %v", trial, d, i, p.scores[i], s)
+			want[i] = s
+			if got := p.score(i); math.Float64bits(got) != math.Float64bits(s) {
+				t.Fatalf("trial %d (d = %d): score %d = %v, want %v", trial, d, i, got, s)
+			}
+		}
+		for a, i := range p.cand.Arms {
+			if got := p.cand.Scores[a]; math.Float64bits(got) != math.Float64bits(want[i]) {
+				t.Fatalf("trial %d (d = %d): candidate %d's score = %v, want %v", trial, d, i, got, want[i])
 			}
 		}
 	}
@@ -383,11 +391,11 @@ func TestRoundingMergedScoresDecideExactly(t *testing.T) {
 			setState(p, [][]float64{{x, 0.9, 0.9}, {math.Nextafter(x, 1), 0.8, 0.9}, {0.99, 0, 0}, {0, 0.95, 0.95}}, []int{1000, 1000, 1000, 1000})
 			slate := make([]int, 1)
 			p.Select(500, slate)
-			if p.scores[0] != p.scores[1] || p.CompareExact(1, 0) <= 0 {
+			if p.score(0) != p.score(1) || p.CompareExact(1, 0) <= 0 {
 				continue // the rounding did not merge them, or the set-up differs
 			}
 			if slate[0] != 1 {
-				t.Fatalf("%s: scores %v (arm 1's larger exactly): Select = %v, want [1]", name, p.scores, slate)
+				t.Fatalf("%s: scores %v (arm 1's larger exactly): Select = %v, want [1]", name, []float64{p.score(0), p.score(1)}, slate)
 			}
 			break
 		}
@@ -418,7 +426,7 @@ func TestNadirSettersTie(t *testing.T) {
 				if p.CompareExact(i, want) > 0 {
 					want = i
 				}
-				if p.scores[i] > p.scores[computed] {
+				if p.score(i) > p.score(computed) {
 					computed = i
 				}
 			}
@@ -426,7 +434,7 @@ func TestNadirSettersTie(t *testing.T) {
 				continue // the computed scores choose the same, or the tie is not exact
 			}
 			if slate[0] != want {
-				t.Fatalf("%s: scores %v (arms %d and %d equal exactly): Select = %v, want [%d]", name, p.scores, want, computed, slate, want)
+				t.Fatalf("%s: scores %v (arms %d and %d equal exactly): Select = %v, want [%d]", name, []float64{p.score(0), p.score(1), p.score(2)}, want, computed, slate, want)
 			}
 			break
 		}
@@ -460,5 +468,52 @@ func TestCompareExactByExpansions(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSelectRuledOutExact: the arms scoreCandidates rules out by one term
+// are in no exact top k. Over rounds of moving states (grids, twins and
+// arms one ulp apart, so that exact ties and near ties occur, and the
+// memo's guesses go stale), Select plays the exact top k of all arms
+// (math/big, the lowest index first on ties), and every candidate's score
+// is score's bit for bit.
+func TestSelectRuledOutExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(73, 74))
+	ruled := 0
+	for trial := range 300 {
+		name := names[trial%2]
+		d, n := 2+trial%5, 2+rng.IntN(60)
+		k := 1 + rng.IntN(min(n, 6))
+		cfg := algos.Config{Problem: algos.Problem{N: n, D: d, K: k, T: 1000}, Eta: 0.3, Params: map[string]float64{"divisions": 2}, Rand: rand.New(rand.NewPCG(uint64(trial), 9))}
+		p := NewPlus(cfg)
+		if name == "ChebyshevUCB" {
+			p = New(cfg)
+		}
+		for round := range 8 {
+			algotest.MoveArms(rng, &p.Stats, round)
+			slate := make([]int, k)
+			p.Select(2+round, slate)
+			ruled += n - len(p.cand.Arms)
+			for a, i := range p.cand.Arms {
+				if got, want := p.cand.Scores[a], p.score(i); math.Float64bits(got) != math.Float64bits(want) {
+					t.Fatalf("trial %d round %d: candidate %d's score %v, want %v", trial, round, i, got, want)
+				}
+			}
+			exact := make([]*big.Rat, n)
+			for i := range n {
+				exact[i] = p.exactScore(i, new(big.Rat))
+			}
+			want := make([]int, n)
+			for i := range want {
+				want[i] = i
+			}
+			slices.SortStableFunc(want, func(a, b int) int { return exact[b].Cmp(exact[a]) })
+			if !slices.Equal(slate, want[:k]) {
+				t.Fatalf("trial %d round %d (%s, d = %d, n = %d): slate %v, exact top %d %v", trial, round, name, d, n, slate, k, want[:k])
+			}
+		}
+	}
+	if ruled < 1000 {
+		t.Fatalf("%d arms ruled out: the test does not exercise it", ruled)
 	}
 }

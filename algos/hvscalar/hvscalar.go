@@ -61,11 +61,6 @@ type Policy struct {
 	taken    []int     // taken[i] == stamp: arm i is already in this round's slate
 	stamp    int
 
-	// HVScalarUCB+: per arm, a bound on its achievement for every
-	// direction (reach), and the arms by decreasing bound (byReach).
-	reach   []float64
-	byReach []int
-
 	// HVScalarUCB+: an arm provably below the best of a slot is not
 	// scored: thr[m] (valid when prove) bounds the gaps in coordinate
 	// byLambda[m] that prove it (thresholds, ruledOut). The coordinates
@@ -75,11 +70,11 @@ type Policy struct {
 	byLambda []int
 	prove    bool
 	top      []float64 // HVScalarUCB: the round's largest achievements (scoreCandidates)
-	cand     candidates
-	last     []int // HVScalarUCB: the last round's slate
+	cand     algos.Candidates
+	last     []int // the last round's slate
 
 	// origin: r = 0, where the achievements' rounding errors are relative
-	// to them and the proofs of ruledOut and of the early stop hold; floor
+	// to them and the proofs of ruledOut hold; floor
 	// is errorFloor for the current λ.
 	origin bool
 	floor  float64
@@ -100,30 +95,25 @@ func newPolicy(cfg algos.Config, plus bool) *Policy {
 	ref := make([]float64, d)
 	copy(ref, cfg.Ref) // nil Ref: the origin
 	p := &Policy{
-		Stats:   algos.NewStats(n, d),
-		n:       n,
-		d:       d,
-		plus:    plus,
-		c:       cfg.Eta * fmath.Log(float64(n)*float64(d)*T*T) / 2,
-		ref:     ref,
-		rng:     cfg.Rand,
-		lambda:  make([]float64, d),
-		gap:     make([]float64, n*d),
-		gapT:    make([]float64, n*d),
-		taken:   make([]int, n),
-		reach:   make([]float64, n),
-		byReach: make([]int, n),
-		thr:     make([]float64, d),
-		top:     make([]float64, 0, cfg.K),
-		last:    make([]int, 0, cfg.K),
+		Stats:  algos.NewStats(n, d),
+		n:      n,
+		d:      d,
+		plus:   plus,
+		c:      cfg.Eta * fmath.Log(float64(n)*float64(d)*T*T) / 2,
+		ref:    ref,
+		rng:    cfg.Rand,
+		lambda: make([]float64, d),
+		gap:    make([]float64, n*d),
+		gapT:   make([]float64, n*d),
+		taken:  make([]int, n),
+		thr:    make([]float64, d),
+		top:    make([]float64, 0, cfg.K),
+		last:   make([]int, 0, cfg.K),
 	}
-	p.cand = candidates{p: p, arms: make([]int, 0, n), scores: make([]float64, 0, n)}
+	p.cand = algos.Candidates{Arms: make([]int, 0, n), Scores: make([]float64, 0, n), X: p}
 	p.byLambda = make([]int, d)
 	for l := range p.byLambda {
 		p.byLambda[l] = l
-	}
-	for i := range p.byReach {
-		p.byReach[i] = i
 	}
 	return p
 }
@@ -172,7 +162,6 @@ func (p *Policy) Select(t int, slate []int) {
 		}
 	}
 	if p.plus {
-		sortByReach(p.byReach, p.reach)
 		p.selectPlus(slate)
 		return
 	}
@@ -182,24 +171,16 @@ func (p *Policy) Select(t int, slate []int) {
 	// arithmetic, without the power's roundings, which can make unequal
 	// scores equal.
 	p.scoreCandidates(len(slate))
-	algos.TopKExact(p.cand.scores, achievementError, p.errorFloor(), slate, &p.cand)
+	bar := math.Inf(-1) // k candidates reach max(0, top's last), their score
+	if k := len(slate); len(p.top) == k && k > 0 {
+		bar = max(0, p.top[k-1])
+	}
+	algos.TopKExactAbove(p.cand.Scores, achievementError, p.errorFloor(), bar, slate, &p.cand)
 	for j, c := range slate {
-		slate[j] = p.cand.arms[c]
+		slate[j] = p.cand.Arms[c]
 	}
 	p.last = append(p.last[:0], slate...)
 }
-
-// candidates are the arms HVScalarUCB ranks in a round, by increasing
-// index (the lowest wins exact ties, as among all arms), with their
-// scores max(0, achievement).
-type candidates struct {
-	p      *Policy
-	arms   []int
-	scores []float64
-}
-
-// CompareExact compares candidates a and b (positions in arms) exactly.
-func (c *candidates) CompareExact(a, b int) int { return c.p.CompareExact(c.arms[a], c.arms[b]) }
 
 // scoreCandidates collects the round's candidates: every arm but those
 // that ruledOut proves below k arms scored before them, which are in no
@@ -212,7 +193,7 @@ func (p *Policy) scoreCandidates(k int) {
 		p.orderByLambda()
 	}
 	c := &p.cand
-	c.arms, c.scores = c.arms[:0], c.scores[:0]
+	c.Reset()
 	top := p.top[:0]
 	// Arms whose gap in the coordinate of largest λ (column first) is at
 	// most thr0 are ruled out there (ruledOut's first test; NaN: none is).
@@ -222,7 +203,7 @@ func (p *Policy) scoreCandidates(k int) {
 	// the first bar; its arms (marked taken) enter top once.
 	p.stamp++
 	for _, i := range p.last {
-		top = insertDecreasing(top, k, p.achievement(i))
+		top = algos.InsertDecreasing(top, k, p.achievement(i))
 		p.taken[i] = p.stamp
 	}
 	if len(top) == k && p.origin {
@@ -239,11 +220,11 @@ func (p *Policy) scoreCandidates(k int) {
 			continue
 		}
 		v := p.achievement(i)
-		c.arms, c.scores = append(c.arms, i), append(c.scores, max(0, v))
+		c.Add(i, max(0, v)) // HVScalarUCB's score
 		if p.taken[i] == p.stamp || len(top) == k && !(v > top[k-1]) {
 			continue
 		}
-		top = insertDecreasing(top, k, v)
+		top = algos.InsertDecreasing(top, k, v)
 		if len(top) == k && p.origin {
 			p.thresholds(top[k-1])
 			thr0 = math.NaN()
@@ -255,30 +236,25 @@ func (p *Policy) scoreCandidates(k int) {
 	p.top = top
 }
 
-// insertDecreasing inserts v into top, decreasing, if it is among its k
-// largest values; once it holds k values, its last bounds the k-th
-// largest inserted from below.
-func insertDecreasing(top []float64, k int, v float64) []float64 {
-	if len(top) == k && !(v > top[k-1]) {
-		return top
-	}
-	if len(top) < k {
-		top = append(top, v)
-	}
-	j := len(top) - 1
-	for ; j > 0 && top[j-1] < v; j-- {
-		top[j] = top[j-1]
-	}
-	top[j] = v
-	return top
-}
-
 // nextAbove returns the first i from i on with column[i] not at most thr
 // (every i when thr is NaN), or len(column). Apart from its callers, whose
 // calls would keep this loop's values out of registers.
 //
 //go:noinline
 func nextAbove(column []float64, i int, thr float64) int {
+	for ; i+4 <= len(column); i += 4 { // four at a time: fewer loop tests
+		c := column[i : i+4 : i+4]
+		switch {
+		case !(c[0] <= thr):
+			return i
+		case !(c[1] <= thr):
+			return i + 1
+		case !(c[2] <= thr):
+			return i + 2
+		case !(c[3] <= thr):
+			return i + 3
+		}
+	}
 	for ; i < len(column); i++ {
 		if !(column[i] <= thr) {
 			return i
@@ -287,8 +263,8 @@ func nextAbove(column []float64, i int, thr float64) int {
 	return i
 }
 
-// computeGap sets arm i's gaps U_iℓ − r_ℓ (and its reach and column
-// entries) from its statistics.
+// computeGap sets arm i's gaps U_iℓ − r_ℓ (and its column entries) from
+// its statistics.
 func (p *Policy) computeGap(i int) {
 	d := p.d
 	b := math.Sqrt(p.c / float64(max(1, p.Count[i])))
@@ -299,9 +275,6 @@ func (p *Policy) computeGap(i int) {
 	}
 	for l, x := range g {
 		p.gapT[l*p.n+i] = x
-	}
-	if p.plus {
-		p.reach[i] = reach(g)
 	}
 }
 
@@ -438,11 +411,12 @@ func (p *Policy) thresholds(bar float64) {
 	if !p.prove {
 		return
 	}
+	thr, lambda := p.thr[:len(p.byLambda)], p.lambda // locals: no reloads through p
 	for m, l := range p.byLambda {
 		// g_l ≤ fl(fl(bar·λ_l)·(1 − 2⁻⁴⁰)) gives g_l/λ_l < bar·(1 − 2⁻⁴¹):
 		// below bar, and below the exact value bar was computed for,
 		// whatever the roundings of either (achievementError).
-		p.thr[m] = float64(float64(bar*p.lambda[l]) * (1 - 0x1p-40))
+		thr[m] = float64(float64(bar*lambda[l]) * (1 - 0x1p-40))
 	}
 }
 
@@ -492,12 +466,13 @@ func (p *Policy) beats(i int, v float64, best int, bestV float64) bool {
 
 // selectPlus assigns one arm per direction: slot j takes the arm of highest
 // min_ℓ (U_iℓ − r_ℓ)/λ^(j)_ℓ among those not yet chosen, lowest index first
-// on ties. Arms are visited by decreasing reach, a bound on that minimum for
-// every direction, and the visit stops at the first arm whose reach is
-// below the best found: it and the arms after it cannot equal it.
+// on ties. The last round's slate, likely near the top for this λ too, is
+// tried first: the thresholds of the best of it rule most arms out by the
+// column of largest λ alone. Every comparison is exact (beats) and every
+// arm ruled out is below the best in exact arithmetic, so the order of the
+// visit does not change the choice.
 func (p *Policy) selectPlus(slate []int) {
 	p.stamp++
-	order := p.byReach
 	for j := range slate {
 		Direction(p.rng, p.lambda)
 		p.floor = p.errorFloor()
@@ -506,20 +481,30 @@ func (p *Policy) selectPlus(slate []int) {
 		}
 		best, bestV := -1, 0.0
 		p.prove = false
-		// The visit ends at the first arm of reach below stop: below
-		// bestV by more than any rounding of it (origin, bestV > 0 only).
+		for _, i := range p.last {
+			if p.taken[i] != p.stamp {
+				if v := p.achievement(i); best < 0 || p.beats(i, v, best, bestV) {
+					best, bestV = i, v
+				}
+			}
+		}
+		if best >= 0 {
+			p.thresholds(bestV)
+		}
 		// Arms whose gap in the coordinate of largest λ (column first) is
 		// at most thr0 are ruled out there (ruledOut's first test; NaN:
 		// none is).
-		stop, thr0 := math.Inf(-1), math.NaN()
+		thr0 := math.NaN()
+		if p.prove {
+			thr0 = p.thr[0]
+		}
 		l0 := p.byLambda[0]
 		first := p.gapT[l0*p.n : (l0+1)*p.n]
-		for pos := 0; ; pos++ {
-			if pos = nextCandidate(order, pos, p.reach, stop, first, thr0); pos == len(order) {
+		for i := 0; ; i++ {
+			if i = nextAbove(first, i, thr0); i == len(first) {
 				break
 			}
-			i := order[pos]
-			if p.taken[i] == p.stamp || p.ruledOut(i) { // ruled out: below bestV, exactly too
+			if i == best || p.taken[i] == p.stamp || p.ruledOut(i) { // ruled out: below bestV, exactly too
 				continue
 			}
 			if v := p.achievement(i); best < 0 || p.beats(i, v, best, bestV) {
@@ -527,10 +512,7 @@ func (p *Policy) selectPlus(slate []int) {
 					p.thresholds(v)
 				}
 				best, bestV = i, v
-				stop, thr0 = math.Inf(-1), math.NaN()
-				if p.origin && bestV > 0 {
-					stop = float64(bestV * (1 - 0x1p-40))
-				}
+				thr0 = math.NaN()
 				if p.prove {
 					thr0 = p.thr[0]
 				}
@@ -539,70 +521,7 @@ func (p *Policy) selectPlus(slate []int) {
 		slate[j] = best
 		p.taken[best] = p.stamp
 	}
-}
-
-// nextCandidate returns the first position from pos on in order whose arm
-// has a reach at least stop and a gap in first above thr0, or len(order)
-// if the arms of reach below stop come first (order is by decreasing
-// reach: all after them are too). Apart from selectPlus, whose calls
-// would keep this loop's values out of registers.
-//
-//go:noinline
-func nextCandidate(order []int, pos int, reach []float64, stop float64, first []float64, thr0 float64) int {
-	for ; pos < len(order); pos++ {
-		i := order[pos]
-		if reach[i] < stop {
-			return len(order)
-		}
-		if !(first[i] <= thr0) {
-			return pos
-		}
-	}
-	return pos
-}
-
-// reach bounds, for every direction λ the policy can draw, the computed
-// achievement min_ℓ fl(g_ℓ/λ_ℓ) of the gap g from above, by 10⁻⁹ more than
-// its Euclidean norm. A minimum s > 0 has s·λ_ℓ ≤ g_ℓ for every ℓ, so
-// s ≤ ‖g‖/‖λ‖; λ's computed norm is 1 and the quotients' and the norm's
-// rounding (scaled by the largest |g_ℓ|, so that no square underflows) are
-// a few 10⁻¹⁶ relative, far inside the margin; a minimum ≤ 0 is below any
-// reach. A gap that is not finite gets +Inf, which bounds everything.
-func reach(g []float64) float64 {
-	m := 0.0
-	for _, x := range g {
-		m = max(m, math.Abs(x))
-	}
-	if !(m <= math.MaxFloat64) {
-		return math.Inf(1)
-	}
-	if m == 0 {
-		return 0
-	}
-	ss := 0.0
-	for _, x := range g {
-		y := x / m
-		ss += float64(y * y) // rounded: no fused multiply-add (TestNoFusedMultiplyAdd)
-	}
-	return m * math.Sqrt(ss) * (1 + 1e-9)
-}
-
-// sortByReach repairs order (all arms) to decreasing reach, the lower index
-// first on ties, by insertion sort: between rounds only the observed arms'
-// reaches move.
-func sortByReach(order []int, reach []float64) {
-	for a := 1; a < len(order); a++ {
-		x := order[a]
-		b := a
-		for ; b > 0; b-- {
-			y := order[b-1]
-			if reach[y] > reach[x] || reach[y] == reach[x] && y < x {
-				break
-			}
-			order[b] = y
-		}
-		order[b] = x
-	}
+	p.last = append(p.last[:0], slate...)
 }
 
 // achievement returns min_ℓ (U_iℓ − r_ℓ)/λ_ℓ for the current λ.

@@ -1,7 +1,6 @@
 package hvscalar
 
 import (
-	"cmp"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -219,17 +218,16 @@ func TestAchievementBitIdentical(t *testing.T) {
 	}
 }
 
-// TestSelectPlusByReach: HVScalarUCB+ visiting arms by decreasing reach,
-// stopping early and ruling arms out without dividing chooses what the
-// plain loop over every arm in index order, in exact arithmetic,
-// chooses (the same directions), over rounds of a bandit-like state with
-// equal means, duplicate arms, gaps ≤ 0 and a reference point; and reach
-// bounds every achievement it is meant to. Ruling out tries the
+// TestSelectPlusExact: HVScalarUCB+ trying the last round's slate first
+// and ruling arms out without dividing chooses what the plain loop over
+// every arm in index order, in exact arithmetic, chooses (the same
+// directions), over rounds of a bandit-like state with equal means,
+// duplicate arms, gaps ≤ 0 and a reference point. Ruling out tries the
 // coordinate of largest λ first, from a transposed copy of the gaps: the
 // copy must match them bit for bit.
-func TestSelectPlusByReach(t *testing.T) {
+func TestSelectPlusExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(61, 62))
-	pruned, ruled := 0, 0
+	ruled := 0
 	for trial := range 400 {
 		d, n := 1+trial%5, 2+rng.IntN(60)
 		k := 1 + rng.IntN(min(n, 6))
@@ -270,14 +268,6 @@ func TestSelectPlusByReach(t *testing.T) {
 					t.Fatalf("trial %d round %d: gapT[%d·n+%d] = %v, gap %v", trial, round, l, i, p.gapT[l*n+i], g)
 				}
 			}
-			if !slices.IsSortedFunc(p.byReach, func(x, y int) int {
-				if p.reach[x] != p.reach[y] {
-					return cmp.Compare(p.reach[y], p.reach[x])
-				}
-				return x - y
-			}) {
-				t.Fatalf("trial %d round %d: arms not by decreasing reach: %v", trial, round, p.byReach)
-			}
 			// The plain loop, on the same gaps and directions.
 			want := make([]int, k)
 			taken := make([]bool, n)
@@ -289,36 +279,27 @@ func TestSelectPlusByReach(t *testing.T) {
 						continue
 					}
 					v := p.achievement(i)
-					if v > p.reach[i] {
-						t.Fatalf("trial %d: arm %d: achievement %v above its reach %v", trial, i, v, p.reach[i])
-					}
 					if best < 0 || refBeats(p, i, v, best, bestV) {
 						best, bestV = i, v
 					}
 				}
 				want[j], taken[best] = best, true
-				for _, i := range p.byReach {
-					if !taken[i] && p.reach[i] < bestV {
-						pruned++
-						break
-					}
-				}
-				// Arms the visit reaches but rules out without dividing,
-				// by the best's own thresholds (it may find them earlier).
+				// Arms the visit rules out without dividing, by the best's
+				// own thresholds (it may find them earlier).
 				p.thresholds(bestV)
 				for i := range n {
-					if !taken[i] && p.reach[i] >= bestV && p.ruledOut(i) {
+					if !taken[i] && p.ruledOut(i) {
 						ruled++
 					}
 				}
 			}
 			if !slices.Equal(slate, want) {
-				t.Fatalf("trial %d round %d (d = %d, n = %d): by reach %v, every arm %v", trial, round, d, n, slate, want)
+				t.Fatalf("trial %d round %d (d = %d, n = %d): Select %v, every arm %v", trial, round, d, n, slate, want)
 			}
 		}
 	}
-	if pruned < 1000 || ruled < 1000 {
-		t.Fatalf("the visit stopped early in %d slots and could rule out %d arms: the test does not exercise both", pruned, ruled)
+	if ruled < 1000 {
+		t.Fatalf("the visit could rule out %d arms: the test does not exercise it", ruled)
 	}
 }
 
@@ -443,32 +424,10 @@ func TestSelectRuledOutExact(t *testing.T) {
 			}
 		}
 		for round := range 6 {
-			for i := range n {
-				if round > 0 && rng.IntN(3) != 0 {
-					continue
-				}
-				p.Count[i]++
-				for l := range d {
-					if rng.IntN(3) == 0 {
-						p.Mean[i][l] = float64(rng.IntN(4)) / 4
-					} else {
-						p.Mean[i][l] = rng.Float64()
-					}
-				}
-				if i > 0 && rng.IntN(4) == 0 { // a twin of an earlier arm, or one ulp from it
-					j := rng.IntN(i)
-					copy(p.Mean[i], p.Mean[j])
-					p.Count[i] = p.Count[j]
-					if rng.IntN(2) == 0 {
-						l := rng.IntN(d)
-						p.Mean[i][l] = math.Nextafter(p.Mean[i][l], float64(rng.IntN(2)*2-1))
-					}
-				}
-				p.Touch(i)
-			}
+			algotest.MoveArms(rng, &p.Stats, round)
 			slate := make([]int, k)
 			p.Select(1+round, slate)
-			ruled += n - len(p.cand.arms)
+			ruled += n - len(p.cand.Arms)
 			exact := make([]*big.Rat, n)
 			for i := range n {
 				b := math.Sqrt(p.c / float64(max(1, p.Count[i])))
@@ -498,5 +457,28 @@ func TestSelectRuledOutExact(t *testing.T) {
 	}
 	if ruled < 1000 {
 		t.Fatalf("%d arms ruled out: the test does not exercise it", ruled)
+	}
+}
+
+// TestNextAbove: the scan four at a time finds what the plain loop finds,
+// from every start, thresholds NaN and ±0 and values NaN and ±0 included.
+func TestNextAbove(t *testing.T) {
+	rng := rand.New(rand.NewPCG(81, 82))
+	values := []float64{math.NaN(), 0, math.Copysign(0, -1), 0.25, 0.5, 1, math.Inf(1), math.Inf(-1)}
+	for trial := range 2000 {
+		column := make([]float64, rng.IntN(20))
+		for i := range column {
+			column[i] = values[rng.IntN(len(values))]
+		}
+		thr := values[rng.IntN(len(values))]
+		for start := 0; start <= len(column); start++ {
+			want := start
+			for want < len(column) && column[want] <= thr {
+				want++
+			}
+			if got := nextAbove(column, start, thr); got != want {
+				t.Fatalf("trial %d: nextAbove(%v, %d, %v) = %d, want %d", trial, column, start, thr, got, want)
+			}
+		}
 	}
 }

@@ -75,6 +75,7 @@ type Policy struct {
 	// the relative rounding of an index's terms.
 	meanMax    float64
 	rel        float64
+	top        []float64       // ScalarUCB-RandW's scratch: the round's k largest scores
 	exp        algos.Expansion // scratch of CompareExact
 	sumA, sumB algos.Sum
 }
@@ -112,6 +113,7 @@ func newPolicy(cfg algos.Config) *Policy {
 		moved:   make([]int, 0, cfg.N),
 		merged:  make([]int, 0, cfg.N),
 		rel:     algos.ErrorBound(2*cfg.D+2, 1),
+		top:     make([]float64, 0, cfg.K),
 	}
 }
 
@@ -137,6 +139,8 @@ func (p *Policy) Select(t int, slate []int) {
 		return
 	}
 	Dirichlet(p.rng, p.w)
+	k := len(slate)
+	top := p.top[:0] // the k largest scores
 	for i, m := range p.Mean {
 		if p.bonusAt[i] != p.Count[i] {
 			p.bonusAt[i] = p.Count[i]
@@ -146,21 +150,29 @@ func (p *Policy) Select(t int, slate []int) {
 			}
 		}
 		b := p.bonus[i]
-		if len(m) == 5 {
-			p.scores[i] = randWScore5(p.w, m, b)
-			continue
-		}
 		var s float64
-		for l, mu := range m {
-			s += float64(p.w[l] * (mu + b))
+		if len(m) == 5 {
+			s = randWScore5(p.w, m, b)
+		} else {
+			for l, mu := range m {
+				s += float64(p.w[l] * (mu + b))
+			}
 		}
 		p.scores[i] = s
+		if len(top) < k || s > top[k-1] {
+			top = algos.InsertDecreasing(top, k, s)
+		}
+	}
+	p.top = top
+	bar := math.Inf(-1) // k scores reach top's last
+	if len(top) == k && k > 0 {
+		bar = top[k-1]
 	}
 	// Each index is within rel·(Σ_ℓ w_ℓ·(|μ̂_ℓ| + β) + β) of the exact one
 	// (a sum of d products and the bonus, or of d products of sums, every
 	// operation rounded once), and Σ w = 1 up to rounding: at most
 	// rel·(2·(max|μ̂| + β_max)) with β_max that of one pull.
-	algos.TopKExact(p.scores, 0, p.indexError(), slate, p)
+	algos.TopKExactAbove(p.scores, 0, p.indexError(), bar, slate, p)
 }
 
 // randWScore5 is ScalarUCB-RandW's loop w·(m + b), summed from 0 in
