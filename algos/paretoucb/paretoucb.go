@@ -90,7 +90,7 @@ type Policy struct {
 
 	upper  [][]float64 // U_i
 	sum    []float64   // Σ_j U_ij
-	abs    []float64   // Σ_j |U_ij|
+	abs    []float64   // Σ_j |U_ij|, for the arms p.order compares
 	layers algos.Layers
 	front  algos.FrontTracker // |F̂| on μ̂
 	crowd  algos.Crowding
@@ -162,11 +162,13 @@ func Radius(eta float64, t, d, frontSize, pulls int) float64 {
 func (p *Policy) Select(t int, slate []int) {
 	moved, all := p.Observed()
 	c := 2 * p.eta * logTerm(t, p.d, p.front.SizeAfter(p.Mean, moved, all))
-	// U_i, Σ_j U_ij and Σ_j |U_ij| (the scale of the sum's rounding
-	// error: algos.SumOrder), written out for d = 2–5 (the same
-	// operations in the same order: the sum starts from +0, which turns a
-	// −0 into +0).
+	// U_i and Σ_j U_ij, written out for d = 2–5 (the same operations in
+	// the same order: the sum starts from +0, which turns a −0 into +0).
+	// Σ_j |U_ij|, the scale of a sum's rounding error, only orders work in
+	// algos.SumOrder: but for the farthest-point choice it is formed later
+	// for the few arms compared there.
 	count, sum, abs := p.Count[:len(p.Mean)], p.sum[:len(p.Mean)], p.abs[:len(p.Mean)]
+	withAbs := p.tb == Chosen // most arms are compared: the overflowing layer is large
 	switch p.d {
 	case 2:
 		for i, m := range p.Mean {
@@ -174,7 +176,9 @@ func (p *Policy) Select(t int, slate []int) {
 			m, u := m[:2], p.flat[2*i:2*i+2:2*i+2]
 			u[0], u[1] = m[0]+b, m[1]+b
 			sum[i] = 0.0 + u[0] + u[1]
-			abs[i] = math.Abs(u[0]) + math.Abs(u[1])
+			if withAbs {
+				abs[i] = math.Abs(u[0]) + math.Abs(u[1])
+			}
 		}
 	case 3:
 		for i, m := range p.Mean {
@@ -182,7 +186,9 @@ func (p *Policy) Select(t int, slate []int) {
 			m, u := m[:3], p.flat[3*i:3*i+3:3*i+3]
 			u[0], u[1], u[2] = m[0]+b, m[1]+b, m[2]+b
 			sum[i] = 0.0 + u[0] + u[1] + u[2]
-			abs[i] = math.Abs(u[0]) + math.Abs(u[1]) + math.Abs(u[2])
+			if withAbs {
+				abs[i] = math.Abs(u[0]) + math.Abs(u[1]) + math.Abs(u[2])
+			}
 		}
 	case 4:
 		for i, m := range p.Mean {
@@ -190,7 +196,9 @@ func (p *Policy) Select(t int, slate []int) {
 			m, u := m[:4], p.flat[4*i:4*i+4:4*i+4]
 			u[0], u[1], u[2], u[3] = m[0]+b, m[1]+b, m[2]+b, m[3]+b
 			sum[i] = 0.0 + u[0] + u[1] + u[2] + u[3]
-			abs[i] = math.Abs(u[0]) + math.Abs(u[1]) + math.Abs(u[2]) + math.Abs(u[3])
+			if withAbs {
+				abs[i] = math.Abs(u[0]) + math.Abs(u[1]) + math.Abs(u[2]) + math.Abs(u[3])
+			}
 		}
 	case 5:
 		for i, m := range p.Mean {
@@ -198,7 +206,9 @@ func (p *Policy) Select(t int, slate []int) {
 			m, u := m[:5], p.flat[5*i:5*i+5:5*i+5]
 			u[0], u[1], u[2], u[3], u[4] = m[0]+b, m[1]+b, m[2]+b, m[3]+b, m[4]+b
 			sum[i] = 0.0 + u[0] + u[1] + u[2] + u[3] + u[4]
-			abs[i] = math.Abs(u[0]) + math.Abs(u[1]) + math.Abs(u[2]) + math.Abs(u[3]) + math.Abs(u[4])
+			if withAbs {
+				abs[i] = math.Abs(u[0]) + math.Abs(u[1]) + math.Abs(u[2]) + math.Abs(u[3]) + math.Abs(u[4])
+			}
 		}
 	default:
 		for i, m := range p.Mean {
@@ -215,7 +225,9 @@ func (p *Policy) Select(t int, slate []int) {
 	}
 	p.order = algos.SumOrder{Points: p.upper, Sums: p.sum, Abs: p.abs}
 	if p.tb == SumUCB { // the same choice as Peel + PickLargest, found early
-		p.layers.TopBySumOf(p.upper, p.sum, p.abs, slate) // sum as CoordSums forms it
+		// Sums as CoordSums forms them; the few near ties form their
+		// scale themselves.
+		p.layers.TopBySumOf(p.upper, p.sum, nil, slate)
 		return
 	}
 	full, over := p.layers.PeelFlat(p.flat, p.d, len(slate)) // U in place
@@ -231,6 +243,19 @@ func (p *Policy) Select(t int, slate []int) {
 		p.crowding(over, rest)
 	case Chosen:
 		p.choice.Choose(p.flat, p.d, &p.order, full, over, rest)
+	}
+}
+
+// absSums sets abs[i] = Σ_j |U_ij| for the given arms, the scale of their
+// sums' rounding errors that p.order reads.
+func (p *Policy) absSums(arms ...int) {
+	d := p.d
+	for _, i := range arms {
+		a := 0.0
+		for _, x := range p.flat[d*i : d*i+d] {
+			a += math.Abs(x)
+		}
+		p.abs[i] = a
 	}
 }
 
@@ -250,6 +275,7 @@ func (p *Policy) crowding(layer, out []int) {
 			for c, at := range bound {
 				bound[c], dist[c] = layer[at], math.Inf(1)
 			}
+			p.absSums(bound...) // equal distances: Σ_j U_ij decides
 			p.pickCrowded(bound, dist, out)
 			return
 		}
@@ -295,6 +321,9 @@ func (p *Policy) crowdedBefore(arms []int, dist []float64, c, b int) bool {
 		}
 		if cmp != 0 {
 			return cmp > 0
+		}
+		if p.crowdOf != nil { // else absSums ran on arms
+			p.absSums(arms[c], arms[b])
 		}
 		return p.order.Before(arms[c], arms[b])
 	}
