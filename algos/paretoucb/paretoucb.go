@@ -95,8 +95,11 @@ type Policy struct {
 	front  algos.FrontTracker // |F̂| on μ̂
 	crowd  algos.Crowding
 	dist   []float64 // per overflow member: crowding distance
-	bound  []int     // positions of the overflow's boundary members (crowding)
-	flat   []float64 // U_i = flat[d·i : d·i+d], the backing of upper
+	// pickCrowded's scratch: the largest distances, the candidates.
+	topDist []float64
+	cand    []int
+	bound   []int     // positions of the overflow's boundary members (crowding)
+	flat    []float64 // U_i = flat[d·i : d·i+d], the backing of upper
 
 	// Exact decisions of near ties (algos.SumOrder for Σ_j U_ij): the set
 	// the crowding distances are taken in, and scratch.
@@ -113,11 +116,13 @@ func New(cfg algos.Config, eta float64, tb TieBreak) *Policy {
 	p := &Policy{
 		Stats: algos.NewStats(n, d),
 		d:     d, eta: eta, tb: tb, rng: cfg.Rand,
-		upper: make([][]float64, n),
-		sum:   make([]float64, n),
-		abs:   make([]float64, n),
-		dist:  make([]float64, n),
-		bound: make([]int, 0, 2*d),
+		upper:   make([][]float64, n),
+		sum:     make([]float64, n),
+		abs:     make([]float64, n),
+		dist:    make([]float64, n),
+		cand:    make([]int, 0, n),
+		topDist: make([]float64, 0, max(1, cfg.K)),
+		bound:   make([]int, 0, 2*d),
 	}
 	if p.rng == nil {
 		p.rng = rand.New(rand.NewPCG(0, 0))
@@ -286,18 +291,70 @@ func (p *Policy) crowding(layer, out []int) {
 	p.pickCrowded(layer, dist, out)
 }
 
+// crowdedCandidates returns the positions c, ascending, of the members of
+// dist (crowding distances, ≥ 0) that can be among the k first by
+// crowdedBefore, or nil when all can: the others' computed distances lie
+// below k computed distances by far more than their rounding errors (2⁻³⁰
+// relatively, against crowdError's 2⁻⁵⁰ or so), so that the k come
+// before each of them by their computed distances alone, whatever the
+// exact ones; an order of the arms in exact arithmetic then finds the same
+// k first among the candidates as among all.
+func (p *Policy) crowdedCandidates(dist []float64, k int) []int {
+	if len(dist) <= 2*k {
+		return nil
+	}
+	// The k-th largest distance, from the k largest so far, descending.
+	top := p.topDist[:0]
+	for _, x := range dist {
+		if x != x {
+			return nil // NaN: not ordered
+		}
+		if len(top) == k && !(x > top[k-1]) {
+			continue
+		}
+		if len(top) < k {
+			top = append(top, x)
+		} else {
+			top[k-1] = x
+		}
+		for a := len(top) - 1; a > 0 && top[a] > top[a-1]; a-- {
+			top[a], top[a-1] = top[a-1], top[a]
+		}
+	}
+	p.topDist = top
+	t := top[k-1]
+	cand := p.cand[:0]
+	for c, y := range dist {
+		// +Inf comes before every finite distance by its computed value.
+		if y >= t || !math.IsInf(t, 1) && algos.Near(t, y, float64(0x1p-30*t), float64(0x1p-30*y)) {
+			cand = append(cand, c)
+		}
+	}
+	p.cand = cand
+	return cand
+}
+
 // pickCrowded fills out with the arms of largest distance (arms[c] has
 // dist[c] ≥ 0), then largest Σ_j U_ij, then lowest index. It overwrites
 // dist.
 func (p *Policy) pickCrowded(arms []int, dist []float64, out []int) {
+	cand := p.crowdedCandidates(dist, len(out))
 	for a := range out {
 		best := -1
-		for c := range arms {
-			if dist[c] < 0 {
-				continue
+		if cand != nil {
+			for _, c := range cand {
+				if dist[c] >= 0 && (best < 0 || p.crowdedBefore(arms, dist, c, best)) {
+					best = c
+				}
 			}
-			if best < 0 || p.crowdedBefore(arms, dist, c, best) {
-				best = c
+		} else {
+			for c := range arms {
+				if dist[c] < 0 {
+					continue
+				}
+				if best < 0 || p.crowdedBefore(arms, dist, c, best) {
+					best = c
+				}
 			}
 		}
 		out[a] = arms[best]
