@@ -72,6 +72,7 @@ type quantiser struct {
 	top       float64
 	w         int
 	high      uint64 // 0: filter off
+	ones      uint64 // 1 in every field
 	ready     bool   // lo, hi, scale and sig are set
 	unusable  bool   // d > 8 or non-finite values: filter off
 	dimension int
@@ -116,6 +117,10 @@ func (q *quantiser) reset(points [][]float64) {
 		}
 		high |= uint64(1) << (q.w*j + q.w - 1)
 	}
+	q.ones = 0
+	for j := range d {
+		q.ones |= uint64(1) << (q.w * j)
+	}
 	for i, p := range points {
 		q.sig[i] = q.pack(p)
 	}
@@ -156,6 +161,17 @@ func (q *quantiser) mayDominate(m, i int) bool {
 	return ((q.sig[m]|h)-q.sig[i])&h == h
 }
 
+// above reports whether the signatures tell that m is above i in every
+// coordinate (so m dominates i): every level of m is above i's, as every
+// field of sig[m]|high minus the field of sig[i] plus one keeps its guard
+// bit exactly when it is (no field borrows: a level plus one is at most
+// the guard bit). The quantisation being monotone, a higher level is a
+// larger value. Never with the filter off.
+func (q *quantiser) above(m, i int) bool {
+	h := q.high
+	return h != 0 && ((q.sig[m]|h)-(q.sig[i]+q.ones))&h == h
+}
+
 // Reserve preallocates for n vectors of d coordinates.
 func (f *FrontTracker) Reserve(n, d int) {
 	if f.n == n && f.d == d && f.nd != nil {
@@ -180,9 +196,10 @@ func (f *FrontTracker) Reserve(n, d int) {
 	f.q = quantiser{sig: make([]uint64, n), dimension: d}
 }
 
-// dominates is the filtered exact test.
+// dominates is the filtered exact test, which the signatures alone
+// decide when they tell m is above i everywhere.
 func (f *FrontTracker) dominates(points [][]float64, m, i int) bool {
-	return f.q.mayDominate(m, i) && Dominates(points[m], points[i])
+	return f.q.mayDominate(m, i) && (f.q.above(m, i) || Dominates(points[m], points[i]))
 }
 
 // Size returns the number of vectors of points that no other vector

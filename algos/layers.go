@@ -194,13 +194,23 @@ func (l *Layers) above(x, y int) bool {
 }
 
 // sortOrder repairs the previous visiting order by insertion sort, and
-// falls back to a full sort when too many arms moved.
+// falls back to a full sort when too many arms moved. The sorted prefix's
+// last arm is kept at hand: most arms stay after it, one comparison.
 func (l *Layers) sortOrder() {
 	order, sum := l.order, l.sum
+	if len(order) == 0 {
+		return
+	}
 	budget := 16 * len(order)
+	last := order[0] // the last arm of the sorted prefix, and its sum
+	sl := sum[last]
 	for a := 1; a < len(order); a++ {
 		x := order[a]
 		sx := sum[x]
+		if !(sx > sl || sx == sl && x < last) { // in place: most arms, most calls
+			last, sl = x, sx
+			continue
+		}
 		b := a
 		for ; b > 0; b-- {
 			y := order[b-1]

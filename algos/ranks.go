@@ -45,9 +45,16 @@ type rankSets struct {
 	// ready: the orders, keys, counts and ties hold for the last call's
 	// points.
 	ready bool
-	ord   []int32   // ord[j·n : j·n+n]: arms by coordinate j ascending
-	key   []float64 // key[j·n + r]: coordinate j of arm ord[j·n + r]
-	tied  []bool    // tied[j]: coordinate j has equal keys
+	ord   []int32 // ord[j·n : j·n+n]: arms by coordinate j ascending
+	// off[j·n + r] = d·ord[j·n + r] + j: where the key of rank r of
+	// coordinate j is in the points' coordinates, read in one step.
+	off []int32
+	// key[j·n + r]: coordinate j of arm ord[j·n + r], as of the last call
+	// for the coordinates that had equal keys (tied: the next call takes
+	// their equal pairs off before the order moves), and the full sort's
+	// scratch.
+	key  []float64
+	tied []bool // tied[j]: coordinate j has equal keys
 	// distinct: no coordinate has equal keys, so an arm ≥ another in every
 	// coordinate is > it in every one: a dominator, no exact test needed.
 	distinct bool
@@ -64,9 +71,11 @@ func (r *rankSets) reset(n, d int) {
 	r.n, r.d, r.words = n, d, (n+63)/64
 	r.ready = false
 	r.ord = slices.Grow(r.ord[:0], n*d)[:n*d]
+	r.off = slices.Grow(r.off[:0], n*d)[:n*d]
 	for j := range d {
 		for i := range n {
 			r.ord[j*n+i] = int32(i)
+			r.off[j*n+i] = int32(d*i + j)
 		}
 	}
 	r.key = slices.Grow(r.key[:0], n*d)[:n*d]
@@ -132,22 +141,33 @@ func (l *Layers) ranksFrom(points [][]float64, coords []float64, d int) {
 	update := r.ready
 	r.distinct = true
 	for j := range d {
-		ord, key := r.ord[j*n:j*n+n:j*n+n], r.key[j*n:j*n+n:j*n+n]
+		ord, off, key := r.ord[j*n:j*n+n:j*n+n], r.off[j*n:j*n+n:j*n+n], r.key[j*n:j*n+n:j*n+n]
 		if update && r.tied[j] {
 			r.ties(key, ord, r.lose) // the counts as of the order alone
 		}
-		sorted, tied := r.repair(coords, d, j, key, ord, update)
+		sorted, tied := r.repair(coords, off, ord, update)
 		if !sorted {
 			update = false
+			for a, o := range off {
+				key[a] = coords[o]
+			}
 			sortKeyed(key, ord)
+			for a, i := range ord {
+				off[a] = int32(d*int(i) + j)
+			}
 			tied = false
 			for a := 1; a < n && !tied; a++ {
 				tied = key[a] == key[a-1]
 			}
 		}
 		r.distinct = r.distinct && !tied
-		if r.tied[j] = tied; update && tied {
-			r.ties(key, ord, r.gain) // and the equal pairs of now
+		if r.tied[j] = tied; tied {
+			for a, o := range off { // for the next call's ties
+				key[a] = coords[o]
+			}
+			if update {
+				r.ties(key, ord, r.gain) // and the equal pairs of now
+			}
 		}
 	}
 	if !update {
@@ -158,52 +178,53 @@ func (l *Layers) ranksFrom(points [][]float64, coords []float64, d int) {
 	r.none = true
 }
 
-// repair reads coordinate j of the points (coords, d per point) into key,
-// in the order of ord,
-// and sorts key ascending, permuting ord alongside, by insertion sort (in
-// the same pass: most arms keep their place), and when update is set
-// moves the counts of every pair it swaps: the arm moving down no longer
-// comes after the other, which now comes after it. It reports whether it
-// sorted (false, leaving the order unsorted and the counts partly moved,
-// when too many arms moved for insertion sort to pay; key then holds every
-// arm's coordinate all the same) and whether two keys are equal.
-func (r *rankSets) repair(coords []float64, d, j int, key []float64, ord []int32, update bool) (sorted, tied bool) {
-	if len(key) == 0 {
+// repair sorts the ranks of one coordinate ascending, permuting ord (the
+// arms) and off (where their keys are in coords) alike, by insertion sort
+// from the last call's order (most arms keep their place), and when update
+// is set moves the counts of every pair it swaps: the arm moving down no
+// longer comes after the other, which now comes after it. It reports
+// whether it sorted (false, leaving the order unsorted and the counts
+// partly moved, when too many arms moved for insertion sort to pay) and
+// whether two keys are equal.
+func (r *rankSets) repair(coords []float64, off, ord []int32, update bool) (sorted, tied bool) {
+	if len(off) == 0 {
 		return true, false
 	}
-	ord = ord[:len(key)]
-	budget := 16 * len(key)
-	top := coords[int(ord[0])*d+j] // the largest key of the sorted prefix, its last
-	key[0] = top
+	ord = ord[:len(off)]
+	budget := 16 * len(off)
+	top := coords[off[0]] // the largest key of the sorted prefix, its last
 	for a := 1; ; a++ {
 		// In place: most arms, most rounds.
-		if a, top = ascending(coords, d, j, key, ord, a, top); a == len(key) {
+		if a, top = ascending(coords, off, a, top); a == len(off) {
 			break
 		}
-		i, x := ord[a], key[a]
+		o, i := off[a], ord[a]
+		x := coords[o]
 		if !(x < top) { // in place too: equal (or NaN, which keys are not)
 			tied = tied || x == top
 			top = x
 			continue
 		}
 		b := a
-		for b > 0 && x < key[b-1] {
+		for b > 0 {
+			ob := off[b-1]
+			if !(x < coords[ob]) {
+				break
+			}
 			y := ord[b-1]
 			if update {
 				r.lose(int(y), int(i)) // i comes after y no more
 				r.gain(int(i), int(y)) // y comes after i
 			}
-			key[b], ord[b] = key[b-1], y
+			off[b], ord[b] = ob, y
 			b--
 		}
-		key[b], ord[b] = x, i
+		off[b], ord[b] = o, i
 		// The keys before x are ≤ x, the largest last: an earlier key
-		// equal to x is key[b-1]. top is still the prefix's largest.
-		tied = tied || b > 0 && key[b-1] == x
+		// equal to x is the one before it. top is still the prefix's
+		// largest.
+		tied = tied || b > 0 && coords[off[b-1]] == x
 		if budget -= a - b; budget < 0 {
-			for a++; a < len(key); a++ {
-				key[a] = coords[int(ord[a])*d+j]
-			}
 			return false, tied
 		}
 	}
@@ -211,15 +232,12 @@ func (r *rankSets) repair(coords []float64, d, j int, key []float64, ord []int32
 }
 
 // ascending is repair's common case as a tight loop: from position a on,
-// it reads the keys of the arms of ord while each is above the one before
-// (top, the largest key so far), and returns the position of the first
-// that is not (len(key) if none), its key read too, and the largest key
-// before it.
-func ascending(coords []float64, d, j int, key []float64, ord []int32, a int, top float64) (int, float64) {
-	ord = ord[:len(key)]
-	for ; a < len(key); a++ {
-		x := coords[int(ord[a])*d+j]
-		key[a] = x
+// it reads the keys of the ranks while each is above the one before (top,
+// the largest key so far), and returns the position of the first that is
+// not (len(off) if none) and the largest key before it.
+func ascending(coords []float64, off []int32, a int, top float64) (int, float64) {
+	for ; a < len(off); a++ {
+		x := coords[off[a]]
 		if !(x > top) {
 			return a, top
 		}

@@ -37,12 +37,12 @@ func checkRankState(t *testing.T, l *Layers, points [][]float64, what string) {
 	r := &l.ranks
 	n, d := r.n, r.d
 	for j := range d {
-		key := r.key[j*n : j*n+n]
-		for a, i := range r.ord[j*n : j*n+n] {
-			if key[a] != points[i][j] && !(key[a] == 0 && points[i][j] == 0) {
-				t.Fatalf("%s: coordinate %d, rank %d: key %v, arm %d has %v", what, j, a, key[a], i, points[i][j])
+		ord, off := r.ord[j*n:j*n+n], r.off[j*n:j*n+n]
+		for a, i := range ord {
+			if off[a] != int32(d*int(i)+j) {
+				t.Fatalf("%s: coordinate %d, rank %d: offset %d, arm %d", what, j, a, off[a], i)
 			}
-			if a > 0 && key[a] < key[a-1] {
+			if a > 0 && points[i][j] < points[ord[a-1]][j] {
 				t.Fatalf("%s: coordinate %d not sorted at rank %d", what, j, a)
 			}
 		}

@@ -89,72 +89,143 @@ func (l *Layers) lexAbove(d, x, y int) bool {
 }
 
 // sortLex repairs the kept lexicographic order by insertion sort, and falls
-// back to a full sort when too many arms moved. The comparisons with the
-// arm being inserted are written out (lexAbove is not inlined): most
-// stop at the first coordinate.
+// back to a full sort when too many arms moved. The sorted prefix's last
+// arm and its coordinates are kept at hand: most arms stay after it, and
+// most of those comparisons stop at the first coordinate. The comparisons
+// are written out (lexAbove is not inlined).
 func (l *Layers) sortLex(d int) {
+	if len(l.lex) == 0 {
+		return
+	}
+	var sorted bool
+	if d == 2 {
+		sorted = l.sortLex2()
+	} else {
+		sorted = l.sortLex3()
+	}
+	if !sorted {
+		slices.SortFunc(l.lex, func(x, y int) int {
+			if l.lexAbove(d, x, y) {
+				return -1
+			}
+			return 1 // x ≠ y: the order is strict
+		})
+	}
+}
+
+// sortLex2 is sortLex's insertion sort for d = 2; it reports false, the
+// order unsorted, when too many arms moved.
+func (l *Layers) sortLex2() bool {
 	order := l.lex
 	f := l.coords
 	budget := 16 * len(order)
+	last := order[0]
+	t := f[2*last : 2*last+2 : 2*last+2]
+	t0, t1 := t[0], t[1]
 	for a := 1; a < len(order); a++ {
 		x := order[a]
+		p := f[2*x : 2*x+2 : 2*x+2]
+		p0, p1 := p[0], p[1]
+		// In place unless x is above the prefix's last arm.
+		if p0 != t0 {
+			if !(p0 > t0) {
+				last, t0, t1 = x, p0, p1
+				continue
+			}
+		} else if p1 != t1 {
+			if !(p1 > t1) {
+				last, t0, t1 = x, p0, p1
+				continue
+			}
+		} else if !(x < last) {
+			last, t0, t1 = x, p0, p1
+			continue
+		}
 		b := a
-		if d == 2 {
-			p := f[2*x : 2*x+2 : 2*x+2]
-			p0, p1 := p[0], p[1]
-			for b > 0 {
-				y := order[b-1]
-				q := f[2*y : 2*y+2 : 2*y+2]
-				if p0 != q[0] {
-					if !(p0 > q[0]) {
-						break
-					}
-				} else if p1 != q[1] {
-					if !(p1 > q[1]) {
-						break
-					}
-				} else if !(x < y) {
+		for b > 0 {
+			y := order[b-1]
+			q := f[2*y : 2*y+2 : 2*y+2]
+			if p0 != q[0] {
+				if !(p0 > q[0]) {
 					break
 				}
-				order[b] = y
-				b--
-			}
-		} else {
-			p := f[3*x : 3*x+3 : 3*x+3]
-			p0, p1, p2 := p[0], p[1], p[2]
-			for b > 0 {
-				y := order[b-1]
-				q := f[3*y : 3*y+3 : 3*y+3]
-				if p0 != q[0] {
-					if !(p0 > q[0]) {
-						break
-					}
-				} else if p1 != q[1] {
-					if !(p1 > q[1]) {
-						break
-					}
-				} else if p2 != q[2] {
-					if !(p2 > q[2]) {
-						break
-					}
-				} else if !(x < y) {
+			} else if p1 != q[1] {
+				if !(p1 > q[1]) {
 					break
 				}
-				order[b] = y
-				b--
+			} else if !(x < y) {
+				break
 			}
+			order[b] = y
+			b--
 		}
 		order[b] = x
 		if budget -= a - b; budget < 0 {
-			slices.SortFunc(order, func(x, y int) int {
-				if l.lexAbove(d, x, y) {
-					return -1
-				}
-				return 1 // x ≠ y: the order is strict
-			})
-			return
+			return false
 		}
 	}
+	return true
+}
+
+// sortLex3 is sortLex2 for d = 3.
+func (l *Layers) sortLex3() bool {
+	order := l.lex
+	f := l.coords
+	budget := 16 * len(order)
+	last := order[0]
+	t := f[3*last : 3*last+3 : 3*last+3]
+	t0, t1, t2 := t[0], t[1], t[2]
+	for a := 1; a < len(order); a++ {
+		x := order[a]
+		p := f[3*x : 3*x+3 : 3*x+3]
+		p0, p1, p2 := p[0], p[1], p[2]
+		if p0 != t0 {
+			if !(p0 > t0) {
+				last, t0, t1, t2 = x, p0, p1, p2
+				continue
+			}
+		} else if p1 != t1 {
+			if !(p1 > t1) {
+				last, t0, t1, t2 = x, p0, p1, p2
+				continue
+			}
+		} else if p2 != t2 {
+			if !(p2 > t2) {
+				last, t0, t1, t2 = x, p0, p1, p2
+				continue
+			}
+		} else if !(x < last) {
+			last, t0, t1, t2 = x, p0, p1, p2
+			continue
+		}
+		b := a
+		for b > 0 {
+			y := order[b-1]
+			q := f[3*y : 3*y+3 : 3*y+3]
+			if p0 != q[0] {
+				if !(p0 > q[0]) {
+					break
+				}
+			} else if p1 != q[1] {
+				if !(p1 > q[1]) {
+					break
+				}
+			} else if p2 != q[2] {
+				if !(p2 > q[2]) {
+					break
+				}
+			} else if !(x < y) {
+				break
+			}
+			order[b] = y
+			b--
+		}
+		order[b] = x
+		if budget -= a - b; budget < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // stairPoint is a point (y, z) of the staircase.

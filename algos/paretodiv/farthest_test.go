@@ -95,14 +95,17 @@ func farthestRef(upper [][]float64, chosen, layer, out []int) {
 // random U with many exact ties of distances: coordinates on a coarse grid
 // (so equal gaps are common), exact duplicates, −0 and +0, negative values,
 // one-ulp neighbours and infinities; layers in any order, with and without
-// chosen arms, d = 2 to 6 (written out for 2–5, the loop for 6).
+// chosen arms, d = 2 to 6 (written out for 2–5, the loop for 6), folding
+// in eagerly and lazily.
 func TestFarthestMatchesDefinition(t *testing.T) {
+	defer func(from int) { lazyFrom = from }(lazyFrom)
 	rng := rand.New(rand.NewPCG(21, 2))
 	values := []float64{0, math.Copysign(0, -1), 0.25, -0.25, 0.5, 1, 1.5, -1,
 		math.Nextafter(0.5, 1), math.Nextafter(1, 0), 1e-300, math.Inf(1), math.Inf(-1)}
 	for trial := range 5000 {
 		d := 2 + trial%5
 		n := 2 + rng.IntN(30)
+		lazyFrom = []int{1 << 30, 0}[trial/5%2]
 		f := newFarthest(n)
 		upper, flat, sum := ucb(n, d)
 		for i := range n {

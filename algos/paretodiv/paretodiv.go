@@ -34,13 +34,14 @@ type farthest struct {
 	d     int
 	order *algos.SumOrder
 
-	gap    []int64 // per overflow member: maximin distance's bits
-	folded []int   // the arms folded into the maximin distances so far
+	gap    []int64 // per overflow member: maximin distance's bits, over folded[:upTo]
+	upTo   []int   // per overflow member: how many of folded gap holds
+	folded []int   // the arms chosen so far, whose distances the maximin takes
 	fa, fb big.Float
 }
 
 func newFarthest(n int) *farthest {
-	return &farthest{gap: make([]int64, n), folded: make([]int, 0, n)}
+	return &farthest{gap: make([]int64, n), upTo: make([]int, n), folded: make([]int, 0, n)}
 }
 
 // Choose fills out greedily: each slot takes the member of layer whose
@@ -53,19 +54,31 @@ func newFarthest(n int) *farthest {
 // are those of the values (|x| turns −0 into +0), so integer min and max
 // give the bits of the float min and max, branch-free and without the
 // builtin's NaN and signed-zero handling. A taken member holds −1, which
-// min keeps. Each slot folds in the distances to the previous pick and
-// finds its best in the same pass. U must not be NaN.
+// min keeps. Each slot finds its best in one pass, folding in the
+// distances to the arms chosen since a member's were last brought up to
+// date only for the members that can still be best: a member's distance
+// only falls as arms are folded in, so one whose distance so far is
+// already below the best found in the pass is below it in the end (and
+// cannot tie it) and is left as it is. U must not be NaN.
 func (f *farthest) Choose(flat []float64, d int, order *algos.SumOrder, chosen, layer, out []int) {
 	f.flat, f.d, f.order = flat, d, order
 	dist := f.gap[:len(layer)]
 	for c := range dist {
 		dist[c] = inf
 	}
+	clear(f.upTo[:len(layer)])
 	f.folded = f.folded[:0]
+	// Folding in lazily pays on large layers (the first layer at d = 5,
+	// of 90–140 arms), where most members fall behind the best.
+	lazy := len(layer) >= lazyFrom
 	last := -1 // the chosen arm whose distances are not folded in yet
 	for _, s := range chosen {
 		if last >= 0 {
-			f.fold(layer, dist, last)
+			if lazy {
+				f.folded = append(f.folded, last) // folded in when needed
+			} else {
+				f.foldAll(layer, dist, last)
+			}
 		}
 		last = s
 	}
@@ -75,7 +88,12 @@ func (f *farthest) Choose(flat []float64, d int, order *algos.SumOrder, chosen, 
 			best = f.order.First(layer)
 		} else {
 			var tied bool
-			if best, tied = f.fold(layer, dist, last); tied {
+			if lazy {
+				best, tied = f.fold(layer, dist, last)
+			} else {
+				best, tied = f.foldAll(layer, dist, last)
+			}
+			if tied {
 				best = f.breakTies(layer, dist, best)
 			}
 		}
@@ -137,12 +155,92 @@ const inf = int64(0x7ff0000000000000)
 // gapBits is the bit pattern of |x|.
 func gapBits(x float64) int64 { return int64(math.Float64bits(x) &^ (1 << 63)) }
 
-// fold lowers dist[c] to the ℓ∞ distance between U_layer[c] and U_s (as
-// bit patterns, see Choose) and returns the member not taken of largest
+// lazyFrom is the size of layer from which Choose folds in lazily (a
+// variable for the tests, which take both ways on every size).
+var lazyFrom = 64
+
+// fold adds s to the chosen arms and returns the member not taken of
+// largest maximin distance over them, the lowest index on ties (−1 if all
+// are taken), and whether another member's distance equals it (breakTies
+// then decides exactly). dist[c] is brought up to date (upTo) only for
+// the members whose distance so far is not below the best found before
+// them; the others' can only be lower still.
+func (f *farthest) fold(layer []int, dist []int64, s int) (best int, tied bool) {
+	f.folded = append(f.folded, s)
+	dist = dist[:len(layer)]
+	upTo := f.upTo[:len(layer)]
+	n := len(f.folded)
+	best, top := -1, int64(-1)
+	for c, x := range dist {
+		if x < top || x < 0 {
+			continue
+		}
+		if upTo[c] < n {
+			x = f.lower(layer[c], x, f.folded[upTo[c]:])
+			dist[c], upTo[c] = x, n
+		}
+		if x > top {
+			best, top, tied = c, x, false
+		} else if x == top && x >= 0 {
+			tied = true
+			if layer[c] < layer[best] {
+				best = c
+			}
+		}
+	}
+	return best, tied
+}
+
+// lower returns min(x, the ℓ∞ distances between U_i and U_s for s in
+// picks), as bit patterns (see Choose); written out for d = 2–5 (the
+// paper's settings).
+func (f *farthest) lower(i int, x int64, picks []int) int64 {
+	d, flat := f.d, f.flat
+	a := flat[d*i : d*i+d : d*i+d]
+	switch d {
+	case 2:
+		a0, a1 := a[0], a[1]
+		for _, s := range picks {
+			b := flat[2*s : 2*s+2 : 2*s+2]
+			x = min(x, max(gapBits(a0-b[0]), gapBits(a1-b[1])))
+		}
+	case 3:
+		a0, a1, a2 := a[0], a[1], a[2]
+		for _, s := range picks {
+			b := flat[3*s : 3*s+3 : 3*s+3]
+			x = min(x, max(gapBits(a0-b[0]), gapBits(a1-b[1]), gapBits(a2-b[2])))
+		}
+	case 4:
+		a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
+		for _, s := range picks {
+			b := flat[4*s : 4*s+4 : 4*s+4]
+			x = min(x, max(gapBits(a0-b[0]), gapBits(a1-b[1]), gapBits(a2-b[2]), gapBits(a3-b[3])))
+		}
+	case 5:
+		a0, a1, a2, a3, a4 := a[0], a[1], a[2], a[3], a[4]
+		for _, s := range picks {
+			b := flat[5*s : 5*s+5 : 5*s+5]
+			x = min(x, max(gapBits(a0-b[0]), gapBits(a1-b[1]), gapBits(a2-b[2]), gapBits(a3-b[3]), gapBits(a4-b[4])))
+		}
+	default:
+		for _, s := range picks {
+			b := flat[d*s : d*s+d : d*s+d]
+			g := int64(0)
+			for j, y := range a {
+				g = max(g, gapBits(y-b[j]))
+			}
+			x = min(x, g)
+		}
+	}
+	return x
+}
+
+// foldAll lowers dist[c] to the ℓ∞ distance between U_layer[c] and U_s
+// (as bit patterns, see Choose) for every member and returns the member not taken of largest
 // distance, the lowest index on ties (−1 if all are taken), and whether
 // another member's distance equals it (breakTies then decides exactly). For d = 2–5
 // (the paper's settings) the distance is written out in the loop.
-func (f *farthest) fold(layer []int, dist []int64, s int) (best int, tied bool) {
+func (f *farthest) foldAll(layer []int, dist []int64, s int) (best int, tied bool) {
 	f.folded = append(f.folded, s)
 	dist = dist[:len(layer)]
 	best, top := -1, int64(-1)

@@ -90,13 +90,16 @@ type Policy struct {
 
 	upper  [][]float64 // U_i
 	sum    []float64   // Σ_j U_ij
-	abs    []float64   // Σ_j |U_ij|
+	abs    []float64   // Σ_j |U_ij|, for the arms p.order compares
 	layers algos.Layers
 	front  algos.FrontTracker // |F̂| on μ̂
 	crowd  algos.Crowding
 	dist   []float64 // per overflow member: crowding distance
-	bound  []int     // positions of the overflow's boundary members (crowding)
-	flat   []float64 // U_i = flat[d·i : d·i+d], the backing of upper
+	// pickCrowded's scratch: the largest distances, the candidates.
+	topDist []float64
+	cand    []int
+	bound   []int     // positions of the overflow's boundary members (crowding)
+	flat    []float64 // U_i = flat[d·i : d·i+d], the backing of upper
 
 	// Exact decisions of near ties (algos.SumOrder for Σ_j U_ij): the set
 	// the crowding distances are taken in, and scratch.
@@ -113,11 +116,13 @@ func New(cfg algos.Config, eta float64, tb TieBreak) *Policy {
 	p := &Policy{
 		Stats: algos.NewStats(n, d),
 		d:     d, eta: eta, tb: tb, rng: cfg.Rand,
-		upper: make([][]float64, n),
-		sum:   make([]float64, n),
-		abs:   make([]float64, n),
-		dist:  make([]float64, n),
-		bound: make([]int, 0, 2*d),
+		upper:   make([][]float64, n),
+		sum:     make([]float64, n),
+		abs:     make([]float64, n),
+		dist:    make([]float64, n),
+		cand:    make([]int, 0, n),
+		topDist: make([]float64, 0, max(1, cfg.K)),
+		bound:   make([]int, 0, 2*d),
 	}
 	if p.rng == nil {
 		p.rng = rand.New(rand.NewPCG(0, 0))
@@ -162,11 +167,13 @@ func Radius(eta float64, t, d, frontSize, pulls int) float64 {
 func (p *Policy) Select(t int, slate []int) {
 	moved, all := p.Observed()
 	c := 2 * p.eta * logTerm(t, p.d, p.front.SizeAfter(p.Mean, moved, all))
-	// U_i, Σ_j U_ij and Σ_j |U_ij| (the scale of the sum's rounding
-	// error: algos.SumOrder), written out for d = 2–5 (the same
-	// operations in the same order: the sum starts from +0, which turns a
-	// −0 into +0).
+	// U_i and Σ_j U_ij, written out for d = 2–5 (the same operations in
+	// the same order: the sum starts from +0, which turns a −0 into +0).
+	// Σ_j |U_ij|, the scale of a sum's rounding error, only orders work in
+	// algos.SumOrder: but for the farthest-point choice it is formed later
+	// for the few arms compared there.
 	count, sum, abs := p.Count[:len(p.Mean)], p.sum[:len(p.Mean)], p.abs[:len(p.Mean)]
+	withAbs := p.tb == Chosen // most arms are compared: the overflowing layer is large
 	switch p.d {
 	case 2:
 		for i, m := range p.Mean {
@@ -174,7 +181,9 @@ func (p *Policy) Select(t int, slate []int) {
 			m, u := m[:2], p.flat[2*i:2*i+2:2*i+2]
 			u[0], u[1] = m[0]+b, m[1]+b
 			sum[i] = 0.0 + u[0] + u[1]
-			abs[i] = math.Abs(u[0]) + math.Abs(u[1])
+			if withAbs {
+				abs[i] = math.Abs(u[0]) + math.Abs(u[1])
+			}
 		}
 	case 3:
 		for i, m := range p.Mean {
@@ -182,7 +191,9 @@ func (p *Policy) Select(t int, slate []int) {
 			m, u := m[:3], p.flat[3*i:3*i+3:3*i+3]
 			u[0], u[1], u[2] = m[0]+b, m[1]+b, m[2]+b
 			sum[i] = 0.0 + u[0] + u[1] + u[2]
-			abs[i] = math.Abs(u[0]) + math.Abs(u[1]) + math.Abs(u[2])
+			if withAbs {
+				abs[i] = math.Abs(u[0]) + math.Abs(u[1]) + math.Abs(u[2])
+			}
 		}
 	case 4:
 		for i, m := range p.Mean {
@@ -190,7 +201,9 @@ func (p *Policy) Select(t int, slate []int) {
 			m, u := m[:4], p.flat[4*i:4*i+4:4*i+4]
 			u[0], u[1], u[2], u[3] = m[0]+b, m[1]+b, m[2]+b, m[3]+b
 			sum[i] = 0.0 + u[0] + u[1] + u[2] + u[3]
-			abs[i] = math.Abs(u[0]) + math.Abs(u[1]) + math.Abs(u[2]) + math.Abs(u[3])
+			if withAbs {
+				abs[i] = math.Abs(u[0]) + math.Abs(u[1]) + math.Abs(u[2]) + math.Abs(u[3])
+			}
 		}
 	case 5:
 		for i, m := range p.Mean {
@@ -198,7 +211,9 @@ func (p *Policy) Select(t int, slate []int) {
 			m, u := m[:5], p.flat[5*i:5*i+5:5*i+5]
 			u[0], u[1], u[2], u[3], u[4] = m[0]+b, m[1]+b, m[2]+b, m[3]+b, m[4]+b
 			sum[i] = 0.0 + u[0] + u[1] + u[2] + u[3] + u[4]
-			abs[i] = math.Abs(u[0]) + math.Abs(u[1]) + math.Abs(u[2]) + math.Abs(u[3]) + math.Abs(u[4])
+			if withAbs {
+				abs[i] = math.Abs(u[0]) + math.Abs(u[1]) + math.Abs(u[2]) + math.Abs(u[3]) + math.Abs(u[4])
+			}
 		}
 	default:
 		for i, m := range p.Mean {
@@ -215,7 +230,9 @@ func (p *Policy) Select(t int, slate []int) {
 	}
 	p.order = algos.SumOrder{Points: p.upper, Sums: p.sum, Abs: p.abs}
 	if p.tb == SumUCB { // the same choice as Peel + PickLargest, found early
-		p.layers.TopBySumOf(p.upper, p.sum, p.abs, slate) // sum as CoordSums forms it
+		// Sums as CoordSums forms them; the few near ties form their
+		// scale themselves.
+		p.layers.TopBySumOf(p.upper, p.sum, nil, slate)
 		return
 	}
 	full, over := p.layers.PeelFlat(p.flat, p.d, len(slate)) // U in place
@@ -231,6 +248,19 @@ func (p *Policy) Select(t int, slate []int) {
 		p.crowding(over, rest)
 	case Chosen:
 		p.choice.Choose(p.flat, p.d, &p.order, full, over, rest)
+	}
+}
+
+// absSums sets abs[i] = Σ_j |U_ij| for the given arms, the scale of their
+// sums' rounding errors that p.order reads.
+func (p *Policy) absSums(arms ...int) {
+	d := p.d
+	for _, i := range arms {
+		a := 0.0
+		for _, x := range p.flat[d*i : d*i+d] {
+			a += math.Abs(x)
+		}
+		p.abs[i] = a
 	}
 }
 
@@ -250,6 +280,7 @@ func (p *Policy) crowding(layer, out []int) {
 			for c, at := range bound {
 				bound[c], dist[c] = layer[at], math.Inf(1)
 			}
+			p.absSums(bound...) // equal distances: Σ_j U_ij decides
 			p.pickCrowded(bound, dist, out)
 			return
 		}
@@ -260,18 +291,70 @@ func (p *Policy) crowding(layer, out []int) {
 	p.pickCrowded(layer, dist, out)
 }
 
+// crowdedCandidates returns the positions c, ascending, of the members of
+// dist (crowding distances, ≥ 0) that can be among the k first by
+// crowdedBefore, or nil when all can: the others' computed distances lie
+// below k computed distances by far more than their rounding errors (2⁻³⁰
+// relatively, against crowdError's 2⁻⁵⁰ or so), so that the k come
+// before each of them by their computed distances alone, whatever the
+// exact ones; an order of the arms in exact arithmetic then finds the same
+// k first among the candidates as among all.
+func (p *Policy) crowdedCandidates(dist []float64, k int) []int {
+	if len(dist) <= 2*k {
+		return nil
+	}
+	// The k-th largest distance, from the k largest so far, descending.
+	top := p.topDist[:0]
+	for _, x := range dist {
+		if x != x {
+			return nil // NaN: not ordered
+		}
+		if len(top) == k && !(x > top[k-1]) {
+			continue
+		}
+		if len(top) < k {
+			top = append(top, x)
+		} else {
+			top[k-1] = x
+		}
+		for a := len(top) - 1; a > 0 && top[a] > top[a-1]; a-- {
+			top[a], top[a-1] = top[a-1], top[a]
+		}
+	}
+	p.topDist = top
+	t := top[k-1]
+	cand := p.cand[:0]
+	for c, y := range dist {
+		// +Inf comes before every finite distance by its computed value.
+		if y >= t || !math.IsInf(t, 1) && algos.Near(t, y, float64(0x1p-30*t), float64(0x1p-30*y)) {
+			cand = append(cand, c)
+		}
+	}
+	p.cand = cand
+	return cand
+}
+
 // pickCrowded fills out with the arms of largest distance (arms[c] has
 // dist[c] ≥ 0), then largest Σ_j U_ij, then lowest index. It overwrites
 // dist.
 func (p *Policy) pickCrowded(arms []int, dist []float64, out []int) {
+	cand := p.crowdedCandidates(dist, len(out))
 	for a := range out {
 		best := -1
-		for c := range arms {
-			if dist[c] < 0 {
-				continue
+		if cand != nil {
+			for _, c := range cand {
+				if dist[c] >= 0 && (best < 0 || p.crowdedBefore(arms, dist, c, best)) {
+					best = c
+				}
 			}
-			if best < 0 || p.crowdedBefore(arms, dist, c, best) {
-				best = c
+		} else {
+			for c := range arms {
+				if dist[c] < 0 {
+					continue
+				}
+				if best < 0 || p.crowdedBefore(arms, dist, c, best) {
+					best = c
+				}
 			}
 		}
 		out[a] = arms[best]
@@ -295,6 +378,9 @@ func (p *Policy) crowdedBefore(arms []int, dist []float64, c, b int) bool {
 		}
 		if cmp != 0 {
 			return cmp > 0
+		}
+		if p.crowdOf != nil { // else absSums ran on arms
+			p.absSums(arms[c], arms[b])
 		}
 		return p.order.Before(arms[c], arms[b])
 	}
