@@ -17,6 +17,11 @@ func NewStream(seed uint64, purpose string, ids ...uint64) *rand.Rand {
 // NewPCG is NewStream's generator itself, for a hot loop that draws from
 // it directly (fmath.NormFloat64PCG): the same numbers as NewStream's.
 func NewPCG(seed uint64, purpose string, ids ...uint64) *rand.PCG {
+	return rand.NewPCG(pcgSeeds(seed, purpose, ids...))
+}
+
+// pcgSeeds returns the seeds NewPCG gives rand.NewPCG.
+func pcgSeeds(seed uint64, purpose string, ids ...uint64) (uint64, uint64) {
 	h := sha256.New()
 	var buf [8]byte
 	binary.LittleEndian.PutUint64(buf[:], seed)
@@ -28,5 +33,5 @@ func NewPCG(seed uint64, purpose string, ids ...uint64) *rand.PCG {
 		h.Write(buf[:])
 	}
 	sum := h.Sum(nil)
-	return rand.NewPCG(binary.LittleEndian.Uint64(sum[0:8]), binary.LittleEndian.Uint64(sum[8:16]))
+	return binary.LittleEndian.Uint64(sum[0:8]), binary.LittleEndian.Uint64(sum[8:16])
 }
