@@ -165,8 +165,13 @@ func (p *Policy) Select(t int, slate []int) {
 	// potentials they are shifted by) and far below any gap between gains
 	// that matters (ties closer than this only cost an exact evaluation).
 	scale := 0.0 // a bound on the largest box
+	now, riseAt := p.rise.now[:len(p.boxes)], p.riseAt[:len(p.boxes)]
 	for i, b := range p.boxes {
-		scale = max(scale, b+p.rise.now[i]-p.riseAt[i])
+		// max(scale, x) without the builtin's NaN and signed-zero
+		// handling: x is finite, and scale stays +0 or above.
+		if x := b + now[i] - riseAt[i]; x > scale {
+			scale = x
+		}
 	}
 	p.lazy.slack = float64(1e-11*scale) + float64(1e-13*p.rise.largest)
 	if !p.greedy(slate, true) {
