@@ -140,9 +140,12 @@ func radius(c float64, pulls int) float64 { return math.Sqrt(c / float64(max(1, 
 // ucb is one coordinate of u_i: μ̂ + β, clipped to [0, 1] if the policy
 // clips. Comparisons, not min and max: those also order NaNs and signed
 // zeros, at several times the cost on this hot path, and none occur here.
-func (p *Policy) ucb(mean, beta float64) float64 {
+func (p *Policy) ucb(mean, beta float64) float64 { return ucb(mean, beta, p.clip) }
+
+// ucb is Policy.ucb with the policy's clip given.
+func ucb(mean, beta float64, clip bool) float64 {
 	v := mean + beta
-	if p.clip {
+	if clip {
 		if v > 1 {
 			v = 1
 		} else if v < 0 {
@@ -197,14 +200,14 @@ func (p *Policy) compute(i int) {
 // vectors writes u_i and L_i for width c into u and l (L_ic at l[c*stride],
 // folded into lowerMax) and returns box(u_i), formed as u_i is.
 func (p *Policy) vectors(i int, c float64, u, l []float64, stride int) float64 {
-	ref := p.prob.Ref
 	mean := p.Mean[i]
 	b := radius(c, p.Count[i])
-	u = u[:len(mean)]
+	ref, u := p.prob.Ref[:len(mean)], u[:len(mean)]
 	lowerMax := p.lowerMax[:len(mean)]
+	clip := p.clip // read once: the stores below might alias it
 	bx := 1.0
 	for j, m := range mean {
-		v := p.ucb(m, b)
+		v := ucb(m, b, clip)
 		u[j] = v
 		lo := m - b
 		l[j*stride] = lo
