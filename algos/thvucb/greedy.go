@@ -175,8 +175,9 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 	clear(g.out)
 	g.pruned = g.pruned[:0]
 	// Step 0's bounds: box(u_i) as last computed, plus the rise since.
+	keys, riseAt := g.key[:len(p.boxes)], p.riseAt[:len(p.boxes)]
 	for i, v := range p.boxes {
-		g.key[i] = v + g.slack - p.riseAt[i]
+		keys[i] = v + g.slack - riseAt[i]
 	}
 	var hash uint64
 	full := false // some arm chosen has u = (1, …, 1)
@@ -237,7 +238,7 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 // can exceed ceil, so once the bar reaches it no arm after the best can win.
 func (p *Policy) bestGain(stamp int64, cached *stepEntry, ceil float64) int {
 	g, c := &p.lazy, &p.steps
-	rise := p.rise.now
+	rise := p.rise.now[:len(g.key)]
 	var key []float64
 	grown := 0.0 // the falls of the prefix arms since cached was written
 	if cached != nil {
@@ -253,8 +254,9 @@ func (p *Policy) bestGain(stamp int64, cached *stepEntry, ceil float64) int {
 		best = cached.next
 	} else {
 		if key != nil {
+			keys := g.key[:len(key)]
 			for i, v := range key {
-				g.key[i] = min(g.key[i], v+grown)
+				keys[i] = min(keys[i], v+grown)
 			}
 			key = nil
 		}
