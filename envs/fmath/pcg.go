@@ -61,7 +61,7 @@ func (p *PCG) NormFloat64s(dst []float64) {
 		i := u >> 32 & 0x7F
 		x, ok := normOutside(p, j, i, float64(j)*float64(wn[i]))
 		if !ok { // that try failed: the sample's next tries, as NormFloat64PCG makes them
-			x = p.norm()
+			x = normFloat64(p)
 		}
 		dst[k] = x
 		k++
@@ -101,22 +101,6 @@ func (p *PCG) normRun(dst []float64, k int) (int, uint64) {
 }
 
 var pcgConsts = [5]uint64{pcgMulHi, pcgMulLo, pcgIncHi, pcgIncLo, pcgCheapMul}
-
-// norm is NormFloat64PCG on p.
-func (p *PCG) norm() float64 {
-	for {
-		u := p.Uint64()
-		j := int32(u) // possibly negative
-		i := u >> 32 & 0x7F
-		x := float64(j) * float64(wn[i])
-		if absInt32(j) < kn[i] {
-			return x
-		}
-		if x, ok := normOutside(p, j, i, x); ok {
-			return x
-		}
-	}
-}
 
 // zig holds kn and wn side by side for normRun: one index for both.
 var zig = func() (z [128]struct {

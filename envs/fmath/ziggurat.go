@@ -56,7 +56,10 @@ func NormFloat64(r *rand.Rand) float64 {
 // over p, without the call through the Source interface each draw makes
 // there (a sixth of a sample's cost). The body is NormFloat64's, with
 // r.Uint64 and r.Float64 written on p (TestNormFloat64PCG).
-func NormFloat64PCG(p *rand.PCG) float64 {
+func NormFloat64PCG(p *rand.PCG) float64 { return normFloat64(p) }
+
+// normFloat64 is NormFloat64PCG on a *rand.PCG or a *PCG.
+func normFloat64[G uint64Source](p G) float64 {
 	for {
 		u := p.Uint64()
 		j := int32(u) // possibly negative
