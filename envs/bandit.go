@@ -3,7 +3,6 @@ package envs
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"thv/envs/fmath"
 )
@@ -19,7 +18,7 @@ import (
 type Bandit struct {
 	inst    *Instance
 	sigma   float64
-	streams []*rand.PCG
+	streams []fmath.PCG // arm i's noise stream, NewPCG(seed, "noise", i)'s generator
 	pulls   []int
 }
 
@@ -31,9 +30,9 @@ func NewBandit(inst *Instance, sigma float64, seed uint64) (*Bandit, error) {
 	if !(sigma >= 0) || math.IsInf(sigma, 0) {
 		return nil, fmt.Errorf("noise level sigma = %v: must be finite and ≥ 0", sigma)
 	}
-	b := &Bandit{inst: inst, sigma: sigma, streams: make([]*rand.PCG, inst.N()), pulls: make([]int, inst.N())}
+	b := &Bandit{inst: inst, sigma: sigma, streams: make([]fmath.PCG, inst.N()), pulls: make([]int, inst.N())}
 	for i := range b.streams {
-		b.streams[i] = NewPCG(seed, "noise", uint64(i))
+		b.streams[i] = fmath.NewPCGValue(pcgSeeds(seed, "noise", uint64(i)))
 	}
 	return b, nil
 }
@@ -47,13 +46,13 @@ func (b *Bandit) Sigma() float64 { return b.sigma }
 // Pulls returns how many times arm i has been pulled.
 func (b *Bandit) Pulls(i int) int { return b.pulls[i] }
 
-// Pull draws one reward vector of arm i into out (len d).
+// Pull draws one reward vector of arm i into out (len d): its d normals
+// in one batch into out, then each scaled, shifted by the mean and clipped.
 func (b *Bandit) Pull(i int, out []float64) {
-	mu := b.inst.Means[i]
-	s := b.streams[i]
-	for j := range out {
-		x := mu[j] + float64(b.sigma*fmath.NormFloat64PCG(s))
-		out[j] = clip01(x)
+	mu := b.inst.Means[i][:len(out)]
+	b.streams[i].NormFloat64s(out)
+	for j, z := range out {
+		out[j] = clip01(mu[j] + float64(b.sigma*z))
 	}
 	b.pulls[i]++
 }

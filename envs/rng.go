@@ -17,16 +17,21 @@ func NewStream(seed uint64, purpose string, ids ...uint64) *rand.Rand {
 // NewPCG is NewStream's generator itself, for a hot loop that draws from
 // it directly (fmath.NormFloat64PCG): the same numbers as NewStream's.
 func NewPCG(seed uint64, purpose string, ids ...uint64) *rand.PCG {
-	h := sha256.New()
-	var buf [8]byte
-	binary.LittleEndian.PutUint64(buf[:], seed)
-	h.Write(buf[:])
-	h.Write([]byte(purpose))
-	h.Write([]byte{0})
+	return rand.NewPCG(pcgSeeds(seed, purpose, ids...))
+}
+
+// pcgSeeds returns the seeds NewPCG gives rand.NewPCG: the first 16
+// bytes of the SHA-256 of seed, purpose, a zero byte and the ids, the
+// integers little-endian. The message is built on the stack and hashed in
+// one call: a bandit seeds a stream per arm, every run.
+func pcgSeeds(seed uint64, purpose string, ids ...uint64) (uint64, uint64) {
+	var buf [64]byte
+	msg := binary.LittleEndian.AppendUint64(buf[:0], seed)
+	msg = append(msg, purpose...)
+	msg = append(msg, 0)
 	for _, id := range ids {
-		binary.LittleEndian.PutUint64(buf[:], id)
-		h.Write(buf[:])
+		msg = binary.LittleEndian.AppendUint64(msg, id)
 	}
-	sum := h.Sum(nil)
-	return rand.NewPCG(binary.LittleEndian.Uint64(sum[0:8]), binary.LittleEndian.Uint64(sum[8:16]))
+	sum := sha256.Sum256(msg)
+	return binary.LittleEndian.Uint64(sum[0:8]), binary.LittleEndian.Uint64(sum[8:16])
 }

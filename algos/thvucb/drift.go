@@ -19,6 +19,20 @@ import "math"
 // Each side is computed once (up to 16 coordinates; the products are the
 // same either way, in the same order).
 func faces(face, a, b, ref []float64) {
+	switch len(a) { // the paper's dimensions, unrolled
+	case 2:
+		faces2(face, a, b, ref)
+		return
+	case 3:
+		faces3(face, a, b, ref)
+		return
+	case 4:
+		faces4(face, a, b, ref)
+		return
+	case 5:
+		faces5(face, a, b, ref)
+		return
+	}
 	var buf [16]float64
 	if len(a) > len(buf) {
 		facesLoop(face, a, b, ref)
@@ -38,6 +52,42 @@ func faces(face, a, b, ref []float64) {
 		face[c] *= acc
 		acc *= side[c]
 	}
+}
+
+// side is max(0, max(a_c, b_c) − r_c), a side of faces' box.
+func side(a, b, r float64) float64 { return max(0, max(a, b)-r) }
+
+// faces2 to faces5 are faces for d = 2 to 5: face_c is the product of
+// the sides before c, taken left to right, times the product of those
+// after c, taken right to left, as faces' two passes form them (a factor
+// of 1 is left out: multiplying by 1 is exact).
+func faces2(face, a, b, ref []float64) {
+	face, a, b, ref = face[:2], a[:2], b[:2], ref[:2]
+	s0, s1 := side(a[0], b[0], ref[0]), side(a[1], b[1], ref[1])
+	face[0], face[1] = s1, s0
+}
+
+func faces3(face, a, b, ref []float64) {
+	face, a, b, ref = face[:3], a[:3], b[:3], ref[:3]
+	s0, s1, s2 := side(a[0], b[0], ref[0]), side(a[1], b[1], ref[1]), side(a[2], b[2], ref[2])
+	face[0], face[1], face[2] = s2*s1, s0*s2, s0*s1
+}
+
+func faces4(face, a, b, ref []float64) {
+	face, a, b, ref = face[:4], a[:4], b[:4], ref[:4]
+	s0, s1, s2, s3 := side(a[0], b[0], ref[0]), side(a[1], b[1], ref[1]), side(a[2], b[2], ref[2]), side(a[3], b[3], ref[3])
+	p2, q2 := s0*s1, s3*s2 // the products of the sides before 2, after 1
+	face[0], face[1], face[2], face[3] = q2*s1, s0*q2, p2*s3, p2*s2
+}
+
+func faces5(face, a, b, ref []float64) {
+	face, a, b, ref = face[:5], a[:5], b[:5], ref[:5]
+	s0, s1, s2, s3, s4 := side(a[0], b[0], ref[0]), side(a[1], b[1], ref[1]), side(a[2], b[2], ref[2]), side(a[3], b[3], ref[3]), side(a[4], b[4], ref[4])
+	p2 := s0 * s1 // the sides before 2
+	p3 := p2 * s2 // before 3
+	q3 := s4 * s3 // after 2
+	q2 := q3 * s2 // after 1
+	face[0], face[1], face[2], face[3], face[4] = q2*s1, s0*q2, p2*q3, p3*s4, p3*s3
 }
 
 // facesLoop is faces computing each side twice, for any dimension.

@@ -175,8 +175,9 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 	clear(g.out)
 	g.pruned = g.pruned[:0]
 	// Step 0's bounds: box(u_i) as last computed, plus the rise since.
+	keys, riseAt := g.key[:len(p.boxes)], p.riseAt[:len(p.boxes)]
 	for i, v := range p.boxes {
-		g.key[i] = v + g.slack - p.riseAt[i]
+		keys[i] = v + g.slack - riseAt[i]
 	}
 	var hash uint64
 	full := false // some arm chosen has u = (1, …, 1)
@@ -237,7 +238,7 @@ func (p *Policy) greedy(slate []int, prune bool) bool {
 // can exceed ceil, so once the bar reaches it no arm after the best can win.
 func (p *Policy) bestGain(stamp int64, cached *stepEntry, ceil float64) int {
 	g, c := &p.lazy, &p.steps
-	rise := p.rise.now
+	rise := p.rise.now[:len(g.key)]
 	var key []float64
 	grown := 0.0 // the falls of the prefix arms since cached was written
 	if cached != nil {
@@ -253,8 +254,9 @@ func (p *Policy) bestGain(stamp int64, cached *stepEntry, ceil float64) int {
 		best = cached.next
 	} else {
 		if key != nil {
+			keys := g.key[:len(key)]
 			for i, v := range key {
-				g.key[i] = min(g.key[i], v+grown)
+				keys[i] = min(keys[i], v+grown)
 			}
 			key = nil
 		}
@@ -373,35 +375,39 @@ func (p *Policy) beatsExactly(i int, gi float64, best int, bar float64) bool {
 // the bound on that sum's rounding error in err[i].
 func (p *Policy) exact(i int, stamp int64) float64 {
 	g := &p.lazy
-	if g.gainAt[i] != stamp {
-		p.refresh(i)
-		u := p.upper[i]
-		switch {
-		case g.zeroAt[i] >= g.first:
-			// Dominated at an earlier step of this call: the slate only
-			// grew.
-		case g.gainAt[i] >= g.first:
-			// Evaluated at an earlier step of this call, on this very u_i
-			// (made current once per Select): continued.
-			g.gain[i] = p.ie.gainFrom(g.gain[i], u, g.gainOf[i])
-		default:
-			g.gain[i] = p.ie.gain(u)
-		}
-		// A gain that is exactly 0 is computed within its error bound of
-		// 0; only then can u_i be dominated, and the test decides.
-		if g.zeroAt[i] >= g.first || math.Abs(g.gain[i]) <= g.errScale*p.boxes[i] && p.slateDominates(i) {
-			if g.zeroAt[i] < g.first {
-				g.zeroAt[i] = stamp
-			}
-			g.gain[i] = 0
-		}
-		g.gainAt[i] = stamp
-		g.gainOf[i] = len(p.ie.signs)
-		g.key[i] = min(g.key[i], g.gain[i]+g.slack-p.rise.now[i])
-		g.evals++
-		g.total++
+	if g.gainAt[i] == stamp {
+		return g.gain[i]
 	}
-	return g.gain[i]
+	p.refresh(i)
+	u := p.upper[i]
+	gain := g.gain[i] // kept in a local: the stores below might alias it
+	zero := g.zeroAt[i] >= g.first
+	switch {
+	case zero:
+		// Dominated at an earlier step of this call: the slate only
+		// grew.
+	case g.gainAt[i] >= g.first:
+		// Evaluated at an earlier step of this call, on this very u_i
+		// (made current once per Select): continued.
+		gain = p.ie.gainFrom(gain, u, g.gainOf[i])
+	default:
+		gain = p.ie.gain(u)
+	}
+	// A gain that is exactly 0 is computed within its error bound of
+	// 0; only then can u_i be dominated, and the test decides.
+	if zero || math.Abs(gain) <= g.errScale*p.boxes[i] && p.slateDominates(i) {
+		if !zero {
+			g.zeroAt[i] = stamp
+		}
+		gain = 0
+	}
+	g.gain[i] = gain
+	g.gainAt[i] = stamp
+	g.gainOf[i] = len(p.ie.signs)
+	g.key[i] = min(g.key[i], gain+g.slack-p.rise.now[i])
+	g.evals++
+	g.total++
+	return gain
 }
 
 // slateDominates reports whether the gain of arm i (its current u_i) given

@@ -140,9 +140,12 @@ func radius(c float64, pulls int) float64 { return math.Sqrt(c / float64(max(1, 
 // ucb is one coordinate of u_i: μ̂ + β, clipped to [0, 1] if the policy
 // clips. Comparisons, not min and max: those also order NaNs and signed
 // zeros, at several times the cost on this hot path, and none occur here.
-func (p *Policy) ucb(mean, beta float64) float64 {
+func (p *Policy) ucb(mean, beta float64) float64 { return ucb(mean, beta, p.clip) }
+
+// ucb is Policy.ucb with the policy's clip given.
+func ucb(mean, beta float64, clip bool) float64 {
 	v := mean + beta
-	if p.clip {
+	if clip {
 		if v > 1 {
 			v = 1
 		} else if v < 0 {
@@ -165,8 +168,13 @@ func (p *Policy) Select(t int, slate []int) {
 	// potentials they are shifted by) and far below any gap between gains
 	// that matters (ties closer than this only cost an exact evaluation).
 	scale := 0.0 // a bound on the largest box
+	now, riseAt := p.rise.now[:len(p.boxes)], p.riseAt[:len(p.boxes)]
 	for i, b := range p.boxes {
-		scale = max(scale, b+p.rise.now[i]-p.riseAt[i])
+		// max(scale, x) without the builtin's NaN and signed-zero
+		// handling: x is finite, and scale stays +0 or above.
+		if x := b + now[i] - riseAt[i]; x > scale {
+			scale = x
+		}
 	}
 	p.lazy.slack = float64(1e-11*scale) + float64(1e-13*p.rise.largest)
 	if !p.greedy(slate, true) {
@@ -192,14 +200,14 @@ func (p *Policy) compute(i int) {
 // vectors writes u_i and L_i for width c into u and l (L_ic at l[c*stride],
 // folded into lowerMax) and returns box(u_i), formed as u_i is.
 func (p *Policy) vectors(i int, c float64, u, l []float64, stride int) float64 {
-	ref := p.prob.Ref
 	mean := p.Mean[i]
 	b := radius(c, p.Count[i])
-	u = u[:len(mean)]
+	ref, u := p.prob.Ref[:len(mean)], u[:len(mean)]
 	lowerMax := p.lowerMax[:len(mean)]
+	clip := p.clip // read once: the stores below might alias it
 	bx := 1.0
 	for j, m := range mean {
-		v := p.ucb(m, b)
+		v := ucb(m, b, clip)
 		u[j] = v
 		lo := m - b
 		l[j*stride] = lo

@@ -466,3 +466,34 @@ func TestSameBitsEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// TestPCG: the value generator gives rand.PCG's numbers from the same
+// seeds, reads a rand.PCG's state exactly, and its batch of normals is
+// NormFloat64PCG's, leaving the generator where those calls do.
+func TestPCG(t *testing.T) {
+	for _, seed := range [][2]uint64{{0, 0}, {1, 2}, {math.MaxUint64, 1 << 63}} {
+		want := rand.NewPCG(seed[0], seed[1])
+		got := NewPCGValue(seed[0], seed[1])
+		for k := range 1000 {
+			if g, w := got.Uint64(), want.Uint64(); g != w {
+				t.Fatalf("seeds %v, draw %d: %#x, rand.PCG gives %#x", seed, k, g, w)
+			}
+		}
+		if s := pcgState(want); s != got {
+			t.Fatalf("seeds %v: state read as %+v, want %+v", seed, s, got)
+		}
+	}
+	p, q := NewPCGValue(5, 6), rand.NewPCG(5, 6)
+	buf := make([]float64, 7)
+	for drawn := 0; drawn < 1000000; drawn += len(buf) {
+		p.NormFloat64s(buf)
+		for k, x := range buf {
+			if y := NormFloat64PCG(q); math.Float64bits(x) != math.Float64bits(y) {
+				t.Fatalf("draw %d: %v, NormFloat64PCG gives %v", drawn+k, x, y)
+			}
+		}
+	}
+	if p.Uint64() != q.Uint64() {
+		t.Fatal("generators out of step")
+	}
+}

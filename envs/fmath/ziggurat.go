@@ -56,7 +56,10 @@ func NormFloat64(r *rand.Rand) float64 {
 // over p, without the call through the Source interface each draw makes
 // there (a sixth of a sample's cost). The body is NormFloat64's, with
 // r.Uint64 and r.Float64 written on p (TestNormFloat64PCG).
-func NormFloat64PCG(p *rand.PCG) float64 {
+func NormFloat64PCG(p *rand.PCG) float64 { return normFloat64(p) }
+
+// normFloat64 is NormFloat64PCG on a *rand.PCG or a *PCG.
+func normFloat64[G uint64Source](p G) float64 {
 	for {
 		u := p.Uint64()
 		j := int32(u) // possibly negative
@@ -73,32 +76,19 @@ func NormFloat64PCG(p *rand.PCG) float64 {
 
 // NormFloat64sPCG fills dst with standard normal samples from p: the
 // values, and uses of p, of len(dst) calls of NormFloat64PCG in turn
-// (TestNormFloat64sPCG). The common case of the ziggurat is written in
-// the loop, with p's step inlined, instead of a call per sample.
+// (TestNormFloat64sPCG), drawn by PCG.NormFloat64s on p's state, which is
+// then p's.
 func NormFloat64sPCG(p *rand.PCG, dst []float64) {
-	for k := range dst {
-		for {
-			u := p.Uint64()
-			j := int32(u) // possibly negative
-			i := u >> 32 & 0x7F
-			x := float64(j) * float64(wn[i])
-			if absInt32(j) < kn[i] {
-				dst[k] = x
-				break
-			}
-			if x, ok := normOutside(p, j, i, x); ok {
-				dst[k] = x
-				break
-			}
-		}
-	}
+	s := pcgState(p)
+	s.NormFloat64s(dst)
+	p.Seed(s.hi, s.lo)
 }
 
 // normOutside is the rest of one try of NormFloat64PCG's ziggurat when
 // the draw j (in strip i, x = j·wn[i]) falls outside the strip's
 // rectangle: the base strip's tail, or the wedge test. It reports whether
 // the try gives a sample (else the next try draws again).
-func normOutside(p *rand.PCG, j int32, i uint64, x float64) (float64, bool) {
+func normOutside[G uint64Source](p G, j int32, i uint64, x float64) (float64, bool) {
 	if i == 0 {
 		for {
 			x = float64(-Log(pcgFloat64(p)) * (1.0 / rn))
@@ -118,8 +108,12 @@ func normOutside(p *rand.PCG, j int32, i uint64, x float64) (float64, bool) {
 	return 0, false
 }
 
+// uint64Source is a generator the ziggurat's rare paths draw from: a
+// *rand.PCG or a *PCG.
+type uint64Source interface{ Uint64() uint64 }
+
 // pcgFloat64 is rand.Rand.Float64 on p.
-func pcgFloat64(p *rand.PCG) float64 { return float64(p.Uint64()<<11>>11) / (1 << 53) }
+func pcgFloat64[G uint64Source](p G) float64 { return float64(p.Uint64()<<11>>11) / (1 << 53) }
 
 func absInt32(i int32) uint32 {
 	if i < 0 {
