@@ -288,8 +288,18 @@ func TestHostileRemoteCorpus(t *testing.T) {
 	if len(entries) < 2 || len(objects) < 2 {
 		t.Fatalf("%d entries, %d objects on the remote", len(entries), len(objects))
 	}
-	os.Remove(entries[0])
-	if err := syscall.Mkfifo(entries[0], 0o644); err != nil {
+	// The pipe replaces the first entry of a task that is no instance task,
+	// so that the instance's 2 GiB object is still asked for.
+	instanceKeys := map[string]bool{}
+	for _, m := range regexp.MustCompile(`"kind":"instance","key":"sha256:([0-9a-f]{64})"`).FindAllSubmatch(lock, -1) {
+		instanceKeys[string(m[1])] = true
+	}
+	pipe := slices.IndexFunc(entries, func(e string) bool { return !instanceKeys[strings.TrimSuffix(filepath.Base(e), ".json")] })
+	if len(instanceKeys) == 0 || pipe < 0 {
+		t.Fatalf("%d instance tasks in the lock, no other task's entry among %d", len(instanceKeys), len(entries))
+	}
+	os.Remove(entries[pipe])
+	if err := syscall.Mkfifo(entries[pipe], 0o644); err != nil {
 		t.Fatal(err)
 	}
 	victim := objects[len(objects)-1]
