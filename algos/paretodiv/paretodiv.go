@@ -179,14 +179,7 @@ func (f *farthest) fold(layer []int, dist []int64, s int) (best int, tied bool) 
 			x = f.lower(layer[c], x, f.folded[upTo[c]:])
 			dist[c], upTo[c] = x, n
 		}
-		if x > top {
-			best, top, tied = c, x, false
-		} else if x == top && x >= 0 {
-			tied = true
-			if layer[c] < layer[best] {
-				best = c
-			}
-		}
+		best, top, tied = lead(layer, best, top, tied, c, x)
 	}
 	return best, tied
 }
@@ -253,14 +246,7 @@ func (f *farthest) foldAll(layer []int, dist []int64, s int) (best int, tied boo
 			a := f.flat[2*i : 2*i+2 : 2*i+2]
 			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1)))
 			dist[c] = x
-			if x > top {
-				best, top, tied = c, x, false
-			} else if x == top && x >= 0 {
-				tied = true
-				if layer[c] < layer[best] {
-					best = c
-				}
-			}
+			best, top, tied = lead(layer, best, top, tied, c, x)
 		}
 	case 3:
 		b0, b1, b2 := us[0], us[1], us[2]
@@ -268,14 +254,7 @@ func (f *farthest) foldAll(layer []int, dist []int64, s int) (best int, tied boo
 			a := f.flat[3*i : 3*i+3 : 3*i+3]
 			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1), gapBits(a[2]-b2)))
 			dist[c] = x
-			if x > top {
-				best, top, tied = c, x, false
-			} else if x == top && x >= 0 {
-				tied = true
-				if layer[c] < layer[best] {
-					best = c
-				}
-			}
+			best, top, tied = lead(layer, best, top, tied, c, x)
 		}
 	case 4:
 		b0, b1, b2, b3 := us[0], us[1], us[2], us[3]
@@ -283,14 +262,7 @@ func (f *farthest) foldAll(layer []int, dist []int64, s int) (best int, tied boo
 			a := f.flat[4*i : 4*i+4 : 4*i+4]
 			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1), gapBits(a[2]-b2), gapBits(a[3]-b3)))
 			dist[c] = x
-			if x > top {
-				best, top, tied = c, x, false
-			} else if x == top && x >= 0 {
-				tied = true
-				if layer[c] < layer[best] {
-					best = c
-				}
-			}
+			best, top, tied = lead(layer, best, top, tied, c, x)
 		}
 	case 5:
 		b0, b1, b2, b3, b4 := us[0], us[1], us[2], us[3], us[4]
@@ -298,14 +270,7 @@ func (f *farthest) foldAll(layer []int, dist []int64, s int) (best int, tied boo
 			a := f.flat[5*i : 5*i+5 : 5*i+5]
 			x := min(dist[c], max(gapBits(a[0]-b0), gapBits(a[1]-b1), gapBits(a[2]-b2), gapBits(a[3]-b3), gapBits(a[4]-b4)))
 			dist[c] = x
-			if x > top {
-				best, top, tied = c, x, false
-			} else if x == top && x >= 0 {
-				tied = true
-				if layer[c] < layer[best] {
-					best = c
-				}
-			}
+			best, top, tied = lead(layer, best, top, tied, c, x)
 		}
 	default:
 		for c, i := range layer {
@@ -316,15 +281,24 @@ func (f *farthest) foldAll(layer []int, dist []int64, s int) (best int, tied boo
 			}
 			x := min(dist[c], g)
 			dist[c] = x
-			if x > top {
-				best, top, tied = c, x, false
-			} else if x == top && x >= 0 {
-				tied = true
-				if layer[c] < layer[best] {
-					best = c
-				}
-			}
+			best, top, tied = lead(layer, best, top, tied, c, x)
 		}
 	}
 	return best, tied
+}
+
+// lead is the farthest candidate after candidate c at distance x: c if it
+// is farther than best (at top); on an exact tie the lower index of the
+// layer, and tied set. A negative distance (none yet) never ties.
+func lead(layer []int, best int, top int64, tied bool, c int, x int64) (int, int64, bool) {
+	switch {
+	case x > top:
+		return c, x, false
+	case x == top && x >= 0:
+		if layer[c] < layer[best] {
+			best = c
+		}
+		return best, top, true
+	}
+	return best, top, tied
 }
