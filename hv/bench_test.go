@@ -3,6 +3,7 @@ package hv
 import (
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,32 +16,58 @@ var frontsDir = flag.String("fronts", "", "write the benchmark fronts as text fi
 
 // TestWriteFronts writes the benchmark fronts, one point per line with 17
 // significant digits (which round-trips float64), so that other
-// implementations can be timed on the same points:
+// implementations can be timed on the same points: the 12 fronts of
+// BenchmarkVolume (concave_dD_nN.txt) and 12 small random sets, slates
+// and a few more points with some dominated (random_dD_nN.txt, d = 2–5,
+// n = 3, 6, 20), which time a whole command's start-up. Each set is also
+// written negated under neg/, for tools that minimise with the reference
+// point at the origin (moocore's hv: hv/testdata/refbench/hvcmp.sh):
 //
 //	go test ./hv -run TestWriteFronts -fronts /tmp/fronts
 func TestWriteFronts(t *testing.T) {
 	if *frontsDir == "" {
 		t.Skip("no -fronts directory")
 	}
-	if err := os.MkdirAll(*frontsDir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(*frontsDir, "neg"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []int{3, 4, 5} {
-		for _, n := range []int{10, 100, 1000, 5000} {
+	write := func(name string, pts [][]float64) {
+		for _, sign := range []float64{1, -1} {
 			var b strings.Builder
-			for _, p := range concave(n, d, 1) {
+			for _, p := range pts {
 				for j, x := range p {
 					if j > 0 {
 						b.WriteByte(' ')
 					}
-					fmt.Fprintf(&b, "%.17g", x)
+					fmt.Fprintf(&b, "%.17g", sign*x)
 				}
 				b.WriteByte('\n')
 			}
-			name := filepath.Join(*frontsDir, fmt.Sprintf("concave_d%d_n%d.txt", d, n))
-			if err := os.WriteFile(name, []byte(b.String()), 0o644); err != nil {
+			path := filepath.Join(*frontsDir, name)
+			if sign < 0 {
+				path = filepath.Join(*frontsDir, "neg", name)
+			}
+			if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 				t.Fatal(err)
 			}
+		}
+	}
+	for _, d := range []int{3, 4, 5} {
+		for _, n := range []int{10, 100, 1000, 5000} {
+			write(fmt.Sprintf("concave_d%d_n%d.txt", d, n), concave(n, d, 1))
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 0x5e75))
+	for d := 2; d <= 5; d++ {
+		for _, n := range []int{3, 6, 20} {
+			pts := make([][]float64, n)
+			for i := range pts {
+				pts[i] = make([]float64, d)
+				for j := range pts[i] {
+					pts[i][j] = rng.Float64()
+				}
+			}
+			write(fmt.Sprintf("random_d%d_n%d.txt", d, n), pts)
 		}
 	}
 }
