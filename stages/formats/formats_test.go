@@ -126,3 +126,57 @@ func TestDecodeErrorsNameTheLayout(t *testing.T) {
 		t.Error("DecodeCells accepted garbage")
 	}
 }
+
+// TestSummaryMemoIsDecoding: DecodeSummary's answer for the bytes of a
+// one-row summary this process encoded (from its memo) is, bit for bit,
+// what decoding them gives, for values a run can produce and stranger
+// ones; altered bytes are not recalled.
+func TestSummaryMemoIsDecoding(t *testing.T) {
+	nan := math.Float64frombits(0x7ff8_0000_dead_beef)
+	rows := []Summary{
+		{Algo: "THV-UCB", Eta: 0.01, Seed: 3, Window: 100, HVLast: 0.6, VStar: 0.7, HVGreedy: 0.69, VAlpha: 0.69, RegretAlpha: -5, RegretPos: 4, RegretExact: 12},
+		{Algo: "ParetoUCB", Eta: math.Copysign(0, -1), Seed: math.MaxUint64, Window: -1, HVLast: nan, VStar: math.Inf(-1), HVGreedy: math.SmallestNonzeroFloat64, VAlpha: -0.0, RegretAlpha: math.Inf(1), RegretPos: math.MaxFloat64, RegretExact: 0x1p-1074},
+		{Algo: "", Eta: 1, Seed: 1 << 63, Window: math.MaxInt, HVLast: 1},
+		{Algo: "ünïcode ✓ \x00 tail", Eta: 0.3},
+	}
+	bits := func(s Summary) []uint64 {
+		return []uint64{math.Float64bits(s.Eta), s.Seed, uint64(s.Window), math.Float64bits(s.HVLast), math.Float64bits(s.VStar),
+			math.Float64bits(s.HVGreedy), math.Float64bits(s.VAlpha), math.Float64bits(s.RegretAlpha), math.Float64bits(s.RegretPos), math.Float64bits(s.RegretExact)}
+	}
+	for _, row := range rows {
+		b, err := EncodeSummaries([]Summary{row})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := encoded.recall(b); !ok {
+			t.Fatalf("%q: not remembered", row.Algo)
+		}
+		got, err := DecodeSummary(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := DecodeSummaries(b) // decodes: the memo serves DecodeSummary only
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Algo != want[0].Algo || !slices.Equal(bits(got), bits(want[0])) {
+			t.Errorf("memo gives %+v, decoding %+v", got, want[0])
+		}
+		altered := slices.Clone(b)
+		altered[len(altered)/2] ^= 0x40
+		if _, ok := encoded.recall(altered); ok {
+			t.Errorf("%q: altered bytes recalled", row.Algo)
+		}
+	}
+	// Full: emptied, and still right.
+	for i := range summaryMemoMax + 1 {
+		encoded.remember([]byte{byte(i), byte(i >> 8), byte(i >> 16)}, Summary{Seed: uint64(i)})
+	}
+	if s, ok := encoded.recall([]byte{0, 0, 0}); ok {
+		t.Errorf("memo kept %+v past its bound", s)
+	}
+	last := summaryMemoMax
+	if s, ok := encoded.recall([]byte{byte(last), byte(last >> 8), byte(last >> 16)}); !ok || s.Seed != uint64(last) {
+		t.Errorf("memo lost the entry after emptying: %+v %v", s, ok)
+	}
+}
