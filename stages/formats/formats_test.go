@@ -135,7 +135,7 @@ func TestSummaryMemoIsDecoding(t *testing.T) {
 	nan := math.Float64frombits(0x7ff8_0000_dead_beef)
 	rows := []Summary{
 		{Algo: "THV-UCB", Eta: 0.01, Seed: 3, Window: 100, HVLast: 0.6, VStar: 0.7, HVGreedy: 0.69, VAlpha: 0.69, RegretAlpha: -5, RegretPos: 4, RegretExact: 12},
-		{Algo: "ParetoUCB", Eta: math.Copysign(0, -1), Seed: math.MaxUint64, Window: -1, HVLast: nan, VStar: math.Inf(-1), HVGreedy: math.SmallestNonzeroFloat64, VAlpha: -0.0, RegretAlpha: math.Inf(1), RegretPos: math.MaxFloat64, RegretExact: 0x1p-1074},
+		{Algo: "ParetoUCB", Eta: math.Copysign(0, -1), Seed: math.MaxUint64, Window: -1, HVLast: nan, VStar: math.Inf(-1), HVGreedy: math.SmallestNonzeroFloat64, VAlpha: math.Copysign(0, -1), RegretAlpha: math.Inf(1), RegretPos: math.MaxFloat64, RegretExact: 0x1p-1074},
 		{Algo: "", Eta: 1, Seed: 1 << 63, Window: math.MaxInt, HVLast: 1},
 		{Algo: "ünïcode ✓ \x00 tail", Eta: 0.3},
 	}
