@@ -27,10 +27,6 @@ type RunSpec struct {
 	RegretRounds string
 	BenchmarkD3  string
 	EtaScale     string
-	// HVs, if not nil, is a memo of the slates' volumes shared with other
-	// runs on the same instance and reference point (NewSlateHVs); it
-	// changes no result, only spares computing a volume twice.
-	HVs *SlateHVs
 }
 
 // The readings of η (eta_scale; docs/fidelity.md), the default first.
@@ -121,10 +117,7 @@ func Run(spec RunSpec, bench Benchmarks) (*Trace, Summary, error) {
 	default:
 		return nil, Summary{}, fmt.Errorf("init ties %q: want one of %v", spec.InitTies, InitTieRules)
 	}
-	if spec.HVs != nil && !spec.HVs.serves(inst.Means, spec.Ref) {
-		return nil, Summary{}, fmt.Errorf("the shared slate volumes are for another instance or reference point")
-	}
-	tr, err := simulate(pol, bandit, spec.K, spec.T, spec.MinPulls, spec.Ref, spec.HVs, pick)
+	tr, err := simulate(pol, bandit, spec.K, spec.T, spec.MinPulls, spec.Ref, pick)
 	if err != nil {
 		return nil, Summary{}, fmt.Errorf("%s: %w", algo.Name, err)
 	}

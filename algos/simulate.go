@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sync"
 
 	"thv/envs"
 	"thv/hv"
@@ -52,13 +51,12 @@ var InitTieRules = []string{InitTiesLowest, InitTiesRandom, InitTiesNumpy}
 // SimulateWith is Simulate with the initialisation's ties broken at random
 // from ties (nil: lowest index first).
 func SimulateWith(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64, ties *rand.Rand) (*Trace, error) {
-	return simulate(p, b, k, T, m0, ref, nil, func(counts, slate []int) { fewestPulls(counts, slate, ties) })
+	return simulate(p, b, k, T, m0, ref, func(counts, slate []int) { fewestPulls(counts, slate, ties) })
 }
 
 // simulate is Simulate with the initialisation's slates chosen by pick,
-// which fills slate with k arms of fewest pulls, and the volumes of slates
-// shared with other runs on the same instance through shared (nil: none).
-func simulate(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64, shared *SlateHVs, pick func(counts, slate []int)) (*Trace, error) {
+// which fills slate with k arms of fewest pulls.
+func simulate(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64, pick func(counts, slate []int)) (*Trace, error) {
 	inst := b.Instance()
 	n, d := inst.N(), inst.D()
 	if k < 1 || k > n {
@@ -82,7 +80,7 @@ func simulate(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64, shared *Sla
 		rewards[a] = make([]float64, d)
 	}
 	seen := make([]int, n) // seen[i] == t marks arm i as used in round t
-	hvOf := newSlateHV(inst.Means, ref, shared)
+	hvOf := newSlateHV(inst.Means, ref)
 	initDone := false
 	for t := 1; t <= T; t++ {
 		if !initDone {
@@ -180,10 +178,10 @@ func numpyFewestPulls(counts, slate []int) {
 // the same few slates, and the hypervolume of a slate never changes. A
 // slate of at most 6 arms below 1024 (the paper's) is keyed by its arms
 // packed into 10-bit fields of an integer (packSlate), kept in a table of
-// this run's own; others by 3 bytes per arm in a map. A packed slate this
-// run has not seen is looked up in shared, if given, before its volume is
-// computed.
-func newSlateHV(means [][]float64, ref []float64, shared *SlateHVs) func(sorted []int) float64 {
+// this run's own; others by 3 bytes per arm in a map. The table is the
+// run's alone: a memo shared by the runs on one instance cost more in
+// locks and cache misses than the volumes it spared (docs/performance.md).
+func newSlateHV(means [][]float64, ref []float64) func(sorted []int) float64 {
 	var packed slateTable
 	memo := map[string]float64{}
 	var calc hv.Calculator
@@ -205,10 +203,7 @@ func newSlateHV(means [][]float64, ref []float64, shared *SlateHVs) func(sorted 
 			}
 			v, ok := packed.get(k)
 			if !ok {
-				if v, ok = shared.lookup(k); !ok {
-					v = volume(sorted)
-					shared.store(k, v)
-				}
+				v = volume(sorted)
 				packed.put(k, v)
 			}
 			lastKey, lastHV = k, v
@@ -258,8 +253,7 @@ type slateSlot struct {
 }
 
 // hashSlate mixes every bit of a packed slate into every bit of its hash
-// (the finaliser of SplitMix64): the table's slot is the hash's low bits,
-// the shard of a SlateHVs its top ones.
+// (the finaliser of SplitMix64): the table's slot is the hash's low bits.
 func hashSlate(key uint64) uint64 {
 	key ^= key >> 33
 	key *= 0xff51afd7ed558ccd
@@ -308,99 +302,6 @@ func (t *slateTable) grow() {
 			t.put(s.key, s.hv)
 		}
 	}
-}
-
-// SlateHVs is a memo of HV(S) on the true means of one instance, shared
-// by the runs on it (the thousands of runs of a pass visit the same good
-// slates), safe for concurrent use. It holds slates packSlate packs, at
-// most maxShared of them: past that it only serves what it has. Its
-// tables are sharded by the slate's hash, each under its own lock, so that
-// concurrent runs seldom wait for one another.
-type SlateHVs struct {
-	means  [][]float64
-	ref    []float64
-	shards [slateShards]struct {
-		mu sync.Mutex
-		t  slateTable
-		_  [88]byte // apart, so that the shards' locks share no cache line
-	}
-}
-
-const slateShardBits = 4
-
-const slateShards = 1 << slateShardBits
-
-// maxShared bounds a SlateHVs: at most 32 bytes an entry.
-const maxShared = 1 << 18
-
-// shardOf picks a key's shard by the top bits of its hash, which the
-// shard's table does not use until it holds 2^59 slots.
-func shardOf(key uint64) int { return int(hashSlate(key) >> (64 - slateShardBits)) }
-
-// NewSlateHVs returns an empty memo for the slates of means with reference
-// point ref (nil: the origin).
-func NewSlateHVs(means [][]float64, ref []float64) *SlateHVs {
-	return &SlateHVs{means: means, ref: ref}
-}
-
-// serves reports whether the memo is for these means and reference point,
-// to the last bit.
-func (s *SlateHVs) serves(means [][]float64, ref []float64) bool {
-	if len(means) != len(s.means) {
-		return false
-	}
-	for i, m := range means {
-		if !bitsEqual(m, s.means[i]) {
-			return false
-		}
-	}
-	d := 0
-	if len(means) > 0 {
-		d = len(means[0])
-	}
-	return bitsEqual(orOrigin(ref, d), orOrigin(s.ref, d))
-}
-
-func orOrigin(ref []float64, d int) []float64 {
-	if ref == nil {
-		return make([]float64, d)
-	}
-	return ref
-}
-
-func bitsEqual(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for j, x := range a {
-		if math.Float64bits(x) != math.Float64bits(b[j]) {
-			return false
-		}
-	}
-	return true
-}
-
-func (s *SlateHVs) lookup(k uint64) (float64, bool) {
-	if s == nil {
-		return 0, false
-	}
-	sh := &s.shards[shardOf(k)]
-	sh.mu.Lock()
-	v, ok := sh.t.get(k)
-	sh.mu.Unlock()
-	return v, ok
-}
-
-func (s *SlateHVs) store(k uint64, v float64) {
-	if s == nil {
-		return
-	}
-	sh := &s.shards[shardOf(k)]
-	sh.mu.Lock()
-	if sh.t.n < maxShared/slateShards {
-		sh.t.put(k, v)
-	}
-	sh.mu.Unlock()
 }
 
 // Alpha is the greedy approximation factor 1 − 1/e.

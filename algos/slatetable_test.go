@@ -3,7 +3,6 @@ package algos
 import (
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 )
 
@@ -49,33 +48,6 @@ func TestSlateTable(t *testing.T) {
 		k := rng.Uint64() | 1<<63 // not a packed slate: none is stored
 		if _, ok := tab.get(k); ok {
 			t.Fatalf("get(%#x) found a key never put", k)
-		}
-	}
-}
-
-// TestSlateHVsConcurrent stores and looks up from several goroutines (run
-// with -race) and checks every value served is the one stored.
-func TestSlateHVsConcurrent(t *testing.T) {
-	s := NewSlateHVs(nil, nil)
-	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range 5000 {
-				k := uint64(i%3000 + 1)
-				if v, ok := s.lookup(k); ok && v != float64(k) {
-					t.Errorf("goroutine %d: lookup(%d) = %v", g, k, v)
-					return
-				}
-				s.store(k, float64(k))
-			}
-		}()
-	}
-	wg.Wait()
-	for k := uint64(1); k <= 3000; k++ {
-		if v, ok := s.lookup(k); !ok || v != float64(k) {
-			t.Fatalf("lookup(%d) = %v, %v", k, v, ok)
 		}
 	}
 }

@@ -1,13 +1,6 @@
 package run
 
-import (
-	"encoding/binary"
-	"math"
-	"sync"
-
-	"thv/algos"
-	"thv/envs"
-)
+import "sync"
 
 // memo keeps decoded inputs by their bytes. The thousands of run tasks of a
 // pass read the same few instances and benchmarks (one pair per setting
@@ -43,30 +36,4 @@ func (c *memo[T]) decode(f func([]byte) (T, error)) func([]byte) (T, error) {
 		c.mu.Unlock()
 		return v, nil
 	}
-}
-
-// volumes keeps, per instance (its bytes) and reference point, the memo of
-// slates' volumes its runs share (algos.SlateHVs): the runs of a pass on
-// one instance visit the same good slates.
-type volumes struct {
-	mu sync.Mutex
-	m  map[string]*algos.SlateHVs
-}
-
-// of returns the memo for the instance of the given bytes, decoded as
-// inst, and reference point ref (every coordinate ref[0], as the protocol
-// has it).
-func (c *volumes) of(instance []byte, inst *envs.Instance, ref []float64) *algos.SlateHVs {
-	key := string(binary.LittleEndian.AppendUint64(nil, math.Float64bits(ref[0]))) + string(instance)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if v, ok := c.m[key]; ok {
-		return v
-	}
-	if c.m == nil || len(c.m) >= memoSize {
-		c.m = make(map[string]*algos.SlateHVs)
-	}
-	v := algos.NewSlateHVs(inst.Means, ref)
-	c.m[key] = v
-	return v
 }

@@ -63,14 +63,12 @@ type Params struct {
 	Trajectory bool `json:"trajectory,omitempty"`
 }
 
-// The decoded inputs of earlier tasks of this process, the volumes of the
-// slates their runs visited (memo.go), and their simulations
-// (simulations.go).
+// The decoded inputs of earlier tasks of this process (memo.go) and their
+// simulations (simulations.go).
 var (
-	instances    memo[formats.Instance]
-	benchmarks   memo[formats.Benchmark]
-	slateVolumes volumes
-	simulated    = simulations{maxBytes: maxSimulationBytes}
+	instances  memo[formats.Instance]
+	benchmarks memo[formats.Benchmark]
+	simulated  = simulations{maxBytes: maxSimulationBytes}
 )
 
 // Run simulates one run on input InstanceRole against input
@@ -94,7 +92,7 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 		return nil, err
 	}
 	sim, err := simulated.do(key, func() ([]byte, []float64, error) {
-		return simulate(p, fi, bench, in[string(InstanceRole)])
+		return simulate(p, fi, bench)
 	})
 	if err != nil {
 		return nil, err
@@ -108,9 +106,9 @@ func Run(ctx context.Context, params []byte, in stage.Inputs) (stage.Outputs, er
 	return out, nil
 }
 
-// simulate simulates the run of p on an instance (decoded, and its bytes)
-// against its benchmarks: its encoded summary and its trajectory.
-func simulate(p Params, fi formats.Instance, bench formats.Benchmark, instanceBytes []byte) ([]byte, []float64, error) {
+// simulate simulates the run of p on a decoded instance against its
+// benchmarks: its encoded summary and its trajectory.
+func simulate(p Params, fi formats.Instance, bench formats.Benchmark) ([]byte, []float64, error) {
 	inst := envs.Instance(fi) // algos.Run validates it
 	ref := slices.Repeat([]float64{p.Reference}, inst.D())
 	tr, s, err := algos.Run(algos.RunSpec{
@@ -118,7 +116,6 @@ func simulate(p Params, fi formats.Instance, bench formats.Benchmark, instanceBy
 		K: p.K, T: p.T, Sigma: p.Sigma, Seed: p.Seed, MinPulls: p.MinPulls, InitTies: p.InitTies,
 		Ref: ref, Window: p.Window,
 		RegretRounds: p.RegretRounds, BenchmarkD3: p.BenchmarkD3, EtaScale: p.EtaScale,
-		HVs: slateVolumes.of(instanceBytes, &inst, ref),
 	}, algos.Benchmarks(bench))
 	if err != nil {
 		return nil, nil, err
