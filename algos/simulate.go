@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 
 	"thv/envs"
 	"thv/hv"
@@ -80,7 +81,8 @@ func simulate(p Policy, b *envs.Bandit, k, T, m0 int, ref []float64, pick func(c
 		rewards[a] = make([]float64, d)
 	}
 	seen := make([]int, n) // seen[i] == t marks arm i as used in round t
-	hvOf := newSlateHV(inst.Means, ref)
+	hvOf, done := newSlateHV(inst.Means, ref)
+	defer done()
 	initDone := false
 	for t := 1; t <= T; t++ {
 		if !initDone {
@@ -181,24 +183,30 @@ func numpyFewestPulls(counts, slate []int) {
 // this run's own; others by 3 bytes per arm in a map. The table is the
 // run's alone: a memo shared by the runs on one instance cost more in
 // locks and cache misses than the volumes it spared (docs/performance.md).
-func newSlateHV(means [][]float64, ref []float64) func(sorted []int) float64 {
-	var packed slateTable
-	memo := map[string]float64{}
-	var calc hv.Calculator
-	pts := make([][]float64, 0, 8)
+// The table and the calculator's scratch come from earlier runs of the
+// process (slateScratch); done gives them back.
+func newSlateHV(means [][]float64, ref []float64) (hvOf func(sorted []int) float64, done func()) {
+	sc, _ := slateScratch.Get().(*slateMemo)
+	if sc == nil {
+		sc = new(slateMemo)
+	}
+	sc.packed.reset()
+	packed, calc := &sc.packed, &sc.calc
+	var memo map[string]float64
 	key := make([]byte, 0, 32)
 	volume := func(sorted []int) float64 {
-		pts = pts[:0]
+		pts := sc.pts[:0]
 		for _, i := range sorted {
 			pts = append(pts, means[i])
 		}
+		sc.pts = pts
 		return calc.Volume(pts, ref)
 	}
 	var lastKey uint64 // the last packed slate (0: none) and its volume
 	var lastHV float64
-	return func(sorted []int) float64 {
+	hvOf = func(sorted []int) float64 {
 		if k, ok := packSlate(sorted, len(means)); ok {
-			if k == lastKey { // most rounds replay the last slate
+			if k == lastKey { // a learned policy replays its slate
 				return lastHV
 			}
 			v, ok := packed.get(k)
@@ -217,10 +225,29 @@ func newSlateHV(means [][]float64, ref []float64) func(sorted []int) float64 {
 			return v
 		}
 		v := volume(sorted)
+		if memo == nil {
+			memo = map[string]float64{}
+		}
 		memo[string(key)] = v
 		return v
 	}
+	done = func() {
+		clear(sc.pts[:cap(sc.pts)]) // keep no instance's means alive
+		slateScratch.Put(sc)
+	}
+	return hvOf, done
 }
+
+// slateMemo is the scratch of newSlateHV that runs pass on to later runs:
+// a run's table grows to thousands of slots, and building it anew by
+// doubling cost as much as filling it.
+type slateMemo struct {
+	packed slateTable
+	calc   hv.Calculator
+	pts    [][]float64
+}
+
+var slateScratch sync.Pool
 
 // packSlate packs a sorted slate of at most 6 arms of fewer than 1023 into
 // 10-bit fields, arm i as i+1 (so that slates of different sizes differ: a
@@ -258,6 +285,18 @@ func hashSlate(key uint64) uint64 {
 	key ^= key >> 33
 	key *= 0xff51afd7ed558ccd
 	return key ^ key>>33
+}
+
+// reset empties the table. It keeps the slots unless the last run filled
+// few of them: a sparse table only spreads a small run's lookups.
+func (t *slateTable) reset() {
+	switch {
+	case 8*t.n < len(t.slots):
+		t.slots = nil
+	case t.n > 0:
+		clear(t.slots)
+	}
+	t.n = 0
 }
 
 func (t *slateTable) get(key uint64) (float64, bool) {

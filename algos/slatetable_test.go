@@ -1,9 +1,12 @@
 package algos
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"thv/hv"
 )
 
 // TestSlateTable checks the open-addressing table against a map, through
@@ -69,5 +72,40 @@ func TestSortSlate(t *testing.T) {
 				t.Fatalf("sortSlate gave %v, want %v", s, want)
 			}
 		}
+	}
+}
+
+// TestSlateHVReuse: a run's slate memo that reuses the scratch of earlier
+// runs on other instances (of other sizes, dense and sparse tables, and
+// slates too large to pack) gives every slate's volume bit for bit as
+// computed afresh.
+func TestSlateHVReuse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for r := range 12 {
+		n, d, k := []int{36, 150, 8, 1500}[r%4], 2+r%4, 2+r/2 // pairs of runs share k, so keys recur
+		means := make([][]float64, n)
+		for i := range means {
+			means[i] = make([]float64, d)
+			for j := range means[i] {
+				means[i][j] = rng.Float64()
+			}
+		}
+		hvOf, done := newSlateHV(means, nil)
+		var calc hv.Calculator
+		for range 50 + 3000*(r%2) { // odd runs fill a large table
+			slate := rng.Perm(n)[:min(k, n)]
+			slices.Sort(slate)
+			pts := make([][]float64, len(slate))
+			for a, i := range slate {
+				pts[a] = means[i]
+			}
+			want := calc.Volume(pts, nil)
+			for range 2 { // computed, then from the memo
+				if got := hvOf(slate); math.Float64bits(got) != math.Float64bits(want) {
+					t.Fatalf("run %d, slate %v: %v, want %v", r, slate, got, want)
+				}
+			}
+		}
+		done()
 	}
 }
