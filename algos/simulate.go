@@ -239,8 +239,8 @@ func newSlateHV(means [][]float64, ref []float64) (hvOf func(sorted []int) float
 }
 
 // slateMemo is the scratch of newSlateHV that runs pass on to later runs:
-// a run's table grows to thousands of slots, and building it anew by
-// doubling cost as much as filling it.
+// a run's table grows to thousands of slots, and growing it anew by
+// doubling cost about as much as filling it.
 type slateMemo struct {
 	packed slateTable
 	calc   hv.Calculator
