@@ -127,7 +127,7 @@ func (s *Summary) Metric(name string) (float64, bool) { return metricOf(summaryM
 var encoded summaryMemo
 
 // summaryMemoMax bounds the summaries remembered (a reading instance
-// encodes about 3,400).
+// encodes about 3,500: one per simulated run).
 const summaryMemoMax = 1 << 13
 
 type summaryMemo struct {
